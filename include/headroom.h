@@ -1,0 +1,153 @@
+/* headroom: run a stateful neural network over a live camera / RGB-D stream at frame rate, under a
+ * hard memory ceiling, and never degrade silently.
+ *
+ * This header is the reference manual. Phases: load a model (allocates, parses, packs nothing yet)
+ * -> create a session (plans memory, allocates exactly the plan, packs weights once per model) ->
+ * push frames (no heap allocation, no copies of whole frames). Every function returns an hr_status;
+ * on error, handles keep their previous state unless the function says otherwise, and the last
+ * error message of a handle is available from *_last_error().
+ *
+ * Threads: an hr_model may be shared by any number of sessions on any threads once loaded (it is
+ * read-only after load, except for the packed-weight cache, which is filled under a lock at session
+ * create). One hr_session must be driven by one thread at a time; sessions are independent. */
+#ifndef HEADROOM_H
+#define HEADROOM_H
+
+#include "headroom/core.h"
+#include "headroom/sync.h"
+#include "headroom/gov.h"
+#include "headroom/health.h"
+#include "headroom/telemetry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Model: a TensorFlow.js graph model (model.json + weight shards), loaded once, shared.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct hr_model hr_model;
+
+/* Load a TF.js graph model. path: a model .json file, or a folder holding exactly one .json.
+ * Verifies every weight shard exists and has the bytes the manifest says, dequantises uint8
+ * (min/scale) and float16 weights to float32, and checks every op is supported (all unsupported
+ * op names are listed in one message). On failure *out is NULL and err (if non-NULL) holds a
+ * one-line message naming the file and the problem. */
+hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_len);
+/* NULL-safe. Sessions must be destroyed first (HR_EMISUSE is not returned: it is the caller's bug,
+ * caught by an assertion in debug builds). */
+void hr_model_destroy(hr_model *m);
+
+/* Facts about a loaded model, for `headroom info`. Strings are owned by the model. */
+typedef struct hr_model_info {
+  const char *name;            /* file stem, e.g. "rvm" */
+  int n_nodes;                 /* graph nodes including constants */
+  int n_inputs, n_outputs;     /* signature inputs / outputs */
+  int n_state;                 /* recurrent state pairs (input rNi <-> output rNo), 0 if stateless */
+  int64_t n_params;            /* float parameters (weights) */
+  int64_t weight_bytes;        /* float32 bytes of weights after dequantisation */
+  bool has_ratio;              /* takes a downsample_ratio input */
+  int fixed_width, fixed_height; /* fixed input size, 0 if any size is accepted */
+} hr_model_info;
+void hr_model_get_info(const hr_model *m, hr_model_info *info);
+/* i-th input / output signature name and dims (-1 = any); n_dims = -1 for unknown rank. */
+const char *hr_model_input_name(const hr_model *m, int i);
+const char *hr_model_output_name(const hr_model *m, int i);
+/* Op histogram: i-th distinct op type and its count (i < number of distinct ops); NULL past end. */
+const char *hr_model_op_hist(const hr_model *m, int i, int *count);
+
+/* ---------------------------------------------------------------------------------------------
+ * Session: one stream through one model, owning its recurrent state and its activation arena.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct hr_session hr_session;
+
+typedef enum hr_backend {
+  HR_BACKEND_XNNPACK = 0,      /* shipped fast path */
+  HR_BACKEND_REFERENCE = 1,    /* plain C, slow: the test oracle */
+} hr_backend;
+
+typedef struct hr_session_params {
+  int width, height;           /* model input (src) size in pixels; frames of another size are
+                                  resized to it on ingest. 0 = the model's fixed size, or the first
+                                  frame's size. Default 0. */
+  float downsample_ratio;      /* RVM's downsample_ratio in (0,1]; 0 = auto (processing side
+                                  ~512 px). Ignored by models without it. Default 0. */
+  int threads;                 /* worker threads for kernels; 0 = number of online CPUs. Default 0. */
+  hr_backend backend;          /* Default HR_BACKEND_XNNPACK. */
+  bool stateless;              /* zero the state before every frame (for comparison). Default false. */
+  bool want_fgr;               /* also produce RVM's foreground colour output. Default false. */
+  bool scene_cut_reset;        /* reset state when a hard scene cut is detected. Default false. */
+  float scene_cut_threshold;   /* mean |luma difference| (0..1) that counts as a cut. Default 0.25. */
+} hr_session_params;
+
+void hr_session_params_default(hr_session_params *p);
+
+/* Create a session: plans shapes and memory for (width, height, ratio), allocates the arena and
+ * the state once, zeroes the state. Weights are shared with other sessions of the model. */
+hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out);
+/* NULL-safe; sets nothing through the pointer (pass &s to hr_session_destroyp to NULL it). */
+void hr_session_destroy(hr_session *s);
+
+/* Outputs of one frame: borrowed views into session memory, valid until the next call on the
+ * session (push, reset, replan, state load, destroy). */
+typedef struct hr_outputs {
+  const float *alpha;          /* H x W alpha matte / person probability in [0,1], row-major */
+  int width, height;           /* size of alpha (the session's input size) */
+  const float *fgr;            /* H x W x 3 foreground, NULL unless want_fgr and the model has it */
+  int64_t ts_ns;               /* timestamp of the frame these outputs belong to */
+  int64_t frame_index;         /* frames pushed since create (counts dropped-by-caller frames not) */
+  uint32_t events;             /* HR_EVENT_* bits raised by this frame */
+} hr_outputs;
+
+enum {
+  HR_EVENT_STATE_RESET = 1u << 0,  /* state was zeroed before this frame (reset, cut, replan) */
+  HR_EVENT_REPLANNED   = 1u << 1,  /* resolution / ratio changed: new plan, state reset */
+  HR_EVENT_SCENE_CUT   = 1u << 2,  /* a hard cut was detected on this frame's input */
+};
+
+/* Run one frame through the model, carrying state. Performs no heap allocation once the session
+ * is planned for the frame's format. On error the state is unchanged. */
+hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out);
+
+/* Zero the recurrent state (next frame starts fresh). */
+hr_status hr_session_reset(hr_session *s);
+/* Change the model input size and/or ratio: re-plans the arena (allocation happens here, not in
+ * push), resets the state, and raises HR_EVENT_REPLANNED on the next frame. */
+hr_status hr_session_replan(hr_session *s, int width, int height, float downsample_ratio);
+
+/* State snapshot, llama.cpp style: ask the size, save into the caller's buffer, load validates
+ * everything (magic, version, model fingerprint, shapes, checksum) before changing anything. */
+size_t hr_session_state_size(const hr_session *s);
+hr_status hr_session_state_save(const hr_session *s, void *buf, size_t len, size_t *written);
+hr_status hr_session_state_load(hr_session *s, const void *buf, size_t len);
+
+/* Last error message for this session ("" if none). Owned by the session. */
+const char *hr_session_last_error(const hr_session *s);
+
+/* Memory plan of a session, in bytes; known before the first frame. */
+typedef struct hr_plan_info {
+  int width, height;           /* model input size */
+  int proc_width, proc_height; /* processing size inside the model (after downsample_ratio) */
+  float downsample_ratio;
+  int64_t weight_bytes;        /* dequantised weights + packed kernels (shared per model) */
+  int64_t arena_bytes;         /* activations, liveness-planned */
+  int64_t state_bytes;         /* recurrent state (per session) */
+  int64_t io_bytes;            /* input tensor + output buffers (per session) */
+  int64_t total_bytes;         /* all of the above */
+  int n_ops;                   /* ops run per frame */
+  double gflop;                /* floating-point work per frame, 1e9 FLOP (multiply-add = 2) */
+} hr_plan_info;
+void hr_session_get_plan(const hr_session *s, hr_plan_info *info);
+
+/* Plan without allocating anything big: for admission control and `headroom plan`. */
+hr_status hr_model_plan(hr_model *m, const hr_session_params *p, hr_plan_info *info, char *err, size_t err_len);
+
+/* Per-op timing of the last frame (for bench): i-th op's type name, kernel class and microseconds.
+ * Returns false past the end. Only filled when timing is enabled. */
+void hr_session_set_profiling(hr_session *s, bool on);
+bool hr_session_op_profile(const hr_session *s, int i, const char **op, const char **kclass, double *us, double *mflop);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

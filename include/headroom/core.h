@@ -1,0 +1,74 @@
+/* headroom core types: status codes and the borrowed frame descriptor. Included by headroom.h. */
+#ifndef HEADROOM_CORE_H
+#define HEADROOM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes: 0 is success, errors are negative. Names and messages come from one table
+ * (HR_STATUS_LIST), so hr_status_name() and hr_status_str() never disagree with the enum. */
+#define HR_STATUS_LIST(X)                                                         \
+  X(HR_OK,       0,  "success")                                                   \
+  X(HR_EINVAL,  -1,  "invalid argument")                                          \
+  X(HR_ENOMEM,  -2,  "out of memory")                                             \
+  X(HR_EIO,     -3,  "input/output error")                                        \
+  X(HR_ENOTSUP, -4,  "not supported")                                             \
+  X(HR_ECORRUPT,-5,  "corrupt or malformed data")                                 \
+  X(HR_EMISUSE, -6,  "API misuse (wrong phase or state)")                         \
+  X(HR_EAGAIN,  -7,  "try again (no output yet)")                                 \
+  X(HR_ERANGE,  -8,  "value out of range")                                        \
+  X(HR_ENOFIT,  -9,  "does not fit the memory ceiling")                           \
+  X(HR_EEOF,    -10, "end of stream")                                             \
+  X(HR_EMISMATCH,-11,"mismatch (other model, size or version)")
+
+typedef enum hr_status {
+#define HR__ENUM(name, val, msg) name = val,
+  HR_STATUS_LIST(HR__ENUM)
+#undef HR__ENUM
+} hr_status;
+
+/* "HR_EINVAL" etc.; "HR_UNKNOWN" for values not in the table. Static strings. */
+const char *hr_status_name(hr_status s);
+/* Human-readable message for a status. Static strings. */
+const char *hr_status_str(hr_status s);
+
+/* Pixel formats of frames handed to the library. */
+typedef enum hr_pixfmt {
+  HR_PIX_NONE = 0,
+  HR_PIX_NV12_FULL,   /* Y plane + interleaved CbCr plane at half res; full range ('420f') */
+  HR_PIX_NV12_VIDEO,  /* as above, video range 16-235 ('420v'), BT.601 */
+  HR_PIX_BGRA,        /* one plane, 4 bytes a pixel, B G R A */
+  HR_PIX_RGB24,       /* one plane, 3 bytes a pixel, R G B */
+  HR_PIX_GRAY8,       /* one plane, 1 byte a pixel */
+  HR_PIX_RGBF32,      /* one plane, 3 float32 a pixel, R G B in [0,1] (the model's own input) */
+  HR_PIX_DEPTH16_MM,  /* one plane, uint16 millimetres (scale configurable), 0 = no reading */
+  HR_PIX_DEPTH32F_M,  /* one plane, float32 metres, 0 or NaN = no reading */
+} hr_pixfmt;
+
+/* A frame: borrowed. The library reads the planes during the call it is passed to and keeps no
+ * pointer afterwards. Strides are in bytes and may exceed the row size (padding), never be smaller. */
+typedef struct hr_frame {
+  hr_pixfmt fmt;
+  int width, height;          /* pixels; NV12 needs both even */
+  const void *planes[3];      /* NV12: [0]=Y, [1]=CbCr; others: [0] only */
+  ptrdiff_t strides[3];       /* bytes per row of each plane */
+  int64_t ts_ns;              /* capture timestamp, monotonic, nanoseconds */
+} hr_frame;
+
+/* Bytes per pixel of plane 0 (1 for NV12's Y plane), 0 for HR_PIX_NONE/unknown. */
+int hr_pixfmt_bpp(hr_pixfmt fmt);
+/* Short lowercase name ("nv12", "nv12v", "bgra", "rgb24", "gray8", "rgbf32", "depth16", "depth32f"). */
+const char *hr_pixfmt_name(hr_pixfmt fmt);
+/* Check a frame descriptor: sizes, NV12 evenness, non-NULL planes, strides >= row bytes.
+ * Writes a one-line reason into why (if non-NULL) on failure. */
+hr_status hr_frame_validate(const hr_frame *f, char *why, size_t why_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

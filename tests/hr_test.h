@@ -1,0 +1,39 @@
+/* Minimal test harness: CHECK macros that report file:line and count failures; exit 77 = skip. */
+#ifndef HR_TEST_H
+#define HR_TEST_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+static int hr_test_failures = 0;
+static int hr_test_checks = 0;
+
+#define CHECK(cond) do { hr_test_checks++; if (!(cond)) { hr_test_failures++; \
+  fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+#define CHECKF(cond, ...) do { hr_test_checks++; if (!(cond)) { hr_test_failures++; \
+  fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+  fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK_EQ_INT(a, b) do { long long _a = (long long)(a), _b = (long long)(b); hr_test_checks++; \
+  if (_a != _b) { hr_test_failures++; fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", \
+  __FILE__, __LINE__, #a, #b, _a, _b); } } while (0)
+#define CHECK_NEAR(a, b, tol) do { double _a = (a), _b = (b); hr_test_checks++; \
+  if (!(fabs(_a - _b) <= (tol))) { hr_test_failures++; fprintf(stderr, "%s:%d: |%s - %s| <= %g failed: %g vs %g\n", \
+  __FILE__, __LINE__, #a, #b, (double)(tol), _a, _b); } } while (0)
+
+/* Skip the whole test with a reason (ctest shows it as skipped). */
+#define SKIP(...) do { fprintf(stderr, "SKIP: "); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(77); } while (0)
+
+/* Path from an environment variable joined with a suffix, or NULL if the variable is unset. */
+static inline const char *hr_test_path(const char *env, const char *suffix, char *buf, size_t n) {
+  const char *d = getenv(env);
+  if (!d || !*d) return NULL;
+  snprintf(buf, n, "%s/%s", d, suffix);
+  return buf;
+}
+
+static inline int hr_test_finish(const char *name) {
+  printf("%s: %d checks, %d failed\n", name, hr_test_checks, hr_test_failures);
+  return hr_test_failures ? 1 : 0;
+}
+#endif
