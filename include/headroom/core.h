@@ -42,6 +42,8 @@ typedef enum hr_pixfmt {
   HR_PIX_NONE = 0,
   HR_PIX_NV12_FULL,   /* Y plane + interleaved CbCr plane at half res; full range ('420f') */
   HR_PIX_NV12_VIDEO,  /* as above, video range 16-235 ('420v'), BT.601 */
+  HR_PIX_I420_FULL,   /* planar Y, U (Cb), V (Cr), chroma at half res; full range (FFmpeg yuvj420p) */
+  HR_PIX_I420_VIDEO,  /* planar Y, U, V; video range, BT.601 (FFmpeg yuv420p) */
   HR_PIX_BGRA,        /* one plane, 4 bytes a pixel, B G R A */
   HR_PIX_RGB24,       /* one plane, 3 bytes a pixel, R G B */
   HR_PIX_GRAY8,       /* one plane, 1 byte a pixel */
@@ -54,15 +56,15 @@ typedef enum hr_pixfmt {
  * pointer afterwards. Strides are in bytes and may exceed the row size (padding), never be smaller. */
 typedef struct hr_frame {
   hr_pixfmt fmt;
-  int width, height;          /* pixels; NV12 needs both even */
-  const void *planes[3];      /* NV12: [0]=Y, [1]=CbCr; others: [0] only */
+  int width, height;          /* pixels; NV12/I420 need both even */
+  const void *planes[3];      /* NV12: [0]=Y, [1]=CbCr; I420: Y, U, V; others: [0] only */
   ptrdiff_t strides[3];       /* bytes per row of each plane */
   int64_t ts_ns;              /* capture timestamp, monotonic, nanoseconds */
 } hr_frame;
 
 /* Bytes per pixel of plane 0 (1 for NV12's Y plane), 0 for HR_PIX_NONE/unknown. */
 int hr_pixfmt_bpp(hr_pixfmt fmt);
-/* Short lowercase name ("nv12", "nv12v", "bgra", "rgb24", "gray8", "rgbf32", "depth16", "depth32f"). */
+/* Short lowercase name ("nv12", "nv12v", "i420", "i420v", "bgra", "rgb24", "gray8", "rgbf32", "depth16", "depth32f"). */
 const char *hr_pixfmt_name(hr_pixfmt fmt);
 /* Check a frame descriptor: sizes, NV12 evenness, non-NULL planes, strides >= row bytes.
  * Writes a one-line reason into why (if non-NULL) on failure. */

@@ -4,7 +4,8 @@
 
 int hr_pixfmt_bpp(hr_pixfmt fmt) {
   switch (fmt) {
-    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: case HR_PIX_GRAY8: return 1;
+    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO:
+    case HR_PIX_GRAY8: return 1;
     case HR_PIX_BGRA: return 4;
     case HR_PIX_RGB24: return 3;
     case HR_PIX_RGBF32: return 12;
@@ -18,6 +19,8 @@ const char *hr_pixfmt_name(hr_pixfmt fmt) {
   switch (fmt) {
     case HR_PIX_NV12_FULL: return "nv12";
     case HR_PIX_NV12_VIDEO: return "nv12v";
+    case HR_PIX_I420_FULL: return "i420";
+    case HR_PIX_I420_VIDEO: return "i420v";
     case HR_PIX_BGRA: return "bgra";
     case HR_PIX_RGB24: return "rgb24";
     case HR_PIX_GRAY8: return "gray8";
@@ -43,6 +46,12 @@ hr_status hr_frame_validate(const hr_frame *f, char *why, size_t why_len) {
     if ((f->width & 1) || (f->height & 1)) FAIL("NV12 frame %dx%d: width and height must be even", f->width, f->height);
     if (!f->planes[1]) FAIL("NV12 frame: CbCr plane is NULL");
     if (f->strides[1] < (ptrdiff_t)f->width) FAIL("NV12 frame: CbCr stride %td smaller than width %d", f->strides[1], f->width);
+  }
+  if (f->fmt == HR_PIX_I420_FULL || f->fmt == HR_PIX_I420_VIDEO) {
+    if ((f->width & 1) || (f->height & 1)) FAIL("I420 frame %dx%d: width and height must be even", f->width, f->height);
+    if (!f->planes[1] || !f->planes[2]) FAIL("I420 frame: U or V plane is NULL");
+    if (f->strides[1] < (ptrdiff_t)f->width / 2 || f->strides[2] < (ptrdiff_t)f->width / 2)
+      FAIL("I420 frame: chroma stride smaller than width/2 (%d)", f->width / 2);
   }
   return HR_OK;
 #undef FAIL
