@@ -1,10 +1,50 @@
 /* headroom CLI entry point: dispatches to subcommands (info, plan, run, bench). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include "headroom.h"
+#include <sys/stat.h>
+#include "cli.h"
+
+const char *cli_model_path(const char *arg, char *buf, size_t n) {
+  struct stat st;
+  if (strchr(arg, '/') || strstr(arg, ".json") || stat(arg, &st) == 0) return arg;
+  const char *dir = getenv("HR_MODEL_DIR");
+  snprintf(buf, n, "%s/%s.json", dir && *dir ? dir : "models", arg);
+  return buf;
+}
+
+bool cli_parse_size(const char *s, int *w, int *h) {
+  char x;
+  return s && sscanf(s, "%d%c%d", w, &x, h) == 3 && (x == 'x' || x == 'X') && *w > 0 && *h > 0;
+}
+
+hr_model *cli_load_model(const char *arg) {
+  char buf[1024], err[1024];
+  hr_model *m = NULL;
+  hr_status st = hr_model_load(cli_model_path(arg, buf, sizeof buf), &m, err, sizeof err);
+  if (st) { fprintf(stderr, "headroom: %s (%s)\n", err, hr_status_name(st)); return NULL; }
+  return m;
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: headroom COMMAND [options]\n"
+          "  info  --model M                         inputs, outputs, state, parameters, op histogram\n"
+          "  plan  --model M --size WxH [--ratio R] [--profile P] [--json]   memory plan before running\n"
+          "  run   --model M --input SRC --out DIR [--size WxH] [--ratio R|auto] [--frames N] [--raw] ...\n"
+          "  bench --model M --size WxH [--ratio R] [--frames N] [--threads N] [--json]\n"
+          "Models: a TF.js graph-model .json, a folder holding one, or rvm|meet|selfie (from models/).\n"
+          "'headroom COMMAND --help' lists a command's options.\n");
+}
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: headroom info|plan|run|bench ...\n"); return 2; }
-  fprintf(stderr, "headroom: unknown command '%s'\n", argv[1]);
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { usage(); return argc < 2 ? 2 : 0; }
+  const char *c = argv[1];
+  if (!strcmp(c, "info")) return cmd_info(argc - 1, argv + 1);
+  if (!strcmp(c, "plan")) return cmd_plan(argc - 1, argv + 1);
+  if (!strcmp(c, "run")) return cmd_run(argc - 1, argv + 1);
+  if (!strcmp(c, "bench")) return cmd_bench(argc - 1, argv + 1);
+  fprintf(stderr, "headroom: unknown command '%s'\n", c);
+  usage();
   return 2;
 }

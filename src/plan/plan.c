@@ -1,0 +1,353 @@
+/* Planner: folds constants and control flow for one (size, ratio), emits the static op list, plans the arena. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plan/plan.h"
+#include "graph/ops.h"
+
+#define VID(node, port) ((node) * HR_MAX_OUT + (port))
+#define LAST_FOREVER 0x3fffffff
+
+static hr_status perr(hr__plan *p, hr_status st, const char *fmt, ...) {
+  va_list ap; va_start(ap, fmt);
+  vsnprintf(p->err, sizeof p->err, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+static void *const_alloc(hr__plan *p, size_t bytes) {
+  void **na = realloc(p->const_alloc, sizeof(void *) * (size_t)(p->n_const_alloc + 1));
+  if (!na) return NULL;
+  p->const_alloc = na;
+  void *b = calloc(1, bytes ? bytes : 1);
+  if (b) p->const_alloc[p->n_const_alloc++] = b;
+  return b;
+}
+
+static int add_rop(hr__plan *p, hr__rop *r) {
+  if (p->n_rops == p->cap_rops) {
+    int nc = p->cap_rops ? p->cap_rops * 2 : 256;
+    hr__rop *nr = realloc(p->rops, sizeof *nr * (size_t)nc);
+    if (!nr) return -1;
+    p->rops = nr; p->cap_rops = nc;
+  }
+  p->rops[p->n_rops] = *r;
+  return p->n_rops++;
+}
+
+static int is_state_input(const hr_model *m, int node, int *k) {
+  for (int s = 0; s < m->n_state; s++)
+    if (m->inputs[m->state_in[s]].node == node) { *k = s; return 1; }
+  return 0;
+}
+
+static hr_status eval(hr__plan *p, int i);
+
+static hr_status eval_inputs(hr__plan *p, const hr__node *n) {
+  hr_status st;
+  for (int k = 0; k < n->n_ctrl; k++) if ((st = eval(p, n->ctrl[k]))) return st;
+  for (int k = 0; k < n->n_in; k++) if ((st = eval(p, n->in[k].node))) return st;
+  return HR_OK;
+}
+
+static void set_dead(hr__plan *p, int i) {
+  for (int port = 0; port < HR_MAX_OUT; port++) p->vals[VID(i, port)].kind = V_DEAD;
+}
+
+static hr_status eval(hr__plan *p, int i) {
+  const hr_model *m = p->m;
+  const hr__node *n = &m->nodes[i];
+  hr__val *v0 = &p->vals[VID(i, 0)];
+  if (v0->kind == V_VISITING) return perr(p, HR_ECORRUPT, "graph has a cycle through node '%s'", n->name);
+  if (v0->kind != V_UNSET) return HR_OK;
+  v0->kind = V_VISITING;
+  hr_status st = eval_inputs(p, n);
+  if (st) return st;
+  v0->kind = V_UNSET;
+
+  if (n->op == HR_OP_MERGE) {
+    for (int k = 0; k < n->n_in; k++) {
+      hr__val *iv = &p->vals[VID(n->in[k].node, n->in[k].port)];
+      if (iv->kind == V_DEAD) continue;
+      *v0 = *iv;
+      hr__val *v1 = &p->vals[VID(i, 1)];
+      int32_t *idx = const_alloc(p, 4);
+      if (!idx) return HR_ENOMEM;
+      *idx = k;
+      v1->kind = V_CONST; v1->t.dt = HR_DT_INT32; v1->t.rank = 0; v1->t.data = idx;
+      return HR_OK;
+    }
+    set_dead(p, i);
+    return HR_OK;
+  }
+  for (int k = 0; k < n->n_ctrl; k++)
+    if (p->vals[VID(n->ctrl[k], 0)].kind == V_DEAD) { set_dead(p, i); return HR_OK; }
+  for (int k = 0; k < n->n_in; k++)
+    if (p->vals[VID(n->in[k].node, n->in[k].port)].kind == V_DEAD) { set_dead(p, i); return HR_OK; }
+
+  switch (n->op) {
+    case HR_OP_CONST:
+      v0->kind = V_CONST; v0->t = n->value; v0->root = VID(i, 0); v0->storage = S_CONST;
+      return HR_OK;
+    case HR_OP_NOOP:
+      v0->kind = V_CTRL; return HR_OK;
+    case HR_OP_PLACEHOLDER: {
+      int k;
+      v0->root = VID(i, 0);
+      if (m->in_ratio >= 0 && m->inputs[m->in_ratio].node == i) {
+        float *r = const_alloc(p, 4);
+        if (!r) return HR_ENOMEM;
+        *r = p->ratio;
+        v0->kind = V_CONST; v0->t.dt = HR_DT_FLOAT; v0->t.rank = 0; v0->t.data = r; v0->storage = S_CONST;
+      } else if (is_state_input(m, i, &k)) {
+        v0->kind = V_DYN; v0->t.dt = HR_DT_FLOAT; v0->t.rank = -1; v0->storage = S_STATE; v0->slot = k;
+        p->state_val[k] = VID(i, 0);
+      } else if (m->inputs[m->in_src].node == i) {
+        v0->kind = V_DYN; v0->t.dt = HR_DT_FLOAT; v0->t.rank = 4;
+        v0->t.dims[0] = 1; v0->t.dims[1] = p->height; v0->t.dims[2] = p->width; v0->t.dims[3] = 3;
+        v0->storage = S_SRC;
+        p->src_val = VID(i, 0);
+      } else {
+        return perr(p, HR_ENOTSUP, "input '%s' has no role headroom knows (image, downsample_ratio, rNi state)", n->name);
+      }
+      return HR_OK;
+    }
+    case HR_OP_SWITCH: {
+      hr__val *pred = &p->vals[VID(n->in[1].node, n->in[1].port)];
+      hr__val *data = &p->vals[VID(n->in[0].node, n->in[0].port)];
+      if (pred->kind != V_CONST) return perr(p, HR_ENOTSUP, "Switch '%s': predicate is not known at plan time", n->name);
+      int taken = ((const uint8_t *)pred->t.data)[0] ? 1 : 0;
+      if (pred->t.dt != HR_DT_BOOL) taken = ((const int32_t *)pred->t.data)[0] != 0;
+      set_dead(p, i);
+      p->vals[VID(i, taken)] = *data;
+      return HR_OK;
+    }
+    default: break;
+  }
+
+  /* generic op */
+  const hr__tensor *in[16];
+  int all_const = 1;
+  if (n->n_in > 16) return perr(p, HR_ENOTSUP, "node '%s' has too many inputs", n->name);
+  for (int k = 0; k < n->n_in; k++) {
+    hr__val *iv = &p->vals[VID(n->in[k].node, n->in[k].port)];
+    if (iv->kind == V_CTRL || iv->kind == V_UNSET) return perr(p, HR_ECORRUPT, "node '%s': input %d has no value", n->name, k);
+    if (iv->t.rank < 0 && n->op != HR_OP_BROADCAST_TO)
+      return perr(p, HR_ENOTSUP, "node '%s' reads state input of unknown shape (only BroadcastTo may)", n->name);
+    in[k] = &iv->t;
+    if (iv->kind != V_CONST) all_const = 0;
+  }
+  hr__tensor out[HR_MAX_OUT];
+  int n_out = 0;
+  if (n->op == HR_OP_BROADCAST_TO && in[0]->rank < 0) {
+    /* recurrent state placeholder of unknown rank: it takes the shape it is broadcast to */
+    hr__val *sv = &p->vals[p->vals[VID(n->in[0].node, n->in[0].port)].root];
+    hr__val *shp = &p->vals[VID(n->in[1].node, n->in[1].port)];
+    if (shp->kind != V_CONST) return perr(p, HR_ENOTSUP, "BroadcastTo '%s': shape not known at plan time", n->name);
+    sv->t.rank = (int)hr__numel(&shp->t);
+    for (int d = 0; d < sv->t.rank; d++) sv->t.dims[d] = ((const int32_t *)shp->t.data)[d];
+    *v0 = *sv; v0->root = sv->root;
+    return HR_OK;
+  }
+  if (n->op == HR_OP_IDENTITY && all_const) { /* constants pass through Identity without a copy */
+    *v0 = p->vals[VID(n->in[0].node, n->in[0].port)];
+    return HR_OK;
+  }
+  st = hr__op_infer(n, in, n->n_in, out, &n_out, p->err, sizeof p->err);
+  if (st) return st;
+  if (n->op == HR_OP_SHAPE || all_const) {
+    for (int o = 0; o < n_out; o++) {
+      out[o].data = const_alloc(p, (size_t)hr__numel(&out[o]) * hr__dtsize(out[o].dt));
+      if (!out[o].data) return HR_ENOMEM;
+    }
+    hr__op_exec_ref(n, in, n->n_in, out, n_out);
+    for (int o = 0; o < n_out; o++) {
+      hr__val *v = &p->vals[VID(i, o)];
+      v->kind = V_CONST; v->t = out[o]; v->root = VID(i, o); v->storage = S_CONST;
+    }
+    return HR_OK;
+  }
+  /* views: no data movement, same storage */
+  int same_numel = hr__numel(&out[0]) == hr__numel(in[0]);
+  if (n->op == HR_OP_IDENTITY || n->op == HR_OP_SQUEEZE || n->op == HR_OP_RESHAPE ||
+      (n->op == HR_OP_BROADCAST_TO && same_numel)) {
+    hr__val *iv = &p->vals[VID(n->in[0].node, n->in[0].port)];
+    *v0 = *iv; v0->t.rank = out[0].rank;
+    memcpy(v0->t.dims, out[0].dims, sizeof out[0].dims);
+    return HR_OK;
+  }
+  hr__rop r;
+  memset(&r, 0, sizeof r);
+  r.op = n->op; r.node = n;
+  if (n->n_in > HR_ROP_MAX_IN) return perr(p, HR_ENOTSUP, "node '%s': too many inputs for a runtime op", n->name);
+  r.n_in = n->n_in;
+  for (int k = 0; k < n->n_in; k++) r.in[k] = VID(n->in[k].node, n->in[k].port);
+  r.n_out = n_out;
+  for (int o = 0; o < n_out; o++) {
+    hr__val *v = &p->vals[VID(i, o)];
+    v->kind = V_DYN; v->t = out[o]; v->t.data = NULL; v->root = VID(i, o); v->storage = S_ARENA;
+    r.out[o] = VID(i, o);
+  }
+  r.flops = hr__op_flops(n, in, n->n_in, &out[0]);
+  if (add_rop(p, &r) < 0) return HR_ENOMEM;
+  return HR_OK;
+}
+
+static int root_of(const hr__plan *p, int v) { return p->vals[v].root; }
+
+/* Greedy-by-size placement (TFLite Micro's GreedyMemoryPlanner): biggest first, each at the lowest
+ * offset where it overlaps no already-placed buffer that is alive at the same time. */
+static hr_status plan_arena(hr__plan *p) {
+  int n = 0;
+  int *ids = malloc(sizeof(int) * (size_t)p->n_vals);
+  if (!ids) return HR_ENOMEM;
+  for (int v = 0; v < p->n_vals; v++) {
+    hr__val *x = &p->vals[v];
+    if (x->kind == V_DYN && x->root == v && x->storage == S_ARENA && x->def >= 0) ids[n++] = v;
+  }
+  /* sort by size desc (insertion sort is fine for a few hundred) */
+  for (int a = 1; a < n; a++) {
+    int t = ids[a]; int64_t ts = hr__numel(&p->vals[t].t);
+    int b = a - 1;
+    while (b >= 0 && hr__numel(&p->vals[ids[b]].t) < ts) { ids[b + 1] = ids[b]; b--; }
+    ids[b + 1] = t;
+  }
+  int64_t top = 0;
+  typedef struct { int64_t off, size; int def, last; } placed;
+  placed *pl = malloc(sizeof *pl * (size_t)(n + 1));
+  if (!pl) { free(ids); return HR_ENOMEM; }
+  int np = 0;
+  for (int k = 0; k < n; k++) {
+    hr__val *x = &p->vals[ids[k]];
+    int64_t size = (hr__numel(&x->t) * (int64_t)hr__dtsize(x->t.dt) + 63) & ~(int64_t)63;
+    /* candidate offsets: 0 and the end of each time-overlapping placed buffer */
+    int64_t best = -1;
+    for (int c = -1; c < np; c++) {
+      int64_t off = c < 0 ? 0 : pl[c].off + pl[c].size;
+      if (c >= 0 && (pl[c].last < x->def || pl[c].def > x->last)) continue;
+      int ok = 1;
+      for (int q = 0; q < np && ok; q++) {
+        if (pl[q].last < x->def || pl[q].def > x->last) continue;
+        if (off < pl[q].off + pl[q].size && pl[q].off < off + size) ok = 0;
+      }
+      if (ok && (best < 0 || off < best)) best = off;
+    }
+    x->offset = best;
+    pl[np++] = (placed){best, size, x->def, x->last};
+    if (best + size > top) top = best + size;
+  }
+  p->arena_bytes = top;
+  free(pl); free(ids);
+  return HR_OK;
+}
+
+hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, hr__plan **out,
+                         char *err, size_t err_len) {
+  *out = NULL;
+  hr__plan *p = calloc(1, sizeof *p);
+  if (!p) return HR_ENOMEM;
+  p->m = m; p->width = width; p->height = height; p->ratio = m->in_ratio >= 0 ? ratio : 1.f;
+  p->n_vals = m->n_nodes * HR_MAX_OUT;
+  p->vals = calloc((size_t)p->n_vals, sizeof *p->vals);
+  p->alpha_val = p->fgr_val = p->src_val = -1;
+  hr_status st = p->vals ? HR_OK : HR_ENOMEM;
+  if (!st && (width <= 0 || height <= 0)) st = perr(p, HR_EINVAL, "input size %dx%d is invalid", width, height);
+  if (!st && m->fixed_w && (width != m->fixed_w || height != m->fixed_h))
+    st = perr(p, HR_EINVAL, "model takes %dx%d input, not %dx%d", m->fixed_w, m->fixed_h, width, height);
+  if (!st && m->in_ratio >= 0 && !(ratio > 0.f && ratio <= 1.f))
+    st = perr(p, HR_ERANGE, "downsample_ratio %g out of range (0,1]", ratio);
+  for (int v = 0; !st && v < p->n_vals; v++) { p->vals[v].root = v; p->vals[v].def = -1; }
+  /* outputs we need: alpha, state, fgr if asked */
+  int need[16], n_need = 0;
+  if (!st) {
+    need[n_need++] = m->out_alpha;
+    for (int s = 0; s < m->n_state; s++) need[n_need++] = m->state_out[s];
+    if (want_fgr && m->out_fgr >= 0) need[n_need++] = m->out_fgr;
+  }
+  for (int k = 0; !st && k < n_need; k++) st = eval(p, m->outputs[need[k]].node);
+  for (int k = 0; !st && k < n_need; k++) {
+    const hr__sig *s = &m->outputs[need[k]];
+    hr__val *v = &p->vals[VID(s->node, s->port)];
+    if (v->kind != V_DYN) st = perr(p, HR_ENOTSUP, "output '%s' is %s at plan time", s->key, v->kind == V_DEAD ? "dead" : "constant");
+  }
+  if (!st) {
+    p->alpha_val = VID(m->outputs[m->out_alpha].node, m->outputs[m->out_alpha].port);
+    if (want_fgr && m->out_fgr >= 0) p->fgr_val = VID(m->outputs[m->out_fgr].node, m->outputs[m->out_fgr].port);
+    p->n_state = m->n_state;
+  }
+  /* liveness on roots */
+  for (int r = 0; !st && r < p->n_rops; r++) {
+    hr__rop *op = &p->rops[r];
+    for (int k = 0; k < op->n_in; k++) {
+      hr__val *x = &p->vals[root_of(p, op->in[k])];
+      if (x->kind == V_DYN) { x->last = r; x->n_readers++; }
+    }
+    for (int o = 0; o < op->n_out; o++) {
+      hr__val *x = &p->vals[root_of(p, op->out[o])];
+      if (x->def < 0) x->def = r;
+      if (x->last < r) x->last = r;
+    }
+  }
+  for (int k = 0; !st && k < n_need; k++) {
+    const hr__sig *s = &m->outputs[need[k]];
+    p->vals[root_of(p, VID(s->node, s->port))].last = LAST_FOREVER;
+  }
+  /* state: write rNo over rNi when rNi's last read is not after rNo's producer */
+  for (int s = 0; !st && s < p->n_state; s++) {
+    int iv = p->state_val[s];
+    const hr__sig *so = &m->outputs[m->state_out[s]];
+    int ov = root_of(p, VID(so->node, so->port));
+    hr__val *in_v = &p->vals[iv], *out_v = &p->vals[ov];
+    if (in_v->t.rank < 0) { st = perr(p, HR_ENOTSUP, "state r%di: shape never determined", s + 1); break; }
+    int prod = out_v->def;
+    int ok = in_v->last < prod;
+    if (!ok && in_v->last == prod) {
+      hr__op op = p->rops[prod].op;
+      ok = op == HR_OP_ADDV2 || op == HR_OP_ADD || op == HR_OP_MUL || op == HR_OP_SUB;
+    }
+    if (!ok || hr__numel(&in_v->t) != hr__numel(&out_v->t)) {
+      st = perr(p, HR_ENOTSUP, "state r%d cannot be updated in place (read at op %d, written at op %d)", s + 1, in_v->last, prod);
+      break;
+    }
+    out_v->storage = S_STATE; out_v->slot = s;
+    p->state_inplace[s] = 1;
+    p->state_bytes[s] = hr__numel(&in_v->t) * 4;
+  }
+  if (!st) st = plan_arena(p);
+  if (!st) {
+    for (int r = 0; r < p->n_rops; r++) p->flops += p->rops[r].flops;
+    p->proc_w = width; p->proc_h = height;
+    if (p->n_state > 0) {
+      hr__val *r1 = &p->vals[p->state_val[0]];
+      if (r1->t.rank == 4) { p->proc_h = (int)r1->t.dims[1] * 2; p->proc_w = (int)r1->t.dims[2] * 2; }
+    }
+  }
+  if (st) {
+    if (err && err_len) snprintf(err, err_len, "%s: %s", m->name, p->err[0] ? p->err : hr_status_str(st));
+    hr__plan_free(p);
+    return st;
+  }
+  *out = p;
+  return HR_OK;
+}
+
+void hr__plan_free(hr__plan *p) {
+  if (!p) return;
+  for (int i = 0; i < p->n_const_alloc; i++) free(p->const_alloc[i]);
+  free(p->const_alloc); free(p->vals); free(p->rops); free(p);
+}
+
+hr__tensor hr__plan_view(const hr__plan *p, int v, void *arena, float *const *state, const float *src) {
+  const hr__val *x = &p->vals[v];
+  const hr__val *r = &p->vals[x->root];
+  hr__tensor t = x->t;
+  if (x->kind == V_CONST) return t;
+  switch (r->storage) {
+    case S_ARENA: t.data = (char *)arena + r->offset; break;
+    case S_STATE: t.data = state[r->slot]; break;
+    case S_SRC: t.data = (void *)src; break;
+    default: t.data = r->t.data; break;
+  }
+  return t;
+}

@@ -1,0 +1,62 @@
+/* The plan: a static op list for one (input size, ratio), value storage and the liveness-planned arena. */
+#ifndef HR_PLAN_PLAN_H
+#define HR_PLAN_PLAN_H
+#include "graph/ir.h"
+
+typedef enum hr__vkind { V_UNSET = 0, V_CONST, V_DYN, V_DEAD, V_CTRL, V_VISITING } hr__vkind;
+typedef enum hr__storage { S_NONE = 0, S_ARENA, S_STATE, S_SRC, S_CONST } hr__storage;
+
+typedef struct hr__val {
+  hr__vkind kind;
+  hr__tensor t;        /* dtype and shape; data for constants */
+  int root;            /* value that owns the storage (self for owners, else alias target) */
+  hr__storage storage; /* for roots */
+  int slot;            /* S_STATE: state index */
+  int64_t offset;      /* S_ARENA: byte offset */
+  int def, last;       /* op index of definition and last read (roots), for liveness */
+  int n_readers;       /* runtime ops reading this value (through aliases too, counted on the root) */
+  int src_virtual;     /* S_SRC value that is never materialised (read through the ingest row reader) */
+} hr__val;
+
+#define HR_ROP_MAX_IN 8
+typedef struct hr__rop {
+  hr__op op;
+  const hr__node *node;    /* the TF node, or NULL for synthesized ops */
+  hr__node syn;            /* storage for synthesized ops' attributes */
+  int n_in, n_out;
+  int in[HR_ROP_MAX_IN];   /* value ids */
+  int out[HR_MAX_OUT];
+  double flops;
+  int dead;                /* removed by a lowering pass */
+} hr__rop;
+
+typedef struct hr__plan {
+  const hr_model *m;
+  int width, height;       /* src size */
+  float ratio;
+  int proc_w, proc_h;      /* processing size (r1 is at half of it) */
+  int n_vals;
+  hr__val *vals;           /* n_nodes * HR_MAX_OUT */
+  int n_rops, cap_rops;
+  hr__rop *rops;
+  int64_t arena_bytes;
+  int n_state;
+  int state_val[8];        /* value id of rNi (root) */
+  int64_t state_bytes[8];
+  int state_inplace[8];    /* rNo written over rNi */
+  int alpha_val, fgr_val;  /* value ids of outputs */
+  int src_val;
+  double flops;
+  int n_const_alloc;
+  void **const_alloc;      /* folded constants, owned by the plan */
+  char err[512];
+} hr__plan;
+
+/* Build a plan for src WxH and ratio (ignored if the model has none). Allocates the plan only
+ * (no arena). want_fgr: also compute the foreground output. */
+hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, hr__plan **out,
+                         char *err, size_t err_len);
+void hr__plan_free(hr__plan *p);
+/* Tensor view of value v given the arena base and state buffers. */
+hr__tensor hr__plan_view(const hr__plan *p, int v, void *arena, float *const *state, const float *src);
+#endif

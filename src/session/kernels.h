@@ -1,0 +1,16 @@
+/* Our own kernels for what XNNPACK 2022 lacks: data movement (concat/split/slice/pad), tanh, the fused refiner tail. */
+#ifndef HR_SESSION_KERNELS_H
+#define HR_SESSION_KERNELS_H
+#include "session/session_impl.h"
+
+struct xnn_allocator;
+const struct xnn_allocator *hr__xnn_allocator(void);
+
+void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out);
+void hr__k_split(const hr__tensor *in, int axis, hr__tensor *out, int n);
+void hr__k_slice(const hr__tensor *in, const int32_t *begin, hr__tensor *out);
+void hr__k_pad(const hr__tensor *in, const int32_t *pads, hr__tensor *out);
+void hr__k_tanh(const float *x, float *y, int64_t n);
+/* Fused fast-guided-filter tail (see lower.c): alpha (and fgr) at full resolution from low-res A, b. */
+void hr__k_fgf_tail(hr_session *s, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out);
+#endif

@@ -1,0 +1,269 @@
+/* Sessions: own the plan, arena and recurrent state of one stream over a shared model; push frames. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "session/session_impl.h"
+#include "ingest/ingest.h"
+
+static hr_status serr(hr_session *s, hr_status st, const char *fmt, ...) {
+  va_list ap; va_start(ap, fmt);
+  vsnprintf(s->err, sizeof s->err, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+void hr_session_params_default(hr_session_params *p) {
+  memset(p, 0, sizeof *p);
+  p->backend = HR_BACKEND_XNNPACK;
+  p->scene_cut_threshold = 0.25f;
+}
+
+const char *hr_session_last_error(const hr_session *s) { return s ? s->err : ""; }
+
+/* Auto ratio: processing side about 512 px, as RVM's authors recommend per resolution. */
+static float auto_ratio(int w, int h) {
+  int side = w > h ? w : h;
+  float r = 512.f / (float)side;
+  return r >= 1.f ? 1.f : r;
+}
+
+static void release_plan(hr_session *s) {
+  hr__exec_destroy(s->ex); s->ex = NULL;
+  free(s->arena); s->arena = NULL;
+  for (int k = 0; k < 8; k++) { free(s->state[k]); s->state[k] = NULL; }
+  free(s->src_buf); s->src_buf = NULL;
+  free(s->alpha_buf); s->alpha_buf = NULL;
+  free(s->op_us); s->op_us = NULL;
+  hr__plan_free(s->plan); s->plan = NULL;
+}
+
+static void *alloc_aligned(size_t n) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, n ? n : 64)) return NULL;
+  return p;
+}
+
+static hr_status build(hr_session *s, int w, int h, float ratio) {
+  hr__plan *plan = NULL;
+  char err[512];
+  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, &plan, err, sizeof err);
+  if (st) return serr(s, st, "%s", err);
+  release_plan(s);
+  s->plan = plan;
+  s->arena = alloc_aligned((size_t)plan->arena_bytes);
+  if (!s->arena) goto nomem;
+  for (int k = 0; k < plan->n_state; k++) {
+    s->state[k] = alloc_aligned((size_t)plan->state_bytes[k]);
+    if (!s->state[k]) goto nomem;
+    memset(s->state[k], 0, (size_t)plan->state_bytes[k]);
+  }
+  if (!plan->vals[plan->src_val].src_virtual) {
+    s->src_buf = alloc_aligned((size_t)w * h * 3 * sizeof(float));
+    if (!s->src_buf) goto nomem;
+  }
+  const hr__val *av = &plan->vals[plan->alpha_val];
+  if (av->t.rank == 4 && av->t.dims[3] > 1) {
+    s->alpha_buf = alloc_aligned((size_t)av->t.dims[1] * av->t.dims[2] * sizeof(float));
+    if (!s->alpha_buf) goto nomem;
+  }
+  s->op_us = calloc((size_t)plan->n_rops + 1, sizeof(double));
+  if (!s->op_us) goto nomem;
+  st = hr__exec_create(s, &s->ex);
+  if (st) return st;
+  s->p.width = w; s->p.height = h; s->p.downsample_ratio = plan->ratio;
+  return HR_OK;
+nomem:
+  return serr(s, HR_ENOMEM, "out of memory allocating the plan (arena %lld bytes)", (long long)plan->arena_bytes);
+}
+
+hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out) {
+  if (!m || !out) return HR_EINVAL;
+  *out = NULL;
+  hr_session *s = calloc(1, sizeof *s);
+  if (!s) return HR_ENOMEM;
+  s->m = m;
+  if (p) s->p = *p; else hr_session_params_default(&s->p);
+  int w = s->p.width, h = s->p.height;
+  if (m->fixed_w) { if (!w) w = m->fixed_w; if (!h) h = m->fixed_h; }
+  if (w <= 0 || h <= 0) { hr_session_destroy(s); return HR_EINVAL; }
+  float ratio = s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h);
+  int threads = s->p.threads > 0 ? s->p.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  s->p.threads = threads;
+  s->pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
+  s->prev_luma = calloc(32 * 18, 1);
+  hr_status st = s->prev_luma ? build(s, w, h, ratio) : HR_ENOMEM;
+  if (st) {
+    fprintf(stderr, "headroom: session create failed: %s\n", s->err);
+    hr_session_destroy(s);
+    return st;
+  }
+  *out = s;
+  return HR_OK;
+}
+
+void hr_session_destroy(hr_session *s) {
+  if (!s) return;
+  release_plan(s);
+  if (s->pool) pthreadpool_destroy(s->pool);
+  hr__ingest_plan_free(&s->ing);
+  free(s->prev_luma);
+  free(s);
+}
+
+hr_status hr_session_reset(hr_session *s) {
+  if (!s || !s->plan) return HR_EINVAL;
+  for (int k = 0; k < s->plan->n_state; k++) memset(s->state[k], 0, (size_t)s->plan->state_bytes[k]);
+  s->pending_events |= HR_EVENT_STATE_RESET;
+  return HR_OK;
+}
+
+hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
+  if (!s) return HR_EINVAL;
+  if (ratio <= 0) ratio = auto_ratio(w, h);
+  if (s->plan && w == s->plan->width && h == s->plan->height && ratio == s->plan->ratio) return HR_OK;
+  hr__plan *probe = NULL;
+  char err[512];
+  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, &probe, err, sizeof err);
+  if (st) return serr(s, st, "%s", err); /* the old plan stays */
+  hr__plan_free(probe);
+  st = build(s, w, h, ratio);
+  if (st) return st;
+  s->pending_events |= HR_EVENT_REPLANNED | HR_EVENT_STATE_RESET;
+  return HR_OK;
+}
+
+/* Scene-cut detector: mean |luma difference| on a 32x18 thumbnail of the model input. */
+static int scene_cut(hr_session *s, const float *src, int w, int h) {
+  uint8_t th[32 * 18];
+  for (int ty = 0; ty < 18; ty++)
+    for (int tx = 0; tx < 32; tx++) {
+      const float *px = src + (((int64_t)(ty * h / 18 + h / 36) * w) + (tx * w / 32 + w / 64)) * 3;
+      float y = 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
+      th[ty * 32 + tx] = (uint8_t)(y < 0 ? 0 : y > 1 ? 255 : y * 255.f + 0.5f);
+    }
+  int cut = 0;
+  if (s->have_prev_luma) {
+    long sum = 0;
+    for (int i = 0; i < 32 * 18; i++) sum += abs((int)th[i] - (int)s->prev_luma[i]);
+    cut = (float)sum / (32 * 18 * 255.f) > s->p.scene_cut_threshold;
+  }
+  memcpy(s->prev_luma, th, sizeof th);
+  s->have_prev_luma = 1;
+  return cut;
+}
+
+hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
+  if (!s || !f || !out) return HR_EINVAL;
+  char why[256];
+  if (hr_frame_validate(f, why, sizeof why)) return serr(s, HR_EINVAL, "bad frame: %s", why);
+  hr__plan *p = s->plan;
+  int w = p->width, h = p->height;
+  s->bytes_copied = 0;
+  /* input: read in place when the frame already is the model's float input, else convert once */
+  if (f->fmt == HR_PIX_RGBF32 && f->width == w && f->height == h && f->strides[0] == (ptrdiff_t)w * 12) {
+    s->src_ptr = f->planes[0];
+  } else {
+    if (s->ing.in_w != f->width || s->ing.in_h != f->height || s->ing.out_w != w || s->ing.out_h != h) {
+      /* a new frame size: the one allocation outside create/replan (tables for the new size pair) */
+      hr__ingest_plan_free(&s->ing);
+      hr_status st = hr__ingest_plan_init(&s->ing, f->width, f->height, w, h);
+      if (st) return serr(s, st, "cannot plan ingest %dx%d -> %dx%d", f->width, f->height, w, h);
+    }
+    hr_status st = hr__ingest_resample_rgbf(&s->ing, f, s->src_buf, (ptrdiff_t)w * 3);
+    if (st) return serr(s, st, "cannot convert %s frame %dx%d to model input", hr_pixfmt_name(f->fmt), f->width, f->height);
+    s->src_ptr = s->src_buf;
+    s->bytes_copied += (int64_t)w * h * 12;
+  }
+  uint32_t ev = s->pending_events;
+  s->pending_events = 0;
+  if (s->p.scene_cut_reset && p->n_state > 0 && scene_cut(s, s->src_ptr, w, h)) {
+    ev |= HR_EVENT_SCENE_CUT | HR_EVENT_STATE_RESET;
+    for (int k = 0; k < p->n_state; k++) memset(s->state[k], 0, (size_t)p->state_bytes[k]);
+  }
+  if (s->p.stateless)
+    for (int k = 0; k < p->n_state; k++) memset(s->state[k], 0, (size_t)p->state_bytes[k]);
+  hr__exec_run(s, s->ex);
+  hr__tensor a = hr__plan_view(p, p->alpha_val, s->arena, s->state, s->src_ptr);
+  memset(out, 0, sizeof *out);
+  out->height = (int)a.dims[1]; out->width = (int)a.dims[2];
+  if (s->alpha_buf) {
+    /* two-channel segmenters (meet): person probability = softmax(logits)[1] */
+    int64_t n = a.dims[1] * a.dims[2]; int64_t C = a.dims[3];
+    const float *x = a.data;
+    for (int64_t i = 0; i < n; i++) s->alpha_buf[i] = 1.f / (1.f + expf(x[i * C] - x[i * C + 1]));
+    out->alpha = s->alpha_buf;
+  } else {
+    out->alpha = a.data;
+  }
+  if (p->fgr_val >= 0) out->fgr = hr__plan_view(p, p->fgr_val, s->arena, s->state, s->src_ptr).data;
+  out->ts_ns = f->ts_ns;
+  out->frame_index = s->frame_index++;
+  out->events = ev;
+  return HR_OK;
+}
+
+void hr_session_get_plan(const hr_session *s, hr_plan_info *info) {
+  memset(info, 0, sizeof *info);
+  const hr__plan *p = s->plan;
+  info->width = p->width; info->height = p->height;
+  info->proc_width = p->proc_w; info->proc_height = p->proc_h;
+  info->downsample_ratio = p->ratio;
+  info->weight_bytes = s->m->n_params * 4;
+  info->arena_bytes = p->arena_bytes;
+  for (int k = 0; k < p->n_state; k++) info->state_bytes += p->state_bytes[k];
+  info->io_bytes = (s->src_buf ? (int64_t)p->width * p->height * 12 : 0) + (s->alpha_buf ? (int64_t)p->width * p->height * 4 : 0);
+  info->total_bytes = info->weight_bytes + info->arena_bytes + info->state_bytes + info->io_bytes;
+  info->n_ops = p->n_rops;
+  info->gflop = p->flops / 1e9;
+}
+
+hr_status hr_model_plan(hr_model *m, const hr_session_params *prm, hr_plan_info *info, char *err, size_t err_len) {
+  hr_session_params d;
+  if (!prm) { hr_session_params_default(&d); prm = &d; }
+  int w = prm->width ? prm->width : m->fixed_w, h = prm->height ? prm->height : m->fixed_h;
+  float r = prm->downsample_ratio > 0 ? prm->downsample_ratio : auto_ratio(w, h);
+  hr__plan *p = NULL;
+  hr_status st = hr__plan_build(m, w, h, r, prm->want_fgr, &p, err, err_len);
+  if (st) return st;
+  hr_session tmp; memset(&tmp, 0, sizeof tmp);
+  tmp.m = m; tmp.plan = p;
+  tmp.src_buf = p->vals[p->src_val].src_virtual ? NULL : (float *)1;
+  const hr__val *av = &p->vals[p->alpha_val];
+  tmp.alpha_buf = av->t.rank == 4 && av->t.dims[3] > 1 ? (float *)1 : NULL;
+  hr_session_get_plan(&tmp, info);
+  hr__plan_free(p);
+  return HR_OK;
+}
+
+void hr_session_set_profiling(hr_session *s, bool on) { if (s) s->profiling = on; }
+
+bool hr_session_op_profile(const hr_session *s, int i, const char **op, const char **kclass, double *us, double *mflop) {
+  if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return false;
+  const hr__rop *r = &s->plan->rops[i];
+  if (op) *op = hr__op_name(r->op);
+  if (kclass) {
+    const char *k = "other";
+    switch (r->op) {
+      case HR_OP_CONV2D: case HR_OP_FUSED_CONV2D: {
+        const hr__tensor *w = &s->plan->vals[r->in[1]].t;
+        k = (w->dims[0] == 1 && w->dims[1] == 1) ? "conv1x1" : "conv3x3";
+        break;
+      }
+      case HR_OP_DWCONV: case HR_OP_FUSED_DWCONV: k = "depthwise"; break;
+      case HR_OP_DECONV2D: k = "deconv"; break;
+      case HR_OP_RESIZE_BILINEAR: case HR_OP_SRC_RESIZE: k = "resize"; break;
+      case HR_OP_FGF_TAIL: k = "refiner"; break;
+      case HR_OP_CONCAT: case HR_OP_SPLIT: case HR_OP_SPLITV: case HR_OP_SLICE: case HR_OP_PAD:
+      case HR_OP_SPACE_TO_BATCH: case HR_OP_BATCH_TO_SPACE: k = "copy"; break;
+      default: k = "elementwise"; break;
+    }
+    *kclass = k;
+  }
+  if (us) *us = s->op_us ? s->op_us[i] : 0;
+  if (mflop) *mflop = r->flops / 1e6;
+  return !r->dead;
+}

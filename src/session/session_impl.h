@@ -1,0 +1,36 @@
+/* Session internals shared by the session, the executor backends and tests. */
+#ifndef HR_SESSION_IMPL_H
+#define HR_SESSION_IMPL_H
+#include <pthreadpool.h>
+#include "plan/plan.h"
+#include "ingest/ingest.h"
+
+typedef struct hr__exec hr__exec; /* backend state: one kernel per runtime op */
+
+struct hr_session {
+  hr_model *m;
+  hr_session_params p;
+  hr__plan *plan;
+  void *arena;                 /* activations, plan->arena_bytes */
+  float *state[8];             /* recurrent state buffers, updated in place */
+  float *src_buf;              /* materialised model input (W*H*3), NULL when the frame is read in place */
+  const float *src_ptr;        /* what the src value points at for this frame */
+  float *alpha_buf;            /* alpha extracted from multi-channel outputs (meet), else NULL */
+  hr__exec *ex;
+  pthreadpool_t pool;
+  int64_t frame_index;
+  uint32_t pending_events;
+  int profiling;
+  double *op_us;               /* per-op time of the last frame when profiling */
+  uint8_t *prev_luma;          /* scene-cut detector: 32x18 thumbnail of the previous frame */
+  int have_prev_luma;
+  hr__ingest_plan ing;          /* frame size -> model input size resampling tables */
+  int64_t bytes_copied;        /* bytes copied by the library for the last frame (inputs converted) */
+  char err[512];
+};
+
+hr_status hr__exec_create(hr_session *s, hr__exec **out);
+void hr__exec_destroy(hr__exec *ex);
+/* Run every op of the plan. No allocation. */
+void hr__exec_run(hr_session *s, hr__exec *ex);
+#endif

@@ -1,0 +1,18 @@
+/* CLI shared helpers: option parsing, model path resolution, subcommand entry points. */
+#ifndef HR_CLI_H
+#define HR_CLI_H
+#include <stdbool.h>
+#include "headroom.h"
+
+/* Resolve "rvm" / "meet" / "selfie" to models/NAME.json (HR_MODEL_DIR or ./models), else as given. */
+const char *cli_model_path(const char *arg, char *buf, size_t n);
+/* Parse "WxH". */
+bool cli_parse_size(const char *s, int *w, int *h);
+/* Load a model or print the error; returns NULL on failure. */
+hr_model *cli_load_model(const char *arg);
+
+int cmd_info(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+#endif

@@ -1,0 +1,107 @@
+/* `headroom bench`: median / p99 frame time, peak RSS, GFLOP/s, and where the time goes per op class. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include "cli.h"
+
+static double now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
+static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
+
+int cmd_bench(int argc, char **argv) {
+  const char *model = NULL; int w = 0, h = 0, frames = 20, threads = 0, json = 0, warm = 3;
+  float ratio = 0;
+  hr_backend be = HR_BACKEND_XNNPACK;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--model") && v) { model = v; i++; }
+    else if (!strcmp(a, "--size") && v) { if (!cli_parse_size(v, &w, &h)) { fprintf(stderr, "headroom bench: --size wants WxH\n"); return 2; } i++; }
+    else if (!strcmp(a, "--ratio") && v) { ratio = !strcmp(v, "auto") ? 0 : (float)atof(v); i++; }
+    else if (!strcmp(a, "--frames") && v) { frames = atoi(v); i++; }
+    else if (!strcmp(a, "--warmup") && v) { warm = atoi(v); i++; }
+    else if (!strcmp(a, "--threads") && v) { threads = atoi(v); i++; }
+    else if (!strcmp(a, "--backend") && v) { be = !strcmp(v, "reference") ? HR_BACKEND_REFERENCE : HR_BACKEND_XNNPACK; i++; }
+    else if (!strcmp(a, "--json")) json = 1;
+    else { fprintf(stderr, "headroom bench: unknown option '%s'\n", a); return 2; }
+  }
+  if (!model) { fprintf(stderr, "headroom bench: --model is required\n"); return 2; }
+  if (frames < 1) frames = 1;
+  hr_model *m = cli_load_model(model);
+  if (!m) return 1;
+  hr_session_params p; hr_session_params_default(&p);
+  hr_model_info mi; hr_model_get_info(m, &mi);
+  p.width = w ? w : mi.fixed_width; p.height = h ? h : mi.fixed_height;
+  p.downsample_ratio = ratio; p.threads = threads; p.backend = be;
+  hr_session *s = NULL;
+  if (hr_session_create(m, &p, &s)) { hr_model_destroy(m); return 1; }
+  hr_plan_info pi; hr_session_get_plan(s, &pi);
+  /* a synthetic but image-like input: smooth gradients with a bright blob (content does not change cost) */
+  int W = pi.width, H = pi.height;
+  float *img = malloc(sizeof(float) * (size_t)W * H * 3);
+  for (int y = 0; y < H; y++) for (int x = 0; x < W; x++) {
+    float dx = (x - W * 0.5f) / W, dy = (y - H * 0.45f) / H;
+    float b = expf(-(dx * dx + dy * dy) * 12.f);
+    float *px = img + ((size_t)y * W + x) * 3;
+    px[0] = 0.2f + 0.7f * b; px[1] = 0.3f + 0.5f * b * (float)x / W; px[2] = 0.25f + 0.3f * (float)y / H;
+  }
+  hr_frame f = {.fmt = HR_PIX_RGBF32, .width = W, .height = H, .planes = {img}, .strides = {(ptrdiff_t)W * 12}};
+  hr_outputs out;
+  for (int i = 0; i < warm; i++) hr_session_push(s, &f, &out);
+  double *t = malloc(sizeof(double) * (size_t)frames);
+  hr_session_set_profiling(s, true);
+  int nops = pi.n_ops;
+  double *op_acc = calloc((size_t)nops + 1, sizeof(double));
+  hr_session_set_profiling(s, false);
+  for (int i = 0; i < frames; i++) {
+    double t0 = now_ms();
+    hr_session_push(s, &f, &out);
+    t[i] = now_ms() - t0;
+  }
+  /* one more pass with per-op timing, to say where the time goes */
+  hr_session_set_profiling(s, true);
+  int prof_frames = frames < 5 ? frames : 5;
+  for (int i = 0; i < prof_frames; i++) {
+    hr_session_push(s, &f, &out);
+    for (int k = 0; k < nops; k++) { double us; if (hr_session_op_profile(s, k, NULL, NULL, &us, NULL)) op_acc[k] += us; }
+  }
+  qsort(t, (size_t)frames, sizeof(double), cmpd);
+  double med = t[frames / 2], p99 = t[(int)ceil(0.99 * frames) - 1];
+  struct rusage ru; getrusage(RUSAGE_SELF, &ru);
+  const char *classes[] = {"conv1x1", "conv3x3", "depthwise", "deconv", "elementwise", "resize", "copy", "refiner", "other"};
+  enum { NC = 9 };
+  double cus[NC] = {0}, cfl[NC] = {0};
+  for (int k = 0; k < nops; k++) {
+    const char *kc; double mf;
+    if (!hr_session_op_profile(s, k, NULL, &kc, NULL, &mf)) continue;
+    for (int c = 0; c < NC; c++) if (!strcmp(kc, classes[c])) { cus[c] += op_acc[k] / prof_frames; cfl[c] += mf; }
+  }
+  double gflops = pi.gflop / (med / 1e3);
+  if (json) {
+    printf("{\"model\":\"%s\",\"width\":%d,\"height\":%d,\"ratio\":%g,\"proc\":\"%dx%d\",\"threads\":%d,\"frames\":%d,"
+           "\"median_ms\":%.3f,\"p99_ms\":%.3f,\"fps\":%.2f,\"peak_rss_mb\":%.1f,\"plan_total_mb\":%.1f,\"gflop\":%.3f,\"gflops\":%.2f,\"classes\":{",
+           mi.name, W, H, pi.downsample_ratio, pi.proc_width, pi.proc_height, p.threads, frames, med, p99, 1e3 / med,
+           ru.ru_maxrss / 1024.0, pi.total_bytes / 1e6, pi.gflop, gflops);
+    for (int c = 0, first = 1; c < NC; c++) {
+      if (cus[c] <= 0) continue;
+      printf("%s\"%s\":{\"ms\":%.3f,\"gflop\":%.4f,\"gflops\":%.2f}", first ? "" : ",", classes[c], cus[c] / 1e3, cfl[c] / 1e3,
+             cus[c] > 0 ? (cfl[c] / 1e3) / (cus[c] / 1e6) : 0);
+      first = 0;
+    }
+    printf("}}\n");
+  } else {
+    printf("%s %dx%d ratio %g (processing %dx%d), %d threads, %d frames\n", mi.name, W, H, pi.downsample_ratio, pi.proc_width,
+           pi.proc_height, p.threads, frames);
+    printf("median %.2f ms  p99 %.2f ms  %.1f fps  peak RSS %.1f MB (plan %.1f MB)\n", med, p99, 1e3 / med, ru.ru_maxrss / 1024.0,
+           pi.total_bytes / 1e6);
+    printf("%.2f GFLOP/frame, %.1f GFLOP/s\n", pi.gflop, gflops);
+    printf("%-12s %9s %9s %9s\n", "class", "ms", "GFLOP", "GFLOP/s");
+    for (int c = 0; c < NC; c++)
+      if (cus[c] > 0) printf("%-12s %9.2f %9.3f %9.1f\n", classes[c], cus[c] / 1e3, cfl[c] / 1e3, (cfl[c] / 1e3) / (cus[c] / 1e6));
+  }
+  free(t); free(op_acc); free(img);
+  hr_session_destroy(s);
+  hr_model_destroy(m);
+  return 0;
+}
