@@ -70,6 +70,9 @@ typedef struct hr_session_params {
   int width, height;           /* model input (src) size in pixels; frames of another size are
                                   resized to it on ingest. 0 = the model's fixed size, or the first
                                   frame's size. Default 0. */
+  int frame_width, frame_height; /* size of the frames that will be pushed, if it differs from
+                                  width x height (they are then resampled into a planned buffer).
+                                  0 = frames arrive at width x height and are read in place. */
   float downsample_ratio;      /* RVM's downsample_ratio in (0,1]; 0 = auto (processing side
                                   ~512 px). Ignored by models without it. Default 0. */
   int threads;                 /* worker threads for kernels; 0 = number of online CPUs. Default 0. */

@@ -512,6 +512,13 @@ void hr__op_exec_ref(const hr__node *n, const hr__tensor *const *in, int n_in, h
     case HR_OP_RELU6: for (int64_t i = 0; i < ne; i++) { float v = ((const float *)in[0]->data)[i]; of[i] = v < 0 ? 0 : v > 6 ? 6 : v; } return;
     case HR_OP_SIGMOID: for (int64_t i = 0; i < ne; i++) of[i] = 1.f / (1.f + expf(-((const float *)in[0]->data)[i])); return;
     case HR_OP_TANH: for (int64_t i = 0; i < ne; i++) of[i] = tanhf(((const float *)in[0]->data)[i]); return;
+    case HR_OP_HARDSWISH:
+      for (int64_t i = 0; i < ne; i++) {
+        float v = ((const float *)in[0]->data)[i], r = v + 3.f;
+        r = r < 0 ? 0 : r > 6 ? 6 : r;
+        of[i] = (v * (1.f / 6.f)) * r;
+      }
+      return;
     case HR_OP_BIAS_ADD: {
       int64_t C = o->dims[o->rank - 1];
       for (int64_t i = 0; i < ne; i++) of[i] = ((const float *)in[0]->data)[i] + ((const float *)in[1]->data)[i % C];

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "plan/plan.h"
 #include "graph/ops.h"
+#include "plan/lower.h"
 
 #define VID(node, port) ((node) * HR_MAX_OUT + (port))
 #define LAST_FOREVER 0x3fffffff
@@ -242,8 +243,8 @@ static hr_status plan_arena(hr__plan *p) {
   return HR_OK;
 }
 
-hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, hr__plan **out,
-                         char *err, size_t err_len) {
+hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, unsigned flags,
+                         hr__plan **out, char *err, size_t err_len) {
   *out = NULL;
   hr__plan *p = calloc(1, sizeof *p);
   if (!p) return HR_ENOMEM;
@@ -276,6 +277,7 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
     if (want_fgr && m->out_fgr >= 0) p->fgr_val = VID(m->outputs[m->out_fgr].node, m->outputs[m->out_fgr].port);
     p->n_state = m->n_state;
   }
+  if (!st && !(flags & HR__PLAN_NO_LOWER)) hr__plan_lower(p, flags & HR__PLAN_VIRTUAL_SRC);
   /* liveness on roots */
   for (int r = 0; !st && r < p->n_rops; r++) {
     hr__rop *op = &p->rops[r];

@@ -52,10 +52,15 @@ typedef struct hr__plan {
   char err[512];
 } hr__plan;
 
+enum {
+  HR__PLAN_VIRTUAL_SRC = 1u, /* frames arrive at the input size: the input may be read in place */
+  HR__PLAN_NO_LOWER = 2u,    /* keep the graph's own ops (the reference oracle runs this) */
+};
+
 /* Build a plan for src WxH and ratio (ignored if the model has none). Allocates the plan only
  * (no arena). want_fgr: also compute the foreground output. */
-hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, hr__plan **out,
-                         char *err, size_t err_len);
+hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, unsigned flags,
+                         hr__plan **out, char *err, size_t err_len);
 void hr__plan_free(hr__plan *p);
 /* Tensor view of value v given the arena base and state buffers. */
 hr__tensor hr__plan_view(const hr__plan *p, int v, void *arena, float *const *state, const float *src);

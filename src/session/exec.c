@@ -10,11 +10,14 @@
 #include "graph/ops.h"
 #include "session/kernels.h"
 
-typedef enum { K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP } kkind;
+typedef enum { K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE } kkind;
 typedef enum { X_CONV, X_DECONV, X_BINARY, X_UNARY, X_RESIZE, X_GAP, X_FC, X_AVGPOOL } xkind;
 
 typedef struct kern {
   kkind kind;
+  hr__fgf fgf;              /* K_FGF tables */
+  hr__ingest_plan ing;      /* K_SRC_RESIZE: frame -> processing size */
+  pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
   xkind xk;
   xnn_operator_t op;
   int reads_src;            /* re-setup when the src pointer changes (zero-copy input) */
@@ -180,7 +183,7 @@ static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
   enum xnn_status xs = xnn_status_success;
   switch (k->xk) {
     case X_CONV:
-      xs = xnn_setup_convolution2d_nhwc_f32(k->op, (size_t)x.dims[0], (size_t)x.dims[1], (size_t)x.dims[2], x.data, o.data, s->pool);
+      xs = xnn_setup_convolution2d_nhwc_f32(k->op, (size_t)x.dims[0], (size_t)x.dims[1], (size_t)x.dims[2], x.data, o.data, k->pool);
       break;
     case X_DECONV: {
       hr__tensor in = view(s, r->in[2]);
@@ -188,7 +191,7 @@ static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
       int64_t toth = (in.dims[1] - 1) * r->node->a.strides[1] + w->dims[0] - o.dims[1];
       int64_t totw = (in.dims[2] - 1) * r->node->a.strides[2] + w->dims[1] - o.dims[2];
       (void)toth; (void)totw;
-      xs = xnn_setup_deconvolution2d_nhwc_f32(k->op, (size_t)in.dims[0], (size_t)in.dims[1], (size_t)in.dims[2], 0, 0, in.data, o.data, s->pool);
+      xs = xnn_setup_deconvolution2d_nhwc_f32(k->op, (size_t)in.dims[0], (size_t)in.dims[1], (size_t)in.dims[2], 0, 0, in.data, o.data, k->pool);
       break;
     }
     case X_BINARY: {
@@ -205,28 +208,28 @@ static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
         case HR_OP_MAXIMUM: fn = xnn_setup_maximum_nd_f32; break;
         default: fn = xnn_setup_add_nd_f32; break;
       }
-      xs = fn(k->op, (size_t)x.rank, sa, (size_t)y.rank, sb, x.data, y.data, o.data, s->pool);
+      xs = fn(k->op, (size_t)x.rank, sa, (size_t)y.rank, sb, x.data, y.data, o.data, k->pool);
       break;
     }
     case X_UNARY: {
       size_t C = (size_t)o.dims[o.rank - 1], batch = (size_t)(hr__numel(&o) / (int64_t)C);
       switch (r->op) {
-        case HR_OP_RELU: case HR_OP_RELU6: xs = xnn_setup_clamp_nc_f32(k->op, batch, x.data, o.data, s->pool); break;
-        case HR_OP_SIGMOID: xs = xnn_setup_sigmoid_nc_f32(k->op, batch, x.data, o.data, s->pool); break;
-        case HR_OP_HARDSWISH: xs = xnn_setup_hardswish_nc_f32(k->op, batch, x.data, o.data, s->pool); break;
-        default: xs = xnn_setup_square_nc_f32(k->op, batch, x.data, o.data, s->pool); break;
+        case HR_OP_RELU: case HR_OP_RELU6: xs = xnn_setup_clamp_nc_f32(k->op, batch, x.data, o.data, k->pool); break;
+        case HR_OP_SIGMOID: xs = xnn_setup_sigmoid_nc_f32(k->op, batch, x.data, o.data, k->pool); break;
+        case HR_OP_HARDSWISH: xs = xnn_setup_hardswish_nc_f32(k->op, batch, x.data, o.data, k->pool); break;
+        default: xs = xnn_setup_square_nc_f32(k->op, batch, x.data, o.data, k->pool); break;
       }
       break;
     }
     case X_RESIZE:
       xs = xnn_setup_resize_bilinear2d_nhwc_f32(k->op, (size_t)x.dims[0], (size_t)x.dims[1], (size_t)x.dims[2],
-                                                (size_t)o.dims[1], (size_t)o.dims[2], x.data, o.data, s->pool);
+                                                (size_t)o.dims[1], (size_t)o.dims[2], x.data, o.data, k->pool);
       break;
     case X_GAP:
-      xs = xnn_setup_global_average_pooling_nwc_f32(k->op, (size_t)x.dims[0], (size_t)(x.dims[1] * x.dims[2]), x.data, o.data, s->pool);
+      xs = xnn_setup_global_average_pooling_nwc_f32(k->op, (size_t)x.dims[0], (size_t)(x.dims[1] * x.dims[2]), x.data, o.data, k->pool);
       break;
     case X_FC:
-      xs = xnn_setup_fully_connected_nc_f32(k->op, (size_t)x.dims[0], x.data, o.data, s->pool);
+      xs = xnn_setup_fully_connected_nc_f32(k->op, (size_t)x.dims[0], x.data, o.data, k->pool);
       break;
     default: break;
   }
@@ -260,9 +263,29 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     const hr__rop *r = &s->plan->rops[i];
     kern *k = &ex->k[i];
     k->reads_src = reads_src(s, r);
+    /* On a small machine, waking worker threads costs more than tiny ops take: run them inline. */
+    k->pool = (r->flops > 4e6 || hr__numel(&s->plan->vals[r->out[0]].t) > 65536) ? s->pool : NULL;
     if (r->dead) { k->kind = K_NOP; continue; }
+    if (r->op == HR_OP_FGF_TAIL) {
+      const hr__tensor *A = &s->plan->vals[r->in[0]].t, *o = &s->plan->vals[r->out[0]].t;
+      int chunks = s->pool ? (int)pthreadpool_get_threads_count(s->pool) * 4 : 1;
+      k->kind = K_FGF;
+      st = hr__fgf_init(&k->fgf, (int)A->dims[1], (int)A->dims[2], (int)o->dims[1], (int)o->dims[2], chunks, r->n_out > 1);
+      continue;
+    }
+    if (r->op == HR_OP_SRC_RESIZE) {
+      const hr__tensor *o = &s->plan->vals[r->out[0]].t;
+      k->kind = K_SRC_RESIZE;
+      st = hr__ingest_plan_init(&k->ing, s->plan->width, s->plan->height, (int)o->dims[2], (int)o->dims[1]);
+      continue;
+    }
     if (s->p.backend == HR_BACKEND_XNNPACK) {
-      if (create_xnn(s, r, k, &st)) { st = setup_xnn(s, r, k); k->last_src = s->src_ptr; continue; }
+      if (create_xnn(s, r, k, &st)) {
+        /* inputs that are the caller's frame are bound at the first push (the pointer changes) */
+        if (!k->reads_src) st = setup_xnn(s, r, k);
+        k->last_src = NULL;
+        continue;
+      }
       if (st) break;
       switch (r->op) {
         case HR_OP_CONCAT: k->kind = K_CONCAT; break;
@@ -273,7 +296,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
         default: k->kind = K_REF; break;
       }
     } else {
-      k->kind = r->op == HR_OP_FGF_TAIL ? K_FGF : K_REF;
+      k->kind = K_REF;
     }
   }
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
@@ -283,7 +306,11 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
 
 void hr__exec_destroy(hr__exec *ex) {
   if (!ex) return;
-  for (int i = 0; i < ex->n; i++) if (ex->k[i].op) xnn_delete_operator(ex->k[i].op);
+  for (int i = 0; i < ex->n; i++) {
+    if (ex->k[i].op) xnn_delete_operator(ex->k[i].op);
+    hr__fgf_free(&ex->k[i].fgf);
+    hr__ingest_plan_free(&ex->k[i].ing);
+  }
   free(ex->k);
   free(ex);
 }
@@ -305,10 +332,13 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
       case K_NOP: break;
       case K_XNN:
         if (k->reads_src && k->last_src != s->src_ptr) { setup_xnn(s, r, k); k->last_src = s->src_ptr; }
-        xnn_run_operator(k->op, s->pool);
+        xnn_run_operator(k->op, k->pool);
         break;
       default:
-        for (int j = 0; j < r->n_in; j++) { in[j] = view(s, r->in[j]); inp[j] = &in[j]; }
+        for (int j = 0; j < r->n_in; j++) {
+          in[j] = view(s, r->in[j]); inp[j] = &in[j];
+          if (!in[j].data && s->plan->vals[s->plan->vals[r->in[j]].root].storage == S_SRC) in[j].data = (void *)s->cur.planes[0];
+        }
         for (int j = 0; j < r->n_out; j++) out[j] = view(s, r->out[j]);
         switch (k->kind) {
           case K_CONCAT: hr__k_concat(inp, r->n_in - 1, (int)((int32_t *)in[r->n_in - 1].data)[0], &out[0]); break;
@@ -322,13 +352,23 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
             else hr__k_slice(&in[0], in[1].data, &out[0]);
             break;
           case K_TANH: hr__k_tanh(in[0].data, out[0].data, hr__numel(&out[0])); break;
-          case K_FGF: hr__k_fgf_tail(s, r, inp, out); break;
-          default:
-            if (r->op == HR_OP_FGF_TAIL) hr__k_fgf_tail(s, r, inp, out);
-            else hr__op_exec_ref(r->node ? r->node : &r->syn, inp, r->n_in, out, r->n_out);
-            break;
+          case K_FGF: hr__k_fgf_tail(s, &k->fgf, r, inp, out, r->n_out); break;
+          case K_SRC_RESIZE: hr__ingest_resample_rgbf(&k->ing, &s->cur, out[0].data, out[0].dims[2] * 3); break;
+          default: hr__op_exec_ref(r->node ? r->node : &r->syn, inp, r->n_in, out, r->n_out); break;
         }
     }
     if (s->profiling) s->op_us[i] = now_us() - t0;
   }
+}
+
+const char *hr__session_op_detail(const hr_session *s, int i) {
+  static __thread char buf[256];
+  static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize"};
+  const hr__rop *r = &s->plan->rops[i];
+  const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
+  snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kn[s->ex->k[i].kind],
+           (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2], (long long)x->dims[3],
+           (long long)o->dims[0], (long long)o->dims[1], (long long)o->dims[2], (long long)o->dims[3],
+           r->node ? r->node->name + (strlen(r->node->name) > 60 ? strlen(r->node->name) - 60 : 0) : "");
+  return buf;
 }

@@ -1,6 +1,8 @@
 /* Data-movement kernels (contiguous block copies), tanh, and the fused guided-filter tail. */
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
+#include <stdint.h>
 #include "session/kernels.h"
 
 const struct xnn_allocator *hr__xnn_allocator(void) { return NULL; /* XNNPACK's default (malloc family) */ }
@@ -73,6 +75,111 @@ void hr__k_tanh(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
 }
 
-void hr__k_fgf_tail(hr_session *s, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out) {
-  (void)s; (void)r; (void)in; (void)out; /* filled in by the refiner fusion */
+/* ---- fused guided-filter tail ----
+ * For each full-resolution row y: A and b (low resolution, 4 channels) are interpolated vertically
+ * into a row buffer with TF half-pixel weights, then horizontally per output pixel; the guidance
+ * x = (r, g, b, mean(r,g,b)) is read from the frame's row y in place (or converted into scratch);
+ * out = A*x + b. pha = out[3] (clipped to [0,1] when the graph clips it), fgr = out[0..2]. */
+hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks, int want_fgr) {
+  memset(g, 0, sizeof *g);
+  g->H = H; g->W = W; g->h = h_lr; g->w = w_lr; g->chunks = chunks; g->want_fgr = want_fgr;
+  size_t nch = want_fgr ? 4 : 1;
+  size_t per_chunk = (size_t)w_lr * nch * 2 + (size_t)W * 3 + 16;
+  size_t bytes = sizeof(int32_t) * (size_t)W * 2 + sizeof(float) * (size_t)W + sizeof(int32_t) * (size_t)H * 2 +
+                 sizeof(float) * (size_t)H + sizeof(float) * per_chunk * (size_t)chunks + 256;
+  g->mem = calloc(1, bytes);
+  if (!g->mem) return HR_ENOMEM;
+  g->mem_bytes = bytes;
+  char *m = g->mem;
+  g->x0 = (int32_t *)m; m += sizeof(int32_t) * W;
+  g->x1 = (int32_t *)m; m += sizeof(int32_t) * W;
+  g->fx = (float *)m; m += sizeof(float) * W;
+  g->y0 = (int32_t *)m; m += sizeof(int32_t) * H;
+  g->y1 = (int32_t *)m; m += sizeof(int32_t) * H;
+  g->fy = (float *)m; m += sizeof(float) * H;
+  m = (char *)(((uintptr_t)m + 63) & ~(uintptr_t)63);
+  g->scratch = (float *)m;
+  g->per_chunk = per_chunk;
+  float sx = (float)w_lr / (float)W, sy = (float)h_lr / (float)H;
+  for (int x = 0; x < W; x++) {
+    float f = ((float)x + 0.5f) * sx - 0.5f, fl = floorf(f);
+    int a = fl < 0 ? 0 : (int)fl, b = (int)ceilf(f);
+    if (b > w_lr - 1) b = w_lr - 1;
+    if (b < 0) b = 0;
+    g->x0[x] = a; g->x1[x] = b; g->fx[x] = f - fl;
+  }
+  for (int y = 0; y < H; y++) {
+    float f = ((float)y + 0.5f) * sy - 0.5f, fl = floorf(f);
+    int a = fl < 0 ? 0 : (int)fl, b = (int)ceilf(f);
+    if (b > h_lr - 1) b = h_lr - 1;
+    if (b < 0) b = 0;
+    g->y0[y] = a; g->y1[y] = b; g->fy[y] = f - fl;
+  }
+  return HR_OK;
+}
+
+void hr__fgf_free(hr__fgf *g) { free(g->mem); memset(g, 0, sizeof *g); }
+
+typedef struct fgf_job {
+  const hr__fgf *g;
+  const hr_frame *frame;
+  const float *A, *B;
+  float *pha, *fgr;
+  int clip;
+} fgf_job;
+
+static void fgf_chunk(void *ctx, size_t chunk) {
+  const fgf_job *j = ctx;
+  const hr__fgf *g = j->g;
+  int y_begin = (int)((int64_t)g->H * (int64_t)chunk / g->chunks), y_end = (int)((int64_t)g->H * (int64_t)(chunk + 1) / g->chunks);
+  int nch = g->want_fgr ? 4 : 1, c0 = g->want_fgr ? 0 : 3, w = g->w, W = g->W;
+  float *rowA = g->scratch + g->per_chunk * chunk, *rowB = rowA + (size_t)w * nch, *src = rowB + (size_t)w * nch;
+  for (int y = y_begin; y < y_end; y++) {
+    const float *a0 = j->A + (size_t)g->y0[y] * w * 4, *a1 = j->A + (size_t)g->y1[y] * w * 4;
+    const float *b0 = j->B + (size_t)g->y0[y] * w * 4, *b1 = j->B + (size_t)g->y1[y] * w * 4;
+    float fy = g->fy[y];
+    for (int x = 0; x < w; x++)
+      for (int c = 0; c < nch; c++) {
+        float t = a0[x * 4 + c0 + c], u = a1[x * 4 + c0 + c];
+        rowA[x * nch + c] = t + (u - t) * fy;
+        t = b0[x * 4 + c0 + c]; u = b1[x * 4 + c0 + c];
+        rowB[x * nch + c] = t + (u - t) * fy;
+      }
+    const float *px = hr__ingest_row_view(j->frame, y, src);
+    float *pha = j->pha + (size_t)y * W;
+    if (nch == 1) {
+      for (int x = 0; x < W; x++) {
+        int l = g->x0[x], r = g->x1[x];
+        float fx = g->fx[x];
+        float a = rowA[l] + (rowA[r] - rowA[l]) * fx, b = rowB[l] + (rowB[r] - rowB[l]) * fx;
+        float m = (px[3 * x] + px[3 * x + 1] + px[3 * x + 2]) / 3.f;
+        float v = a * m + b;
+        if (j->clip) v = v < 0.f ? 0.f : v > 1.f ? 1.f : v;
+        pha[x] = v;
+      }
+    } else {
+      float *fgr = j->fgr + (size_t)y * W * 3;
+      for (int x = 0; x < W; x++) {
+        int l = g->x0[x], r = g->x1[x];
+        float fx = g->fx[x], xv[4];
+        xv[0] = px[3 * x]; xv[1] = px[3 * x + 1]; xv[2] = px[3 * x + 2];
+        xv[3] = (xv[0] + xv[1] + xv[2]) / 3.f;
+        float o[4];
+        for (int c = 0; c < 4; c++) {
+          float a = rowA[l * 4 + c] + (rowA[r * 4 + c] - rowA[l * 4 + c]) * fx;
+          float b = rowB[l * 4 + c] + (rowB[r * 4 + c] - rowB[l * 4 + c]) * fx;
+          o[c] = a * xv[c] + b;
+        }
+        if (j->clip) o[3] = o[3] < 0.f ? 0.f : o[3] > 1.f ? 1.f : o[3];
+        pha[x] = o[3];
+        if (fgr) { fgr[3 * x] = o[0]; fgr[3 * x + 1] = o[1]; fgr[3 * x + 2] = o[2]; }
+      }
+    }
+  }
+}
+
+void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out, int n_out) {
+  fgf_job j = {g, &s->cur, in[0]->data, in[1]->data, out[0].data, n_out > 1 ? out[1].data : NULL, r->syn.a.keep_dims};
+  if (s->pool && g->chunks > 1) pthreadpool_parallelize_1d(s->pool, fgf_chunk, &j, (size_t)g->chunks, 0);
+  else for (int c = 0; c < g->chunks; c++) fgf_chunk(&j, (size_t)c);
 }

@@ -11,6 +11,18 @@ void hr__k_split(const hr__tensor *in, int axis, hr__tensor *out, int n);
 void hr__k_slice(const hr__tensor *in, const int32_t *begin, hr__tensor *out);
 void hr__k_pad(const hr__tensor *in, const int32_t *pads, hr__tensor *out);
 void hr__k_tanh(const float *x, float *y, int64_t n);
-/* Fused fast-guided-filter tail (see lower.c): alpha (and fgr) at full resolution from low-res A, b. */
-void hr__k_fgf_tail(hr_session *s, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out);
+/* Fused fast-guided-filter tail (see lower.c): alpha (and fgr) at full resolution from low-res A, b.
+ * Tables and per-chunk scratch are made once at create (hr__fgf_init); the run allocates nothing. */
+typedef struct hr__fgf {
+  int H, W, h, w, chunks, want_fgr;
+  int32_t *x0, *x1, *y0, *y1;
+  float *fx, *fy;
+  float *scratch;
+  size_t per_chunk;
+  void *mem;
+  size_t mem_bytes;
+} hr__fgf;
+hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks, int want_fgr);
+void hr__fgf_free(hr__fgf *g);
+void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out, int n_out);
 #endif

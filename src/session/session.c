@@ -31,6 +31,15 @@ static float auto_ratio(int w, int h) {
   return r >= 1.f ? 1.f : r;
 }
 
+/* Frames arrive at the model's input size (so the input may be read in place, never copied). */
+static int frame_matches(const hr_session *s, int w, int h) {
+  return !s->p.frame_width || (s->p.frame_width == w && s->p.frame_height == h);
+}
+
+static unsigned plan_flags(const hr_session *s, int w, int h) {
+  return (s->p.backend == HR_BACKEND_REFERENCE ? HR__PLAN_NO_LOWER : 0) | (frame_matches(s, w, h) ? HR__PLAN_VIRTUAL_SRC : 0);
+}
+
 static void release_plan(hr_session *s) {
   hr__exec_destroy(s->ex); s->ex = NULL;
   free(s->arena); s->arena = NULL;
@@ -38,6 +47,7 @@ static void release_plan(hr_session *s) {
   free(s->src_buf); s->src_buf = NULL;
   free(s->alpha_buf); s->alpha_buf = NULL;
   free(s->op_us); s->op_us = NULL;
+  free(s->row_scratch); s->row_scratch = NULL;
   hr__plan_free(s->plan); s->plan = NULL;
 }
 
@@ -50,7 +60,7 @@ static void *alloc_aligned(size_t n) {
 static hr_status build(hr_session *s, int w, int h, float ratio) {
   hr__plan *plan = NULL;
   char err[512];
-  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, &plan, err, sizeof err);
+  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(s, w, h), &plan, err, sizeof err);
   if (st) return serr(s, st, "%s", err);
   release_plan(s);
   s->plan = plan;
@@ -61,7 +71,7 @@ static hr_status build(hr_session *s, int w, int h, float ratio) {
     if (!s->state[k]) goto nomem;
     memset(s->state[k], 0, (size_t)plan->state_bytes[k]);
   }
-  if (!plan->vals[plan->src_val].src_virtual) {
+  if (!plan->vals[plan->src_val].src_virtual || !frame_matches(s, w, h)) {
     s->src_buf = alloc_aligned((size_t)w * h * 3 * sizeof(float));
     if (!s->src_buf) goto nomem;
   }
@@ -72,6 +82,8 @@ static hr_status build(hr_session *s, int w, int h, float ratio) {
   }
   s->op_us = calloc((size_t)plan->n_rops + 1, sizeof(double));
   if (!s->op_us) goto nomem;
+  s->row_scratch = alloc_aligned((size_t)w * 3 * sizeof(float));
+  if (!s->row_scratch) goto nomem;
   st = hr__exec_create(s, &s->ex);
   if (st) return st;
   s->p.width = w; s->p.height = h; s->p.downsample_ratio = plan->ratio;
@@ -127,7 +139,7 @@ hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
   if (s->plan && w == s->plan->width && h == s->plan->height && ratio == s->plan->ratio) return HR_OK;
   hr__plan *probe = NULL;
   char err[512];
-  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, &probe, err, sizeof err);
+  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(s, w, h), &probe, err, sizeof err);
   if (st) return serr(s, st, "%s", err); /* the old plan stays */
   hr__plan_free(probe);
   st = build(s, w, h, ratio);
@@ -137,14 +149,17 @@ hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
 }
 
 /* Scene-cut detector: mean |luma difference| on a 32x18 thumbnail of the model input. */
-static int scene_cut(hr_session *s, const float *src, int w, int h) {
+static int scene_cut(hr_session *s, const hr_frame *f) {
   uint8_t th[32 * 18];
-  for (int ty = 0; ty < 18; ty++)
+  int w = f->width, h = f->height;
+  for (int ty = 0; ty < 18; ty++) {
+    const float *row = hr__ingest_row_view(f, ty * h / 18 + h / 36, s->row_scratch);
     for (int tx = 0; tx < 32; tx++) {
-      const float *px = src + (((int64_t)(ty * h / 18 + h / 36) * w) + (tx * w / 32 + w / 64)) * 3;
+      const float *px = row + (int64_t)(tx * w / 32 + w / 64) * 3;
       float y = 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
       th[ty * 32 + tx] = (uint8_t)(y < 0 ? 0 : y > 1 ? 255 : y * 255.f + 0.5f);
     }
+  }
   int cut = 0;
   if (s->have_prev_luma) {
     long sum = 0;
@@ -164,9 +179,17 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   int w = p->width, h = p->height;
   s->bytes_copied = 0;
   /* input: read in place when the frame already is the model's float input, else convert once */
-  if (f->fmt == HR_PIX_RGBF32 && f->width == w && f->height == h && f->strides[0] == (ptrdiff_t)w * 12) {
-    s->src_ptr = f->planes[0];
+  int virt = p->vals[p->src_val].src_virtual;
+  if (f->width == w && f->height == h && (virt || hr__ingest_borrow_rgbf(f, w, h))) {
+    /* read in place: the model's input is the caller's frame (virtual src reads its rows directly) */
+    s->cur = *f;
+    s->src_ptr = hr__ingest_borrow_rgbf(f, w, h);
   } else {
+    if (!s->src_buf) {
+      /* frames of another size than planned: one allocation, the first time only */
+      s->src_buf = alloc_aligned((size_t)w * h * 3 * sizeof(float));
+      if (!s->src_buf) return serr(s, HR_ENOMEM, "out of memory for the resized input (%dx%d)", w, h);
+    }
     if (s->ing.in_w != f->width || s->ing.in_h != f->height || s->ing.out_w != w || s->ing.out_h != h) {
       /* a new frame size: the one allocation outside create/replan (tables for the new size pair) */
       hr__ingest_plan_free(&s->ing);
@@ -177,10 +200,12 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
     if (st) return serr(s, st, "cannot convert %s frame %dx%d to model input", hr_pixfmt_name(f->fmt), f->width, f->height);
     s->src_ptr = s->src_buf;
     s->bytes_copied += (int64_t)w * h * 12;
+    hr_frame wf = {.fmt = HR_PIX_RGBF32, .width = w, .height = h, .planes = {s->src_buf}, .strides = {(ptrdiff_t)w * 12}, .ts_ns = f->ts_ns};
+    s->cur = wf;
   }
   uint32_t ev = s->pending_events;
   s->pending_events = 0;
-  if (s->p.scene_cut_reset && p->n_state > 0 && scene_cut(s, s->src_ptr, w, h)) {
+  if (s->p.scene_cut_reset && p->n_state > 0 && scene_cut(s, &s->cur)) {
     ev |= HR_EVENT_SCENE_CUT | HR_EVENT_STATE_RESET;
     for (int k = 0; k < p->n_state; k++) memset(s->state[k], 0, (size_t)p->state_bytes[k]);
   }
@@ -200,6 +225,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
     out->alpha = a.data;
   }
   if (p->fgr_val >= 0) out->fgr = hr__plan_view(p, p->fgr_val, s->arena, s->state, s->src_ptr).data;
+  s->cur.planes[0] = NULL; /* the caller's frame is not kept */
   out->ts_ns = f->ts_ns;
   out->frame_index = s->frame_index++;
   out->events = ev;
@@ -227,11 +253,12 @@ hr_status hr_model_plan(hr_model *m, const hr_session_params *prm, hr_plan_info 
   int w = prm->width ? prm->width : m->fixed_w, h = prm->height ? prm->height : m->fixed_h;
   float r = prm->downsample_ratio > 0 ? prm->downsample_ratio : auto_ratio(w, h);
   hr__plan *p = NULL;
-  hr_status st = hr__plan_build(m, w, h, r, prm->want_fgr, &p, err, err_len);
+  hr_status st = hr__plan_build(m, w, h, r, prm->want_fgr, (prm->backend == HR_BACKEND_REFERENCE ? HR__PLAN_NO_LOWER : 0) |
+                             (!prm->frame_width || (prm->frame_width == w && prm->frame_height == h) ? HR__PLAN_VIRTUAL_SRC : 0), &p, err, err_len);
   if (st) return st;
   hr_session tmp; memset(&tmp, 0, sizeof tmp);
   tmp.m = m; tmp.plan = p;
-  tmp.src_buf = p->vals[p->src_val].src_virtual ? NULL : (float *)1;
+  tmp.src_buf = p->vals[p->src_val].src_virtual && (!prm->frame_width || (prm->frame_width == w && prm->frame_height == h)) ? NULL : (float *)1;
   const hr__val *av = &p->vals[p->alpha_val];
   tmp.alpha_buf = av->t.rank == 4 && av->t.dims[3] > 1 ? (float *)1 : NULL;
   hr_session_get_plan(&tmp, info);

@@ -25,6 +25,8 @@ struct hr_session {
   uint8_t *prev_luma;          /* scene-cut detector: 32x18 thumbnail of the previous frame */
   int have_prev_luma;
   hr__ingest_plan ing;          /* frame size -> model input size resampling tables */
+  hr_frame cur;                 /* the frame being pushed (caller's, or a view of src_buf); planes NULL between pushes */
+  float *row_scratch;           /* one input row as float RGB (scene-cut detector) */
   int64_t bytes_copied;        /* bytes copied by the library for the last frame (inputs converted) */
   char err[512];
 };

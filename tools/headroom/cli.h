@@ -11,6 +11,9 @@ bool cli_parse_size(const char *s, int *w, int *h);
 /* Load a model or print the error; returns NULL on failure. */
 hr_model *cli_load_model(const char *arg);
 
+/* Internal: kernel kind and shapes of op i, for bench --ops. */
+const char *hr__session_op_detail(const hr_session *s, int i);
+
 int cmd_info(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_run(int argc, char **argv);

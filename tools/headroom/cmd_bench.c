@@ -11,7 +11,7 @@ static double now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 
 int cmd_bench(int argc, char **argv) {
-  const char *model = NULL; int w = 0, h = 0, frames = 20, threads = 0, json = 0, warm = 3;
+  const char *model = NULL; int w = 0, h = 0, frames = 20, threads = 0, json = 0, warm = 3, show_ops = 0;
   float ratio = 0;
   hr_backend be = HR_BACKEND_XNNPACK;
   for (int i = 1; i < argc; i++) {
@@ -24,6 +24,7 @@ int cmd_bench(int argc, char **argv) {
     else if (!strcmp(a, "--threads") && v) { threads = atoi(v); i++; }
     else if (!strcmp(a, "--backend") && v) { be = !strcmp(v, "reference") ? HR_BACKEND_REFERENCE : HR_BACKEND_XNNPACK; i++; }
     else if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--ops")) show_ops = 1;
     else { fprintf(stderr, "headroom bench: unknown option '%s'\n", a); return 2; }
   }
   if (!model) { fprintf(stderr, "headroom bench: --model is required\n"); return 2; }
@@ -99,6 +100,18 @@ int cmd_bench(int argc, char **argv) {
     printf("%-12s %9s %9s %9s\n", "class", "ms", "GFLOP", "GFLOP/s");
     for (int c = 0; c < NC; c++)
       if (cus[c] > 0) printf("%-12s %9.2f %9.3f %9.1f\n", classes[c], cus[c] / 1e3, cfl[c] / 1e3, (cfl[c] / 1e3) / (cus[c] / 1e6));
+  }
+  if (show_ops) { /* the 30 most expensive ops */
+    for (int r = 0; r < 30; r++) {
+      int best = -1;
+      for (int k = 0; k < nops; k++) if (op_acc[k] >= 0 && (best < 0 || op_acc[k] > op_acc[best])) best = k;
+      if (best < 0) break;
+      const char *on, *kc; double us, mf;
+      hr_session_op_profile(s, best, &on, &kc, &us, &mf);
+      printf("op %4d %-28s %-11s %8.3f ms %8.1f MFLOP %7.1f GFLOP/s  %s\n", best, on, kc, op_acc[best] / prof_frames / 1e3, mf,
+             mf / (op_acc[best] / prof_frames), hr__session_op_detail(s, best));
+      op_acc[best] = -1;
+    }
   }
   free(t); free(op_acc); free(img);
   hr_session_destroy(s);

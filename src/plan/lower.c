@@ -1,0 +1,258 @@
+/* Lowering passes over the static op list: fold pads and dilated-conv patterns into convs, fuse
+ * hardswish, fuse RVM's full-resolution guided-filter tail, and mark the image input virtual. */
+#include <math.h>
+#include <string.h>
+#include "plan/plan.h"
+#include "plan/lower.h"
+
+static int root(const hr__plan *p, int v) { return p->vals[v].root; }
+
+/* Number of live runtime-op reads of value v's root (through aliases). */
+static int readers(const hr__plan *p, int v, int *only) {
+  int n = 0, r0 = root(p, v);
+  for (int i = 0; i < p->n_rops; i++) {
+    const hr__rop *r = &p->rops[i];
+    if (r->dead) continue;
+    for (int k = 0; k < r->n_in; k++)
+      if (p->vals[r->in[k]].kind == V_DYN && root(p, r->in[k]) == r0) { n++; if (only) *only = i; break; }
+  }
+  return n;
+}
+
+/* The op producing value v (through aliases), or -1. */
+static int producer(const hr__plan *p, int v) {
+  int r0 = root(p, v);
+  for (int i = 0; i < p->n_rops; i++) {
+    const hr__rop *r = &p->rops[i];
+    if (r->dead) continue;
+    for (int k = 0; k < r->n_out; k++) if (root(p, r->out[k]) == r0) return i;
+  }
+  return -1;
+}
+
+static int is_output(const hr__plan *p, int v) {
+  const hr_model *m = p->m;
+  int r0 = root(p, v);
+  for (int i = 0; i < m->n_outputs; i++) {
+    int ov = m->outputs[i].node * HR_MAX_OUT + m->outputs[i].port;
+    if (p->vals[ov].kind == V_DYN && root(p, ov) == r0) return 1;
+  }
+  return 0;
+}
+
+static const float *cfloat(const hr__plan *p, int v) {
+  const hr__val *x = &p->vals[v];
+  return x->kind == V_CONST && x->t.dt == HR_DT_FLOAT && hr__numel(&x->t) == 1 ? x->t.data : NULL;
+}
+static const int32_t *cint(const hr__plan *p, int v) {
+  const hr__val *x = &p->vals[v];
+  return x->kind == V_CONST && x->t.dt == HR_DT_INT32 ? x->t.data : NULL;
+}
+
+/* Give an op its own attribute copy so a pass may change them. */
+static hr__node *own_attrs(hr__rop *r) {
+  if (r->node) { r->syn = *r->node; r->node = NULL; }
+  return &r->syn;
+}
+static int is_conv(hr__op op) {
+  return op == HR_OP_CONV2D || op == HR_OP_FUSED_CONV2D || op == HR_OP_DWCONV || op == HR_OP_FUSED_DWCONV;
+}
+static const hr__attrs *attrs(const hr__rop *r) { return r->node ? &r->node->a : &r->syn.a; }
+
+/* Pad (zeros, spatial only) whose only reader is a VALID conv -> the conv's explicit padding. */
+static int pass_pad_into_conv(hr__plan *p) {
+  int n = 0;
+  for (int i = 0; i < p->n_rops; i++) {
+    hr__rop *pad = &p->rops[i];
+    if (pad->dead || pad->op != HR_OP_PAD || is_output(p, pad->out[0])) continue;
+    const int32_t *pd = cint(p, pad->in[1]);
+    if (!pd || p->vals[pad->in[0]].t.rank != 4 || pd[0] || pd[1] || pd[6] || pd[7]) continue;
+    int c = -1;
+    if (readers(p, pad->out[0], &c) != 1) continue;
+    hr__rop *conv = &p->rops[c];
+    if (!is_conv(conv->op) || root(p, conv->in[0]) != root(p, pad->out[0])) continue;
+    const hr__attrs *a = attrs(conv);
+    if (a->padding != HR_PAD_VALID) continue;
+    hr__node *nd = own_attrs(conv);
+    nd->a.padding = HR_PAD_EXPLICIT;
+    memset(nd->a.explicit_pad, 0, sizeof nd->a.explicit_pad);
+    nd->a.explicit_pad[2] = pd[2]; nd->a.explicit_pad[3] = pd[3];
+    nd->a.explicit_pad[4] = pd[4]; nd->a.explicit_pad[5] = pd[5];
+    conv->in[0] = pad->in[0];
+    pad->dead = 1;
+    n++;
+  }
+  return n;
+}
+
+/* SpaceToBatchND -> depthwise/conv (VALID) -> BatchToSpaceND  ==>  one dilated conv.
+ * 1-D derivation: with S2B pads (pt, pb) and B2S crops (ct, cb), out[j] = sum_t w[t] x[j + ct - pt + t*d],
+ * i.e. a dilation-d conv with explicit padding (pt - ct, pb - cb). */
+static int pass_dilated(hr__plan *p) {
+  int n = 0;
+  for (int i = 0; i < p->n_rops; i++) {
+    hr__rop *s2b = &p->rops[i];
+    if (s2b->dead || s2b->op != HR_OP_SPACE_TO_BATCH) continue;
+    const int32_t *blk = cint(p, s2b->in[1]), *pads = cint(p, s2b->in[2]);
+    int c = -1, b = -1;
+    if (!blk || !pads || readers(p, s2b->out[0], &c) != 1) continue;
+    hr__rop *conv = &p->rops[c];
+    if (!is_conv(conv->op) || attrs(conv)->padding != HR_PAD_VALID || attrs(conv)->strides[1] != 1 ||
+        attrs(conv)->strides[2] != 1 || attrs(conv)->dilations[1] != 1 || attrs(conv)->dilations[2] != 1)
+      continue;
+    if (readers(p, conv->out[0], &b) != 1) continue;
+    hr__rop *b2s = &p->rops[b];
+    if (b2s->op != HR_OP_BATCH_TO_SPACE) continue;
+    const int32_t *blk2 = cint(p, b2s->in[1]), *crops = cint(p, b2s->in[2]);
+    if (!blk2 || !crops || blk2[0] != blk[0] || blk2[1] != blk[1]) continue;
+    int pt = pads[0] - crops[0], pb = pads[1] - crops[1], pl = pads[2] - crops[2], pr = pads[3] - crops[3];
+    if (pt < 0 || pb < 0 || pl < 0 || pr < 0) continue;
+    hr__node *nd = own_attrs(conv);
+    nd->a.padding = HR_PAD_EXPLICIT;
+    memset(nd->a.explicit_pad, 0, sizeof nd->a.explicit_pad);
+    nd->a.explicit_pad[2] = pt; nd->a.explicit_pad[3] = pb; nd->a.explicit_pad[4] = pl; nd->a.explicit_pad[5] = pr;
+    nd->a.dilations[1] = blk[0]; nd->a.dilations[2] = blk[1];
+    conv->in[0] = s2b->in[0];
+    conv->out[0] = b2s->out[0];
+    s2b->dead = 1; b2s->dead = 1;
+    n++;
+  }
+  return n;
+}
+
+/* x/6 * relu6(x + 3) (TF's Keras hardswish after grappler) ==> HardSwish(x). */
+static int pass_hardswish(hr__plan *p) {
+  int n = 0;
+  for (int i = 0; i < p->n_rops; i++) {
+    hr__rop *mul = &p->rops[i];
+    if (mul->dead || mul->op != HR_OP_MUL) continue;
+    int a = producer(p, mul->in[0]), b = producer(p, mul->in[1]);
+    if (a < 0 || b < 0) continue;
+    hr__rop *div = &p->rops[a], *r6 = &p->rops[b];
+    if (div->op == HR_OP_RELU6) { hr__rop *t = div; div = r6; r6 = t; int ti = a; a = b; b = ti; }
+    if (div->op != HR_OP_MUL || r6->op != HR_OP_RELU6) continue;
+    int xv = -1;
+    for (int k = 0; k < 2; k++) {
+      const float *c = cfloat(p, div->in[k]);
+      if (c && fabsf(*c - 1.f / 6.f) < 1e-6f) xv = div->in[1 - k];
+    }
+    if (xv < 0) continue;
+    int ad = producer(p, r6->in[0]);
+    if (ad < 0) continue;
+    hr__rop *add = &p->rops[ad];
+    if (add->op != HR_OP_ADDV2 && add->op != HR_OP_ADD) continue;
+    const float *three = cfloat(p, add->in[1]);
+    if (!three || *three != 3.f || root(p, add->in[0]) != root(p, xv)) continue;
+    if (readers(p, div->out[0], NULL) != 1 || readers(p, r6->out[0], NULL) != 1 || readers(p, add->out[0], NULL) != 1) continue;
+    if (p->vals[xv].t.rank != p->vals[mul->out[0]].t.rank || hr__numel(&p->vals[xv].t) != hr__numel(&p->vals[mul->out[0]].t)) continue;
+    div->dead = r6->dead = add->dead = 1;
+    own_attrs(mul);
+    mul->op = HR_OP_HARDSWISH;
+    mul->n_in = 1; mul->in[0] = xv;
+    n++;
+  }
+  return n;
+}
+
+/* RVM's fast guided filter at full resolution:
+ *   out = Resize(A) * Concat(src, Mean_c(src)) + Resize(b);  fgr_res, pha = SplitV(out, [3, 1]);
+ *   pha = Maximum(Minimum(pha, 1), 0)
+ * ==> one per-row kernel (hr.GuidedFilterTail) reading A, b at low resolution and src rows in place. */
+static int pass_fgf_tail(hr__plan *p) {
+  for (int i = 0; i < p->n_rops; i++) {
+    hr__rop *sp = &p->rops[i];
+    if (sp->dead || sp->op != HR_OP_SPLITV || sp->n_out != 2) continue;
+    int ad = producer(p, sp->in[0]);
+    if (ad < 0) continue;
+    hr__rop *add = &p->rops[ad];
+    if (add->op != HR_OP_ADDV2 && add->op != HR_OP_ADD) continue;
+    int m0 = producer(p, add->in[0]), rb = producer(p, add->in[1]);
+    if (m0 < 0 || rb < 0) continue;
+    hr__rop *mul = &p->rops[m0], *resb = &p->rops[rb];
+    if (mul->op != HR_OP_MUL || resb->op != HR_OP_RESIZE_BILINEAR) continue;
+    int ra = producer(p, mul->in[0]), cc = producer(p, mul->in[1]);
+    if (ra < 0 || cc < 0) continue;
+    hr__rop *resa = &p->rops[ra], *cat = &p->rops[cc];
+    if (resa->op != HR_OP_RESIZE_BILINEAR || cat->op != HR_OP_CONCAT || cat->n_in != 3) continue;
+    int mn = producer(p, cat->in[1]);
+    if (mn < 0 || p->rops[mn].op != HR_OP_MEAN) continue;
+    hr__rop *mean = &p->rops[mn];
+    int srcv = cat->in[0];
+    if (root(p, mean->in[0]) != root(p, srcv) || p->vals[srcv].t.dims[3] != 3) continue;
+    if (!attrs(resa)->half_pixel || attrs(resa)->align_corners || !attrs(resb)->half_pixel || attrs(resb)->align_corners) continue;
+    const hr__tensor *A = &p->vals[resa->in[0]].t, *B = &p->vals[resb->in[0]].t;
+    if (A->dims[1] != B->dims[1] || A->dims[2] != B->dims[2] || A->dims[3] != 4 || B->dims[3] != 4) continue;
+    const int32_t *sz = cint(p, sp->in[1]);
+    if (!sz || sz[0] != 3 || sz[1] != 1) continue;
+    /* intermediates must have no other readers */
+    if (readers(p, resa->out[0], NULL) != 1 || readers(p, resb->out[0], NULL) != 1 || readers(p, cat->out[0], NULL) != 1 ||
+        readers(p, mean->out[0], NULL) != 1 || readers(p, mul->out[0], NULL) != 1 || readers(p, add->out[0], NULL) != 1)
+      continue;
+    /* optional clip of pha: Minimum(., 1) -> Maximum(., 0) */
+    int pha_out = sp->out[1], clipped = 0, c1 = -1, c2 = -1;
+    if (readers(p, sp->out[1], &c1) == 1 && p->rops[c1].op == HR_OP_MINIMUM) {
+      const float *one = cfloat(p, p->rops[c1].in[1]);
+      if (one && *one == 1.f && readers(p, p->rops[c1].out[0], &c2) == 1 && p->rops[c2].op == HR_OP_MAXIMUM) {
+        const float *zero = cfloat(p, p->rops[c2].in[1]);
+        if (zero && *zero == 0.f) { pha_out = p->rops[c2].out[0]; clipped = 1; }
+      }
+    }
+    int fgr_used = readers(p, sp->out[0], NULL) > 0;
+    /* rewrite: the SplitV op becomes the fused tail */
+    resa->dead = resb->dead = cat->dead = mean->dead = mul->dead = add->dead = 1;
+    if (clipped) { p->rops[c1].dead = 1; p->rops[c2].dead = 1; }
+    own_attrs(sp);
+    sp->op = HR_OP_FGF_TAIL;
+    sp->syn.a.keep_dims = clipped;           /* reuse: 1 = pha clipped to [0,1] */
+    sp->n_in = 3;
+    sp->in[0] = resa->in[0]; sp->in[1] = resb->in[0]; sp->in[2] = srcv;
+    sp->n_out = fgr_used ? 2 : 1;
+    int fgr_v = sp->out[0];
+    sp->out[0] = pha_out;
+    sp->out[1] = fgr_v;
+    sp->flops = 30.0 * (double)hr__numel(&p->vals[pha_out].t);
+    return 1;
+  }
+  return 0;
+}
+
+/* The image input is "virtual" when every reader either resizes it (we sample the frame directly)
+ * or is the fused tail (reads rows): then no float copy of the frame exists. */
+static int pass_virtual_src(hr__plan *p) {
+  if (p->src_val < 0) return 0;
+  int sv = root(p, p->src_val);
+  for (int i = 0; i < p->n_rops; i++) {
+    const hr__rop *r = &p->rops[i];
+    if (r->dead) continue;
+    for (int k = 0; k < r->n_in; k++) {
+      if (p->vals[r->in[k]].kind != V_DYN || root(p, r->in[k]) != sv) continue;
+      if (r->op == HR_OP_FGF_TAIL && k == 2) continue;
+      if (r->op == HR_OP_RESIZE_BILINEAR && k == 0 && attrs(r)->half_pixel && !attrs(r)->align_corners) continue;
+      return 0;
+    }
+  }
+  for (int i = 0; i < p->n_rops; i++) {
+    hr__rop *r = &p->rops[i];
+    if (!r->dead && r->op == HR_OP_RESIZE_BILINEAR && root(p, r->in[0]) == sv) { own_attrs(r); r->op = HR_OP_SRC_RESIZE; }
+  }
+  p->vals[sv].src_virtual = 1;
+  return 1;
+}
+
+void hr__plan_lower(hr__plan *p, int allow_virtual_src) {
+  pass_pad_into_conv(p);
+  pass_dilated(p);
+  pass_pad_into_conv(p);
+  pass_hardswish(p);
+  pass_fgf_tail(p);
+  if (allow_virtual_src) pass_virtual_src(p);
+  /* compact: drop dead ops so the executor's list is exactly what runs */
+  int w = 0;
+  for (int i = 0; i < p->n_rops; i++) {
+    if (p->rops[i].dead) continue;
+    p->rops[w] = p->rops[i];
+    if (!p->rops[w].node) { /* syn lives inside the op: nothing to fix */ }
+    w++;
+  }
+  p->n_rops = w;
+}
