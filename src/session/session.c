@@ -8,6 +8,10 @@
 #include <unistd.h>
 #include "session/session_impl.h"
 #include "ingest/ingest.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define HR_HAVE_MXCSR 1
+#endif
 
 static hr_status serr(hr_session *s, hr_status st, const char *fmt, ...) {
   va_list ap; va_start(ap, fmt);
@@ -211,7 +215,15 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   }
   if (s->p.stateless)
     for (int k = 0; k < p->n_state; k++) memset(s->state[k], 0, (size_t)p->state_bytes[k]);
+#ifdef HR_HAVE_MXCSR
+  /* Denormals: XNNPACK's pool workers flush them, the calling thread does not; tiny ops run here. */
+  unsigned csr = _mm_getcsr();
+  _mm_setcsr(csr | 0x8040); /* FTZ | DAZ */
+#endif
   hr__exec_run(s, s->ex);
+#ifdef HR_HAVE_MXCSR
+  _mm_setcsr(csr);
+#endif
   hr__tensor a = hr__plan_view(p, p->alpha_val, s->arena, s->state, s->src_ptr);
   memset(out, 0, sizeof *out);
   out->height = (int)a.dims[1]; out->width = (int)a.dims[2];
