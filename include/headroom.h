@@ -97,6 +97,9 @@ typedef struct hr_outputs {
   const float *alpha;          /* H x W alpha matte / person probability in [0,1], row-major */
   int width, height;           /* size of alpha (the session's input size) */
   const float *fgr;            /* H x W x 3 foreground, NULL unless want_fgr and the model has it */
+  const float *raw;            /* the model's own primary output, H x W x raw_channels (for meet: the
+                                  two logits alpha is computed from; for RVM it equals alpha) */
+  int raw_channels;
   int64_t ts_ns;               /* timestamp of the frame these outputs belong to */
   int64_t frame_index;         /* frames pushed since create (counts dropped-by-caller frames not) */
   uint32_t events;             /* HR_EVENT_* bits raised by this frame */

@@ -227,6 +227,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   hr__tensor a = hr__plan_view(p, p->alpha_val, s->arena, s->state, s->src_ptr);
   memset(out, 0, sizeof *out);
   out->height = (int)a.dims[1]; out->width = (int)a.dims[2];
+  out->raw = a.data; out->raw_channels = (int)a.dims[3];
   if (s->alpha_buf) {
     /* two-channel segmenters (meet): person probability = softmax(logits)[1] */
     int64_t n = a.dims[1] * a.dims[2]; int64_t C = a.dims[3];

@@ -161,6 +161,10 @@ int cmd_run(int argc, char **argv) {
     if (o.raw) {
       snprintf(path, sizeof path, "%s/raw/%06lld.pha.f32", o.out, (long long)num);
       if ((st = hr_file_write_atomic(path, out.alpha, (size_t)n * 4))) { fprintf(stderr, "headroom run: cannot write %s\n", path); goto out; }
+      if (mi.n_state == 0) { /* stateless segmenters: also the raw output tensor, all channels */
+        snprintf(path, sizeof path, "%s/raw/%06lld.out.f32", o.out, (long long)num);
+        if ((st = hr_file_write_atomic(path, out.raw, (size_t)n * out.raw_channels * 4))) { fprintf(stderr, "headroom run: cannot write %s\n", path); goto out; }
+      }
     }
     if (o.dump_input) {
       snprintf(path, sizeof path, "%s/input/%06lld.src.f32", o.out, (long long)num);
