@@ -1,5 +1,399 @@
-/* headroom health API: filled in by its subsystem. Included by headroom.h. */
+/* headroom health API: a per-session monitor that turns cheap per-frame signals into a health state,
+ * a reason and a recovery action, plus the fault injector that tests and demos use to exercise it. */
 #ifndef HEADROOM_HEALTH_H
 #define HEADROOM_HEALTH_H
 #include "headroom/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Session health: no silent degradation.
+ *
+ * One hr_health monitor watches one stream. Per frame the session owner makes three calls:
+ *
+ *   hr_health_observe_input(h, &frame);                 // before or after the push; reads a
+ *                                                       // 64x48 luma thumbnail of the input
+ *   hr_health_note_session_events(h, out.events);       // HR_EVENT_* bits of this frame's outputs
+ *   hr_health_observe_output(h, out.alpha, out.width, out.height, state, state_len, n_state, &v);
+ *   if (v.action == HR_HEALTH_ACTION_RESET_STATE) hr_session_reset(s);   // before the next push
+ *
+ * plus hr_health_note_event() whenever the governor suspends, resumes or sheds, or a depth frame
+ * could not be aligned. observe_output is the clock: the state machine advances once per call.
+ * The monitor allocates everything at create (previous thumbnail, subsampled previous alpha,
+ * per-state running averages) and never allocates afterwards; it takes no locks. One thread at a
+ * time per monitor; monitors are independent.
+ *
+ * Per-frame signals (hr_health_signals) and what they cost:
+ *   input     thumbnail of tw x th cells (default 64 x 48), each the mean of a 4 x 4 grid of
+ *             points spread over the cell, plus the mean |difference| of each point and its right
+ *             neighbour at full resolution ("hf", pixel-scale high-frequency energy: ~0.011 on the
+ *             bedroom camera frames, 0.22 (RGB) to 0.33 (gray) on uniform noise). 2 x 16 x tw x th pixel reads, whatever the
+ *             frame size (~100k at the defaults). Gives: mean luma, dark / bright cell shares
+ *             (black / saturated frames), mean |luma_t - luma_t-1| (the motion allowance for the
+ *             output checks, and exact repeats = frozen input), hf (noise).
+ *   output    alpha is read once, row by row: every row is summed (a NaN or Inf anywhere makes the
+ *             sum non-finite; only then a second pass counts them), and every stride-th row is also
+ *             sampled at every stride-th pixel (stride: the smallest that keeps at most 76800
+ *             samples, i.e. 320 x 240; 6 at 1920 x 1440) for everything else: uncertain share
+ *             (band_lo < a < band_hi), mean binary entropy (table lookup), foreground share
+ *             (a > 0.5), mean and max
+ *             |a_t - a_t-1| and IoU of the a > 0.5 masks against the previous frame's samples. The
+ *             subsample is statistically fine for these area fractions: at 76800 samples the
+ *             standard error of a share is below 0.2 percentage points, far inside every threshold.
+ *   state     one full pass per state tensor (sum of squares, max |x|, count at the bound) gives
+ *             the RMS, NaN/Inf (the sum of squares turns non-finite), the saturated share and the
+ *             drift of the RMS against its running average (EMA, factor 0.05).
+ * Measured cost per frame at 1920x1440 alpha + RVM-sized state (processing 512x384, 1.2M floats),
+ * one core, median (tests/unit/test_health_monitor.c prints it): observe_output 0.7 ms on a loaded
+ * desktop EPYC, 1.15 ms on an idle server Xeon (memory-bound: 11 MB of alpha + 4.8 MB of state are
+ * read once; full_scan = false saves ~0.2-0.4 ms); observe_input 0.1-0.2 ms from NV12, 0.2-0.3 ms
+ * from RGB24. Total ~1-1.5 ms, 1-1.5% of a 100 ms frame.
+ *
+ * States and transitions (thresholds are hr_health_params fields, defaults in brackets):
+ *   WARMING_UP     the first warmup_frames [10] outputs after create / hr_health_reset(): soft
+ *                  output signals (confidence, consistency, state saturation) are measured but not
+ *                  judged, the recurrent state is still converging. Hard evidence still counts:
+ *                  bad input or stuck output -> DEGRADED, NaN/Inf -> RECALIBRATING (+ reset).
+ *                  At the end: -> DEGRADED if any cause is on, else -> HEALTHY.
+ *   HEALTHY        -> DEGRADED as soon as any cause turns on (each cause has its own sustain rule,
+ *                  see hr_health_cause: that is the hysteresis).
+ *   DEGRADED       -> HEALTHY after recover_frames [10] consecutive frames with no cause on.
+ *   RECALIBRATING  entered on HR_HEALTH_EVENT_STATE_RESET, _REPLANNED, _GOV_RESUME, a change of
+ *                  alpha size, and whenever the monitor itself asks for a reset. Leaves when the
+ *                  outputs have settled: settle_frames [8] consecutive frames that are temporally
+ *                  consistent and not low-confidence -> HEALTHY (or DEGRADED if a cause is on).
+ *                  Bad input or stuck output -> DEGRADED at once; not settled after
+ *                  settle_timeout_frames [90] -> DEGRADED ("not settling").
+ *   SUSPENDED      between HR_HEALTH_EVENT_GOV_SUSPEND and _GOV_RESUME (from any state but
+ *                  FAILED); resume -> RECALIBRATING. Outputs observed while suspended are measured
+ *                  (and NaN/Inf still asks for a reset) but change no state.
+ *   FAILED         terminal: the monitor needed a reset for NaN/Inf or a runaway state more than
+ *                  fail_resets [3] times within fail_window_frames [300] frames (the reason names the
+ *                  tensor and the counts). Only hr_health_reset() leaves it (after the caller
+ *                  rebuilt the session). Outputs are flagged unusable.
+ * Recovery action: NaN/Inf in alpha or any state tensor, or a runaway state (an element beyond
+ * state_bound x 1.05, or an RMS above runaway_factor [4] x its running average and above half the
+ * bound; not on a scene-cut frame) -> the verdict's
+ * action is HR_HEALTH_ACTION_RESET_STATE on that same frame and the state goes RECALIBRATING; the
+ * caller zeroes the recurrent state before the next push and notes HR_HEALTH_EVENT_STATE_RESET
+ * (or passes the session's HR_EVENT_STATE_RESET bit through hr_health_note_session_events).
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct hr_health hr_health;
+
+typedef enum hr_health_state {
+  HR_HEALTH_WARMING_UP = 0,
+  HR_HEALTH_HEALTHY,
+  HR_HEALTH_DEGRADED,
+  HR_HEALTH_RECALIBRATING,
+  HR_HEALTH_SUSPENDED,
+  HR_HEALTH_FAILED,
+} hr_health_state;
+
+/* "warming-up", "healthy", "degraded", "recalibrating", "suspended", "failed"; "unknown" otherwise.
+ * Static strings. */
+const char *hr_health_state_name(hr_health_state s);
+
+/* What the caller must do before the next frame. */
+typedef enum hr_health_action {
+  HR_HEALTH_ACTION_NONE = 0,
+  HR_HEALTH_ACTION_RESET_STATE = 1,  /* zero the recurrent state (hr_session_reset) */
+} hr_health_action;
+
+/* Causes: why the monitor is not HEALTHY. Bits of hr_health_verdict.causes. Sustain rules (the
+ * hysteresis) in brackets; "W of N" = at least W flagged frames among the last N.
+ *   NONFINITE        NaN/Inf in alpha or state [same frame] -> reset
+ *   STATE_RUNAWAY    state element beyond the bound, or RMS jump [same frame] -> reset
+ *   LOW_CONFIDENCE   uncertain share > uncertain_max [on: 8 of 10, off: <= 2 of 10]
+ *   INCONSISTENT     mean |da| > mad_base + mad_gain x input_mad, or mask IoU < iou_base -
+ *                    iou_gain x input_mad (masks of >= 0.5% of samples) [on: 5 of 10, off: <= 1]
+ *   STUCK_OUTPUT     max |da| <= stuck_eps while input_mad >= stuck_input_min, on a non-trivial
+ *                    alpha (some samples strictly between 0 and 1) [input_frames [3] in a row]
+ *   INPUT_BLACK      >= 98% of thumbnail cells below black_level [input_frames in a row]
+ *   INPUT_SATURATED  >= 98% of cells above white_level [input_frames in a row]
+ *   INPUT_FROZEN     thumbnail and hf bit-identical to the previous frame's, on frozen_frames [3]
+ *                    consecutive frames (a live camera never repeats a frame exactly: sensor noise)
+ *   INPUT_NOISE      hf > noise_hf [input_frames in a row]
+ *   STATE_SATURATED  some tensor has > state_sat_max of its elements at |x| >= 0.99 bound
+ *                    [on: 8 of 10, off: <= 2 of 10]
+ *   DEPTH_MISALIGNED HR_HEALTH_EVENT_DEPTH_MISALIGNED on >= depth_miss_max [5] of the last 30
+ *                    frames [off: <= 1 of 30]
+ *   GOV_SHED         governor runs at reduced quality (between _GOV_SHED and _GOV_RESTORED)
+ *   NOT_SETTLING     RECALIBRATING timed out
+ * Input-side causes need hr_health_observe_input(); without it they never fire, stuck output is
+ * not judged and the motion allowance assumes input_mad = 0.02. */
+typedef enum hr_health_cause {
+  HR_HEALTH_CAUSE_NONFINITE        = 1u << 0,
+  HR_HEALTH_CAUSE_STATE_RUNAWAY    = 1u << 1,
+  HR_HEALTH_CAUSE_LOW_CONFIDENCE   = 1u << 2,
+  HR_HEALTH_CAUSE_INCONSISTENT     = 1u << 3,
+  HR_HEALTH_CAUSE_STUCK_OUTPUT     = 1u << 4,
+  HR_HEALTH_CAUSE_INPUT_BLACK      = 1u << 5,
+  HR_HEALTH_CAUSE_INPUT_SATURATED  = 1u << 6,
+  HR_HEALTH_CAUSE_INPUT_FROZEN     = 1u << 7,
+  HR_HEALTH_CAUSE_INPUT_NOISE      = 1u << 8,
+  HR_HEALTH_CAUSE_STATE_SATURATED  = 1u << 9,
+  HR_HEALTH_CAUSE_DEPTH_MISALIGNED = 1u << 10,
+  HR_HEALTH_CAUSE_GOV_SHED         = 1u << 11,
+  HR_HEALTH_CAUSE_NOT_SETTLING     = 1u << 12,
+} hr_health_cause;
+#define HR_HEALTH_N_CAUSES 13
+/* Short name of one cause bit ("nonfinite", "low-confidence", "input-black", ...); "unknown" for
+ * anything that is not exactly one known bit. Static strings. */
+const char *hr_health_cause_name(uint32_t cause_bit);
+
+/* Events reported by the caller (hr_health_note_event). STATE_RESET, REPLANNED, GOV_SUSPEND and
+ * GOV_RESUME change the state at once (callback included); SCENE_CUT, GOV_SHED, GOV_RESTORED and
+ * DEPTH_MISALIGNED are judged at the next hr_health_observe_output(), the frame they belong to. */
+typedef enum hr_health_event {
+  HR_HEALTH_EVENT_STATE_RESET = 1,  /* recurrent state zeroed (on request, scene cut, user) */
+  HR_HEALTH_EVENT_REPLANNED,        /* resolution / ratio changed (implies a state reset) */
+  HR_HEALTH_EVENT_SCENE_CUT,        /* hard cut on this frame: its consistency is not judged */
+  HR_HEALTH_EVENT_GOV_SUSPEND,      /* governor suspended inference -> SUSPENDED */
+  HR_HEALTH_EVENT_GOV_RESUME,       /* governor resumed -> RECALIBRATING */
+  HR_HEALTH_EVENT_GOV_SHED,         /* governor lowered quality (step down): cause GOV_SHED on */
+  HR_HEALTH_EVENT_GOV_RESTORED,     /* governor back at full quality: cause GOV_SHED off */
+  HR_HEALTH_EVENT_DEPTH_MISALIGNED, /* no depth frame within the alignment window for this frame */
+} hr_health_event;
+/* "state-reset", "replanned", ... ; "unknown". Static strings. */
+const char *hr_health_event_name(hr_health_event ev);
+
+#define HR_HEALTH_MAX_STATE 8        /* state tensors a monitor tracks (RVM has 4) */
+#define HR_HEALTH_REASON_LEN 192     /* bytes of a reason string, NUL included */
+
+/* The last frame's signals, for telemetry. -1 marks "not measured" on fields documented so. */
+typedef struct hr_health_signals {
+  int64_t frame;                 /* outputs observed since create / hr_health_reset, 1-based */
+  int64_t input_frame;           /* inputs observed */
+  int64_t ts_ns;                 /* timestamp of the last observed input frame (0 if none) */
+  /* input (thumbnail) */
+  float luma_mean;               /* 0..1; -1 = no input observed */
+  float dark_share;              /* share of cells below black_level */
+  float bright_share;            /* share of cells above white_level */
+  float input_mad;               /* mean |luma_t - luma_t-1| over cells, 0..1; -1 = no previous */
+  float hf;                      /* mean |adjacent pixel difference|, 0..1; -1 = not given */
+  int frozen_run;                /* consecutive frames whose thumbnail repeats the previous one */
+  /* output confidence */
+  float alpha_mean;              /* mean alpha (full pass when full_scan, else samples) */
+  float uncertain_share;         /* share of samples with band_lo < a < band_hi */
+  float entropy;                 /* mean binary entropy of samples, bits (0..1) */
+  float fg_share;                /* share of samples with a > 0.5 */
+  /* temporal consistency (-1 when there is no comparable previous frame) */
+  float alpha_mad;               /* mean |a_t - a_t-1| over samples */
+  float alpha_maxdiff;           /* max |a_t - a_t-1| over samples */
+  float mask_iou;                /* IoU of a > 0.5 masks; 1 when both (near) empty */
+  float mad_allow;               /* the allowance alpha_mad was judged against */
+  float iou_allow;               /* the floor mask_iou was judged against */
+  /* non-finite values */
+  int64_t alpha_nonfinite;       /* NaN/Inf count in alpha (samples only when !full_scan) */
+  int64_t state_nonfinite;       /* NaN/Inf count over all state tensors */
+  /* state statistics, per tensor (n_state of them) */
+  int n_state;
+  float state_rms[HR_HEALTH_MAX_STATE];
+  float state_drift[HR_HEALTH_MAX_STATE];  /* rms / running average - 1; 0 before the average exists */
+  float state_sat[HR_HEALTH_MAX_STATE];    /* share of elements at |x| >= 0.99 state_bound */
+  float state_maxabs[HR_HEALTH_MAX_STATE];
+  /* bookkeeping */
+  int sample_stride;             /* pixels between alpha samples, both directions */
+  int n_samples;                 /* alpha samples per frame */
+  int resets_in_window;          /* resets the monitor requested within fail_window_frames */
+  int depth_miss_30;             /* frames with DEPTH_MISALIGNED among the last 30 */
+  uint32_t flags;                /* hr_health_cause bits flagged on this frame (before sustain) */
+  double cost_us;                /* time spent in observe_input + observe_output for this frame */
+} hr_health_signals;
+
+/* The monitor's answer for one frame. reason is borrowed: valid until the next call on h. */
+typedef struct hr_health_verdict {
+  hr_health_state state;
+  hr_health_action action;       /* do this before the next push */
+  uint32_t causes;               /* hr_health_cause bits on now (after sustain / hysteresis) */
+  float confidence;              /* 0..1: 1 = crisp, consistent output from sane input; 0.5 = at a
+                                    degrade threshold; 0 = unusable (NaN, FAILED). Per frame, each of
+                                    uncertain share, mean |da| and 1 - IoU scores 1 up to a quarter of
+                                    its threshold, 0.5 at it, 0 at twice it; bad input, stuck output,
+                                    NaN or runaway score 0; the minimum is smoothed (EMA, 0.3). */
+  bool output_ok;                /* false: do not show this alpha (non-finite values, FAILED) */
+  bool changed;                  /* the state changed during this call */
+  int64_t frames_in_state;       /* observed outputs since the last transition */
+  const char *reason;            /* "healthy", "low confidence: 34% uncertain pixels for 12 frames" */
+  hr_health_signals signals;     /* copy of the last frame's signals */
+} hr_health_verdict;
+
+/* A transition, passed to the callback. Pointers are valid during the callback only. */
+typedef struct hr_health_transition {
+  hr_health_state from, to;
+  int64_t frame;                 /* signals.frame at the transition (0 before the first output) */
+  uint32_t causes;
+  const char *reason;
+} hr_health_transition;
+typedef void (*hr_health_callback)(const hr_health_transition *t, void *user);
+
+typedef struct hr_health_params {
+  /* thumbnail */
+  int thumb_width, thumb_height;   /* cells. Default 64 x 48; 8..256 each. */
+  /* alpha sampling */
+  int sample_stride;               /* pixels between samples; 0 = auto (smallest stride that keeps
+                                      at most max_samples). Default 0. */
+  int max_samples;                 /* Default 76800 (320 x 240). Buffers are sized for this. */
+  bool full_scan;                  /* NaN/Inf check and mean over every alpha pixel. Default true. */
+  /* state machine timing, in observed output frames */
+  int warmup_frames;               /* Default 10. */
+  int recover_frames;              /* DEGRADED -> HEALTHY after this many clean frames. Default 10. */
+  int settle_frames;               /* RECALIBRATING -> HEALTHY after this many consistent frames. Default 8. */
+  int settle_timeout_frames;       /* RECALIBRATING -> DEGRADED after this many. Default 90. */
+  int input_frames;                /* black / saturated / noise / stuck: frames in a row. Default 3. */
+  int frozen_frames;               /* consecutive repeated thumbnails for INPUT_FROZEN. Default 3. */
+  int fail_resets;                 /* resets allowed within the window; one more -> FAILED. Default 3. */
+  int fail_window_frames;          /* Default 300. */
+  /* output thresholds */
+  float band_lo, band_hi;          /* uncertain band, exclusive. Default 0.1, 0.9. */
+  float uncertain_max;             /* Default 0.20 (share of samples). */
+  float mad_base, mad_gain;        /* allowed mean |da| = base + gain x input_mad. Default 0.03, 1.5. */
+  float iou_base, iou_gain;        /* IoU floor = base - gain x input_mad (min 0.2). Default 0.75, 4.0. */
+  float stuck_eps;                 /* max |da| that counts as identical. Default 1e-6. */
+  float stuck_input_min;           /* input_mad that counts as a changing input. Default 0.004. */
+  /* input thresholds (luma 0..1) */
+  float black_level;               /* Default 0.06. */
+  float white_level;               /* Default 0.96. */
+  float noise_hf;                  /* Default 0.12. */
+  /* state */
+  float state_bound;               /* |x| bound of the state (RVM's ConvGRU: tanh, 1.0); 0 = none. Default 1.0. */
+  float state_sat_max;             /* Default 0.9. */
+  float runaway_factor;            /* RMS / running average that counts as runaway. Default 4.0. */
+  int depth_miss_max;              /* misaligned frames among the last 30. Default 5. */
+  const char *const *state_names;  /* optional names of the state tensors for reasons ("r1"...),
+                                      borrowed for the monitor's lifetime; NULL = "state[i]". */
+} hr_health_params;
+
+void hr_health_params_default(hr_health_params *p);
+
+/* Create a monitor for alpha mattes of alpha_w x alpha_h (the size sets the sample stride; another
+ * size later is accepted, treated as a replan, with a stride that fits the same buffers). Allocates
+ * everything the monitor will use. HR_EINVAL on bad params (message in err), HR_ENOMEM; *out is
+ * NULL on error. p may be NULL for defaults. */
+hr_status hr_health_create(const hr_health_params *p, int alpha_w, int alpha_h, hr_health **out,
+                           char *err, size_t err_len);
+/* NULL-safe. */
+void hr_health_destroy(hr_health *h);
+/* Back to WARMING_UP with no history (e.g. after the caller rebuilt a FAILED session). Keeps the
+ * callback. */
+void hr_health_reset(hr_health *h);
+
+/* Called synchronously from observe_output / note_event / reset on every state change. NULL to
+ * remove. */
+void hr_health_set_callback(hr_health *h, hr_health_callback cb, void *user);
+
+/* Observe one input frame: computes its thumbnail (hr_health_thumb_from_frame) into the monitor.
+ * HR_ENOTSUP for depth formats, HR_EINVAL for a bad frame (message in hr_health_last_error); the
+ * monitor is unchanged on error. */
+hr_status hr_health_observe_input(hr_health *h, const hr_frame *f);
+/* Same, from a thumbnail the caller computed: luma in [0,1], thumb_width x thumb_height of the
+ * params, row-major; hf < 0 if unknown (noise is then not judged). ts_ns may be 0. */
+hr_status hr_health_observe_thumb(hr_health *h, const float *luma, int tw, int th, float hf, int64_t ts_ns);
+
+/* Observe one frame's outputs and advance the state machine. alpha: width x height floats, row-major,
+ * read during the call only. state: n_state tensors (may be 0 / NULL), state_len[i] floats each.
+ * out (may be NULL) gets the verdict. HR_EINVAL on NULL alpha / bad sizes / n_state >
+ * HR_HEALTH_MAX_STATE (the monitor is unchanged). */
+hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, int height,
+                                   const float *const *state, const size_t *state_len, int n_state,
+                                   hr_health_verdict *out);
+
+/* Report an event. detail (may be NULL) is copied into the reason where it applies, e.g.
+ * "rung 2 of 4, 384x288". HR_EINVAL for unknown events. */
+hr_status hr_health_note_event(hr_health *h, hr_health_event ev, const char *detail);
+/* Map a session's HR_EVENT_* bits (hr_outputs.events) to note_event: STATE_RESET, REPLANNED,
+ * SCENE_CUT. */
+void hr_health_note_session_events(hr_health *h, uint32_t hr_event_bits);
+
+/* Current verdict without observing anything (action NONE, changed false). */
+void hr_health_get(const hr_health *h, hr_health_verdict *out);
+hr_health_state hr_health_get_state(const hr_health *h);
+/* Current reason, borrowed until the next call on h. */
+const char *hr_health_reason(const hr_health *h);
+/* Last error message ("" if none). */
+const char *hr_health_last_error(const hr_health *h);
+
+/* Luma thumbnail of a frame: tw x th cells in [0,1], each the mean of a 4x4 grid of points over the
+ * cell (Rec.601 weights for RGB; the Y plane for NV12/I420, video range expanded). hf (may be
+ * NULL) gets the mean |luma(x+1,y) - luma(x,y)| over the same points. Supports RGB24, BGRA, GRAY8,
+ * RGBF32, NV12 and I420 (full and video range); HR_ENOTSUP for depth, HR_EINVAL for a bad frame or
+ * tw/th outside 1..256. Reads 2 x 16 x tw x th pixels; no allocation. */
+hr_status hr_health_thumb_from_frame(const hr_frame *f, float *luma, int tw, int th, float *hf);
+
+/* ---------------------------------------------------------------------------------------------
+ * Fault injection, for tests and demos (headroom run --inject SPEC).
+ *
+ * SPEC is a comma-separated list of KIND@FRAME[:LEN]: fault KIND is active on frames
+ * FRAME .. FRAME+LEN-1 (LEN default 1, >= 1), frame indices 0-based as the caller counts them.
+ * Kinds:
+ *   nan-state        write NaN into a state tensor (hr_fault_apply_state)
+ *   freeze-input     the input repeats the frame before the fault (hr_fault_apply_input)
+ *   black-input      the input is black
+ *   white-input      the input is saturated white
+ *   noise-input      the input is uniform noise (xorshift, fixed seed: reproducible)
+ *   stuck-output     the caller keeps returning the alpha of the frame before the fault
+ *                    (hr_fault_apply_output)
+ *   memory-pressure  the caller's governor sees pressure: it is only reported by hr_fault_active,
+ *                    what it means is the governor's business (e.g. a tightened ceiling)
+ * Example: "black-input@60:20,nan-state@120,stuck-output@150:10".
+ * ------------------------------------------------------------------------------------------- */
+typedef enum hr_fault_kind {
+  HR_FAULT_NONE = 0,
+  HR_FAULT_NAN_STATE,
+  HR_FAULT_FREEZE_INPUT,
+  HR_FAULT_BLACK_INPUT,
+  HR_FAULT_WHITE_INPUT,
+  HR_FAULT_NOISE_INPUT,
+  HR_FAULT_STUCK_OUTPUT,
+  HR_FAULT_MEMORY_PRESSURE,
+  HR_FAULT_N_KINDS
+} hr_fault_kind;
+#define HR_FAULT_BIT(kind) (1u << (kind))
+#define HR_FAULT_MAX 16    /* entries in one spec */
+
+typedef struct hr_fault_spec {
+  hr_fault_kind kind;
+  int64_t frame;           /* first frame */
+  int64_t len;             /* frames, >= 1 */
+} hr_fault_spec;
+
+/* "nan-state", ...; "none" / "unknown". Static strings. */
+const char *hr_fault_kind_name(hr_fault_kind k);
+/* Parse SPEC into out[0..*n). Pure, no allocation. HR_EINVAL with a one-line message naming the
+ * offending entry and listing the kinds; *n and out untouched on error. HR_ERANGE for more than max
+ * entries. */
+hr_status hr_fault_parse(const char *spec, hr_fault_spec *out, int max, int *n, char *err, size_t err_len);
+
+typedef struct hr_fault_injector hr_fault_injector;
+/* Parse SPEC and create an injector; seed drives noise-input. Allocates the small object only; the
+ * copies that freeze-input and stuck-output replay are allocated on the frame before such a fault
+ * starts (once per fault, when the held size grows), never otherwise. */
+hr_status hr_fault_create(const char *spec, uint64_t seed, hr_fault_injector **out, char *err, size_t err_len);
+void hr_fault_destroy(hr_fault_injector *inj);   /* NULL-safe */
+/* HR_FAULT_BIT(kind) bits of the faults active at frame. 0 for NULL inj. */
+uint32_t hr_fault_active(const hr_fault_injector *inj, int64_t frame);
+/* Human-readable list of the faults active at frame ("black-input, nan-state") into buf; "" when
+ * none. Returns buf. */
+const char *hr_fault_describe(const hr_fault_injector *inj, int64_t frame, char *buf, size_t len);
+/* Apply the input-side faults of frame to f, writing through f->planes (the caller's buffer must be
+ * writable and stay the same format and size while a freeze replays). Call once per frame, in order,
+ * also on frames without faults (it keeps the frame a freeze will replay). Priority when several
+ * are active: freeze, black, white, noise. HR_ENOMEM if the held copy cannot be allocated (the
+ * frame is left as it was). */
+hr_status hr_fault_apply_input(hr_fault_injector *inj, int64_t frame, hr_frame *f);
+/* Output side: returns the alpha the caller should use for frame: the held copy while stuck-output
+ * is active, else alpha itself. Call once per frame, in order. Returns alpha on allocation failure
+ * (and the fault then does nothing). */
+const float *hr_fault_apply_output(hr_fault_injector *inj, int64_t frame, const float *alpha, int w, int h);
+/* State side: while nan-state is active, writes NaN into every 64th element (from 0) of tensor
+ * (frame mod n_state). Returns the tensor index written, or -1 if none. */
+int hr_fault_apply_state(const hr_fault_injector *inj, int64_t frame, float *const *state,
+                         const size_t *state_len, int n_state);
+
+#ifdef __cplusplus
+}
+#endif
 #endif
