@@ -103,6 +103,9 @@ typedef struct hr_outputs {
   int64_t ts_ns;               /* timestamp of the frame these outputs belong to */
   int64_t frame_index;         /* frames pushed since create (counts dropped-by-caller frames not) */
   uint32_t events;             /* HR_EVENT_* bits raised by this frame */
+  double ingest_ms;            /* time spent converting / resampling the frame into the model input */
+  double infer_ms;             /* time spent running the model */
+  int64_t bytes_copied;        /* bytes the library copied for this frame (0 when read in place) */
 } hr_outputs;
 
 enum {
@@ -127,6 +130,10 @@ size_t hr_session_state_size(const hr_session *s);
 hr_status hr_session_state_save(const hr_session *s, void *buf, size_t len, size_t *written);
 hr_status hr_session_state_load(hr_session *s, const void *buf, size_t len);
 
+/* Read-only views of the recurrent state tensors (for health monitoring): up to max tensors,
+ * ptrs[i] valid until the next replan / destroy, lens[i] in floats. Returns the number of tensors. */
+int hr_session_state_views(const hr_session *s, const float **ptrs, size_t *lens, int max);
+
 /* Last error message for this session ("" if none). Owned by the session. */
 const char *hr_session_last_error(const hr_session *s);
 
@@ -139,6 +146,9 @@ typedef struct hr_plan_info {
   int64_t arena_bytes;         /* activations, liveness-planned */
   int64_t state_bytes;         /* recurrent state (per session) */
   int64_t io_bytes;            /* input tensor + output buffers (per session) */
+  int64_t kernel_bytes;        /* kernels' own memory (per session): XNNPACK packed weights and
+                                  indirection buffers, resize tables. hr_model_plan estimates it;
+                                  hr_session_get_plan reports what was actually allocated. */
   int64_t total_bytes;         /* all of the above */
   int n_ops;                   /* ops run per frame */
   double gflop;                /* floating-point work per frame, 1e9 FLOP (multiply-add = 2) */

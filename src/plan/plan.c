@@ -243,6 +243,65 @@ static hr_status plan_arena(hr__plan *p) {
   return HR_OK;
 }
 
+/* What XNNPACK (2022) will allocate for the plan's ops: packed weights (output channels rounded to
+ * the 16-wide AVX-512 tile, bias included), indirection buffers of indirect GEMM convolutions (one
+ * pointer per output pixel and tap), depthwise indirection (per output row: taps plus the row's
+ * columns x stride x kernel height), resize tables (4 pointers + 2 weights per output pixel). */
+static int64_t ru16(int64_t x) { return (x + 15) & ~(int64_t)15; }
+static int64_t estimate_kernel_bytes(const hr__plan *p) {
+  int64_t total = 0;
+  for (int i = 0; i < p->n_rops; i++) {
+    const hr__rop *r = &p->rops[i];
+    const hr__attrs *a = r->node ? &r->node->a : &r->syn.a;
+    const hr__tensor *o = &p->vals[r->out[0]].t;
+    switch (r->op) {
+      case HR_OP_CONV2D: case HR_OP_FUSED_CONV2D: {
+        const hr__tensor *w = &p->vals[r->in[1]].t;
+        int64_t kh = w->dims[0], kw = w->dims[1], c = w->dims[2], oc = w->dims[3];
+        total += ru16(oc) * (kh * kw * c + 1) * 4;
+        int pad = a->padding != HR_PAD_VALID &&
+                  (a->padding == HR_PAD_SAME ? (kh > 1 || kw > 1) : (a->explicit_pad[2] | a->explicit_pad[3] | a->explicit_pad[4] | a->explicit_pad[5]) != 0);
+        if (kh * kw > 1 || a->strides[1] > 1 || a->strides[2] > 1 || pad)
+          total += (o->dims[1] * o->dims[2] + 16) * kh * kw * 8;
+        break;
+      }
+      case HR_OP_DWCONV: case HR_OP_FUSED_DWCONV: {
+        const hr__tensor *w = &p->vals[r->in[1]].t;
+        int64_t kh = w->dims[0], kw = w->dims[1], ch = w->dims[2] * w->dims[3];
+        if ((kh == 1 || kw == 1) && w->dims[3] == 1 && a->strides[1] == 1 && a->strides[2] == 1 && a->dilations[1] == 1 &&
+            a->dilations[2] == 1)
+          break; /* our 1-D depthwise kernel: no packing, no indirection */
+        total += ru16(ch) * (kh * kw + 1) * 4;
+        int64_t sw = a->dilations[2] > 1 ? kw : (a->strides[2] < kw ? a->strides[2] : kw);
+        total += o->dims[1] * (kh * kw + (o->dims[2] - 1) * sw * kh) * 8;
+        break;
+      }
+      case HR_OP_DECONV2D: {
+        const hr__tensor *w = &p->vals[r->in[1]].t;
+        total += ru16(w->dims[2]) * (w->dims[0] * w->dims[1] * w->dims[3] + 1) * 4;
+        total += o->dims[1] * o->dims[2] * 8 * 2;
+        break;
+      }
+      case HR_OP_MATMUL: {
+        const hr__tensor *w = &p->vals[r->in[1]].t;
+        total += ru16(w->dims[1]) * (w->dims[0] + 1) * 4;
+        break;
+      }
+      case HR_OP_RESIZE_BILINEAR: /* our kernel: a column table */
+        total += a->half_pixel && !a->align_corners ? o->dims[2] * 12 : o->dims[1] * o->dims[2] * (4 * 8 + 2 * 4);
+        break;
+      case HR_OP_FGF_TAIL:
+        total += o->dims[2] * 12 + o->dims[1] * 12 + 64 * 1024;
+        break;
+      case HR_OP_SRC_RESIZE:
+        total += o->dims[2] * 40 + o->dims[1] * 12;
+        break;
+      default: break;
+    }
+  }
+  return total;
+}
+
 hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, unsigned flags,
                          hr__plan **out, char *err, size_t err_len) {
   *out = NULL;
@@ -319,6 +378,7 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
   if (!st) st = plan_arena(p);
   if (!st) {
     for (int r = 0; r < p->n_rops; r++) p->flops += p->rops[r].flops;
+    p->kernel_bytes_est = flags & HR__PLAN_NO_LOWER ? 0 : estimate_kernel_bytes(p);
     p->proc_w = width; p->proc_h = height;
     if (p->n_state > 0) {
       hr__val *r1 = &p->vals[p->state_val[0]];

@@ -47,6 +47,7 @@ typedef struct hr__plan {
   int alpha_val, fgr_val;  /* value ids of outputs */
   int src_val;
   double flops;
+  int64_t kernel_bytes_est;  /* estimate of kernels' own memory (XNNPACK packing, indirection) */
   int n_const_alloc;
   void **const_alloc;      /* folded constants, owned by the plan */
   char err[512];

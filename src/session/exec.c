@@ -10,13 +10,14 @@
 #include "graph/ops.h"
 #include "session/kernels.h"
 
-typedef enum { K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE } kkind;
+typedef enum { K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE } kkind;
 typedef enum { X_CONV, X_DECONV, X_BINARY, X_UNARY, X_RESIZE, X_GAP, X_FC, X_AVGPOOL } xkind;
 
 typedef struct kern {
   kkind kind;
   hr__fgf fgf;              /* K_FGF tables */
   hr__ingest_plan ing;      /* K_SRC_RESIZE: frame -> processing size */
+  hr__resize rs;            /* K_RESIZE column taps */
   pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
   xkind xk;
   xnn_operator_t op;
@@ -259,6 +260,8 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   ex->k = calloc((size_t)ex->n + 1, sizeof *ex->k);
   if (!ex->k) { free(ex); return HR_ENOMEM; }
   hr_status st = HR_OK;
+  s->kernel_bytes = 0;
+  hr__xnn_account_begin(&s->kernel_bytes);
   for (int i = 0; i < ex->n && !st; i++) {
     const hr__rop *r = &s->plan->rops[i];
     kern *k = &ex->k[i];
@@ -280,6 +283,17 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       continue;
     }
     if (s->p.backend == HR_BACKEND_XNNPACK) {
+      const hr__attrs *ra = r->node ? &r->node->a : &r->syn.a;
+      if ((r->op == HR_OP_DWCONV || r->op == HR_OP_FUSED_DWCONV) && is_const(s, r->in[1])) {
+        const hr__tensor *w = &s->plan->vals[r->in[1]].t;
+        if ((w->dims[0] == 1 || w->dims[1] == 1) && w->dims[3] == 1 && ra->strides[1] == 1 && ra->strides[2] == 1 &&
+            ra->dilations[1] == 1 && ra->dilations[2] == 1) { k->kind = K_DW1D; continue; }
+      }
+      if (r->op == HR_OP_RESIZE_BILINEAR && ra->half_pixel && !ra->align_corners) {
+        k->kind = K_RESIZE;
+        st = hr__resize_init(&k->rs, (int)s->plan->vals[r->in[0]].t.dims[2], (int)s->plan->vals[r->out[0]].t.dims[2]);
+        continue;
+      }
       if (create_xnn(s, r, k, &st)) {
         /* inputs that are the caller's frame are bound at the first push (the pointer changes) */
         if (!k->reads_src) st = setup_xnn(s, r, k);
@@ -299,6 +313,9 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       k->kind = K_REF;
     }
   }
+  hr__xnn_account_end();
+  for (int i = 0; i < ex->n; i++)
+    s->kernel_bytes += (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
   *out = ex;
   return HR_OK;
@@ -310,6 +327,7 @@ void hr__exec_destroy(hr__exec *ex) {
     if (ex->k[i].op) xnn_delete_operator(ex->k[i].op);
     hr__fgf_free(&ex->k[i].fgf);
     hr__ingest_plan_free(&ex->k[i].ing);
+    hr__resize_free(&ex->k[i].rs);
   }
   free(ex->k);
   free(ex);
@@ -353,6 +371,12 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
             break;
           case K_TANH: hr__k_tanh(in[0].data, out[0].data, hr__numel(&out[0])); break;
           case K_FGF: hr__k_fgf_tail(s, &k->fgf, r, inp, out, r->n_out); break;
+          case K_DW1D: {
+            const hr__attrs *ra = r->node ? &r->node->a : &r->syn.a;
+            hr__k_dw1d(k->pool, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0]);
+            break;
+          }
+          case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0]); break;
           case K_SRC_RESIZE: hr__ingest_resample_rgbf(&k->ing, &s->cur, out[0].data, out[0].dims[2] * 3); break;
           default: hr__op_exec_ref(r->node ? r->node : &r->syn, inp, r->n_in, out, r->n_out); break;
         }
@@ -363,7 +387,7 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
 
 const char *hr__session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
-  static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize"};
+  static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kn[s->ex->k[i].kind],

@@ -1,11 +1,49 @@
 /* Data-movement kernels (contiguous block copies), tanh, and the fused guided-filter tail. */
 #include <math.h>
 #include <string.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <stdint.h>
+#include <xnnpack.h>
 #include "session/kernels.h"
+#include "graph/ops.h"
 
-const struct xnn_allocator *hr__xnn_allocator(void) { return NULL; /* XNNPACK's default (malloc family) */ }
+/* XNNPACK allocates packed weights at operator create and indirection buffers at setup. Its memory
+ * goes through this allocator so a session can say how much it owns: the bytes live at the end of
+ * hr__exec_create are charged to the session being created (thread-local account). */
+static _Thread_local int64_t *xnn_account;
+static _Atomic int64_t xnn_live_total;
+
+static void account(void *p, int sign) {
+  if (!p) return;
+  int64_t n = (int64_t)malloc_usable_size(p) * sign;
+  xnn_live_total += n;
+  if (xnn_account) *xnn_account += n;
+}
+static void *xa_alloc(void *ctx, size_t n) { (void)ctx; void *p = malloc(n); account(p, 1); return p; }
+static void *xa_realloc(void *ctx, void *p, size_t n) {
+  (void)ctx;
+  account(p, -1);
+  void *q = realloc(p, n);
+  account(q ? q : p, 1);
+  return q;
+}
+static void xa_free(void *ctx, void *p) { (void)ctx; account(p, -1); free(p); }
+static void *xa_aligned(void *ctx, size_t align, size_t n) {
+  (void)ctx;
+  void *p = NULL;
+  if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, n)) return NULL;
+  account(p, 1);
+  return p;
+}
+static void xa_aligned_free(void *ctx, void *p) { (void)ctx; account(p, -1); free(p); }
+
+static const struct xnn_allocator xnn_alloc = {NULL, xa_alloc, xa_realloc, xa_free, xa_aligned, xa_aligned_free};
+
+const struct xnn_allocator *hr__xnn_allocator(void) { return &xnn_alloc; }
+void hr__xnn_account_begin(int64_t *acc) { xnn_account = acc; }
+void hr__xnn_account_end(void) { xnn_account = NULL; }
+int64_t hr__xnn_live_bytes(void) { return xnn_live_total; }
 
 static int norm_axis(int a, int rank) { return a < 0 ? a + rank : a; }
 
@@ -182,4 +220,100 @@ void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr_
   fgf_job j = {g, &s->cur, in[0]->data, in[1]->data, out[0].data, n_out > 1 ? out[1].data : NULL, r->syn.a.keep_dims};
   if (s->pool && g->chunks > 1) pthreadpool_parallelize_1d(s->pool, fgf_chunk, &j, (size_t)g->chunks, 0);
   else for (int c = 0; c < g->chunks; c++) fgf_chunk(&j, (size_t)c);
+}
+
+/* ---- 1-D depthwise (box filters) ---- */
+typedef struct dw1d_job {
+  const hr__attrs *a; const hr__tensor *x, *w, *b; hr__tensor *o; int pt, pl; float lo, hi;
+} dw1d_job;
+
+static void dw1d_row(void *ctx, size_t oy) {
+  const dw1d_job *j = ctx;
+  int64_t H = j->x->dims[1], W = j->x->dims[2], C = j->x->dims[3], OW = j->o->dims[2];
+  int KH = (int)j->w->dims[0], KW = (int)j->w->dims[1];
+  const float *X = j->x->data, *Wt = j->w->data, *B = j->b ? j->b->data : NULL;
+  float *O = (float *)j->o->data + (int64_t)oy * OW * C;
+  for (int64_t ox = 0; ox < OW; ox++) {
+    float *op = O + ox * C;
+    for (int64_t c = 0; c < C; c++) op[c] = B ? B[c] : 0.f;
+    for (int ky = 0; ky < KH; ky++) {
+      int64_t iy = (int64_t)oy - j->pt + ky;
+      if (iy < 0 || iy >= H) continue;
+      for (int kx = 0; kx < KW; kx++) {
+        int64_t ix = ox - j->pl + kx;
+        if (ix < 0 || ix >= W) continue;
+        const float *xp = X + (iy * W + ix) * C, *wp = Wt + ((int64_t)ky * KW + kx) * C;
+        for (int64_t c = 0; c < C; c++) op[c] += xp[c] * wp[c];
+      }
+    }
+    for (int64_t c = 0; c < C; c++) { float v = op[c]; op[c] = v < j->lo ? j->lo : v > j->hi ? j->hi : v; }
+  }
+}
+
+void hr__k_dw1d(pthreadpool_t pool, const hr__attrs *a, const hr__tensor *x, const hr__tensor *w, const hr__tensor *bias,
+                hr__tensor *o) {
+  dw1d_job j = {a, x, w, bias, o, 0, 0, -INFINITY, INFINITY};
+  int64_t t;
+  hr__conv_geom(a->padding, a->explicit_pad + 2, x->dims[1], (int)w->dims[0], 1, 1, &t, &j.pt);
+  hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], (int)w->dims[1], 1, 1, &t, &j.pl);
+  if (a->act == HR_ACT_RELU) j.lo = 0;
+  else if (a->act == HR_ACT_RELU6) { j.lo = 0; j.hi = 6; }
+  if (pool) pthreadpool_parallelize_1d(pool, dw1d_row, &j, (size_t)o->dims[1], 0);
+  else for (int64_t y = 0; y < o->dims[1]; y++) dw1d_row(&j, (size_t)y);
+}
+
+/* ---- bilinear resize ---- */
+hr_status hr__resize_init(hr__resize *r, int in_w, int out_w) {
+  memset(r, 0, sizeof *r);
+  r->x0 = malloc(sizeof(int32_t) * (size_t)out_w * 2 + sizeof(float) * (size_t)out_w);
+  if (!r->x0) return HR_ENOMEM;
+  r->x1 = r->x0 + out_w;
+  r->fx = (float *)(r->x1 + out_w);
+  r->ow = out_w;
+  float sx = (float)in_w / (float)out_w;
+  for (int x = 0; x < out_w; x++) {
+    float f = ((float)x + 0.5f) * sx - 0.5f, fl = floorf(f);
+    int a = fl < 0 ? 0 : (int)fl, b = (int)ceilf(f);
+    if (b > in_w - 1) b = in_w - 1;
+    if (b < 0) b = 0;
+    r->x0[x] = a; r->x1[x] = b; r->fx[x] = f - fl;
+  }
+  return HR_OK;
+}
+void hr__resize_free(hr__resize *r) { free(r->x0); memset(r, 0, sizeof *r); }
+
+typedef struct resize_job { const hr__resize *r; const hr__tensor *x; hr__tensor *o; float sy; } resize_job;
+
+static void resize_row(void *ctx, size_t oy) {
+  const resize_job *j = ctx;
+  int64_t H = j->x->dims[1], W = j->x->dims[2], C = j->x->dims[3], OW = j->o->dims[2];
+  float f = ((float)oy + 0.5f) * j->sy - 0.5f, fl = floorf(f);
+  int64_t y0 = fl < 0 ? 0 : (int64_t)fl, y1 = (int64_t)ceilf(f);
+  if (y1 > H - 1) y1 = H - 1;
+  if (y1 < 0) y1 = 0;
+  float ly = f - fl;
+  const float *r0 = (const float *)j->x->data + y0 * W * C, *r1 = (const float *)j->x->data + y1 * W * C;
+  float *op = (float *)j->o->data + (int64_t)oy * OW * C;
+  for (int64_t ox = 0; ox < OW; ox++, op += C) {
+    const float *p00 = r0 + (int64_t)j->r->x0[ox] * C, *p01 = r0 + (int64_t)j->r->x1[ox] * C;
+    const float *p10 = r1 + (int64_t)j->r->x0[ox] * C, *p11 = r1 + (int64_t)j->r->x1[ox] * C;
+    float lx = j->r->fx[ox];
+    for (int64_t c = 0; c < C; c++) {
+      float top = p00[c] + (p01[c] - p00[c]) * lx;
+      float bot = p10[c] + (p11[c] - p10[c]) * lx;
+      op[c] = top + (bot - top) * ly;
+    }
+  }
+}
+
+void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o) {
+  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1]};
+  for (int64_t b = 0; b < x->dims[0]; b++) {
+    hr__tensor xb = *x, ob = *o;
+    xb.data = (float *)x->data + b * x->dims[1] * x->dims[2] * x->dims[3];
+    ob.data = (float *)o->data + b * o->dims[1] * o->dims[2] * o->dims[3];
+    j.x = &xb; j.o = &ob;
+    if (pool) pthreadpool_parallelize_1d(pool, resize_row, &j, (size_t)o->dims[1], 0);
+    else for (int64_t y = 0; y < o->dims[1]; y++) resize_row(&j, (size_t)y);
+  }
 }

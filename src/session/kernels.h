@@ -5,6 +5,10 @@
 
 struct xnn_allocator;
 const struct xnn_allocator *hr__xnn_allocator(void);
+/* Charge XNNPACK allocations made by this thread to *acc until _end (bytes, net of frees). */
+void hr__xnn_account_begin(int64_t *acc);
+void hr__xnn_account_end(void);
+int64_t hr__xnn_live_bytes(void);
 
 void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out);
 void hr__k_split(const hr__tensor *in, int axis, hr__tensor *out, int n);
@@ -25,4 +29,14 @@ typedef struct hr__fgf {
 hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks, int want_fgr);
 void hr__fgf_free(hr__fgf *g);
 void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out, int n_out);
+/* Depthwise conv with a 1-D kernel (KHx1 or 1xKW), multiplier 1, stride 1, no dilation, any zero
+ * padding: direct loops, no indirection buffer (RVM's box filters). Rows split over the pool. */
+void hr__k_dw1d(pthreadpool_t pool, const hr__attrs *a, const hr__tensor *x, const hr__tensor *w, const hr__tensor *bias,
+                hr__tensor *o);
+/* TF ResizeBilinear, half-pixel centres, NHWC float: per-column taps from a table made at create
+ * (12 bytes per output column), rows computed on the fly. */
+typedef struct hr__resize { int32_t *x0, *x1; float *fx; int ow; } hr__resize;
+hr_status hr__resize_init(hr__resize *r, int in_w, int out_w);
+void hr__resize_free(hr__resize *r);
+void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o);
 #endif

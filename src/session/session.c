@@ -28,6 +28,19 @@ void hr_session_params_default(hr_session_params *p) {
 
 const char *hr_session_last_error(const hr_session *s) { return s ? s->err : ""; }
 
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+int hr_session_state_views(const hr_session *s, const float **ptrs, size_t *lens, int max) {
+  if (!s || !s->plan) return 0;
+  int n = s->plan->n_state < max ? s->plan->n_state : max;
+  for (int k = 0; k < n; k++) { ptrs[k] = s->state[k]; lens[k] = (size_t)(s->plan->state_bytes[k] / 4); }
+  return n;
+}
+
 /* Auto ratio: processing side about 512 px, as RVM's authors recommend per resolution. */
 static float auto_ratio(int w, int h) {
   int side = w > h ? w : h;
@@ -182,6 +195,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   hr__plan *p = s->plan;
   int w = p->width, h = p->height;
   s->bytes_copied = 0;
+  double t_start = now_ms();
   /* input: read in place when the frame already is the model's float input, else convert once */
   int virt = p->vals[p->src_val].src_virtual;
   if (f->width == w && f->height == h && (virt || hr__ingest_borrow_rgbf(f, w, h))) {
@@ -207,6 +221,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
     hr_frame wf = {.fmt = HR_PIX_RGBF32, .width = w, .height = h, .planes = {s->src_buf}, .strides = {(ptrdiff_t)w * 12}, .ts_ns = f->ts_ns};
     s->cur = wf;
   }
+  double t_ingest = now_ms();
   uint32_t ev = s->pending_events;
   s->pending_events = 0;
   if (s->p.scene_cut_reset && p->n_state > 0 && scene_cut(s, &s->cur)) {
@@ -240,6 +255,9 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   if (p->fgr_val >= 0) out->fgr = hr__plan_view(p, p->fgr_val, s->arena, s->state, s->src_ptr).data;
   s->cur.planes[0] = NULL; /* the caller's frame is not kept */
   out->ts_ns = f->ts_ns;
+  out->ingest_ms = t_ingest - t_start;
+  out->infer_ms = now_ms() - t_ingest;
+  out->bytes_copied = s->bytes_copied;
   out->frame_index = s->frame_index++;
   out->events = ev;
   return HR_OK;
@@ -255,7 +273,8 @@ void hr_session_get_plan(const hr_session *s, hr_plan_info *info) {
   info->arena_bytes = p->arena_bytes;
   for (int k = 0; k < p->n_state; k++) info->state_bytes += p->state_bytes[k];
   info->io_bytes = (s->src_buf ? (int64_t)p->width * p->height * 12 : 0) + (s->alpha_buf ? (int64_t)p->width * p->height * 4 : 0);
-  info->total_bytes = info->weight_bytes + info->arena_bytes + info->state_bytes + info->io_bytes;
+  info->kernel_bytes = s->ex ? s->kernel_bytes : p->kernel_bytes_est;
+  info->total_bytes = info->weight_bytes + info->arena_bytes + info->state_bytes + info->io_bytes + info->kernel_bytes;
   info->n_ops = p->n_rops;
   info->gflop = p->flops / 1e9;
 }

@@ -27,6 +27,7 @@ struct hr_session {
   hr__ingest_plan ing;          /* frame size -> model input size resampling tables */
   hr_frame cur;                 /* the frame being pushed (caller's, or a view of src_buf); planes NULL between pushes */
   float *row_scratch;           /* one input row as float RGB (scene-cut detector) */
+  int64_t kernel_bytes;        /* measured: XNNPACK packed weights + indirection + our kernels' tables */
   int64_t bytes_copied;        /* bytes copied by the library for the last frame (inputs converted) */
   char err[512];
 };

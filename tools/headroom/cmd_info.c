@@ -57,9 +57,9 @@ int cmd_plan(int argc, char **argv) {
   if (st) { fprintf(stderr, "headroom plan: %s\n", err); hr_model_destroy(m); return 1; }
   if (json) {
     printf("{\"width\":%d,\"height\":%d,\"proc_width\":%d,\"proc_height\":%d,\"ratio\":%g,\"weight_bytes\":%lld,"
-           "\"arena_bytes\":%lld,\"state_bytes\":%lld,\"io_bytes\":%lld,\"total_bytes\":%lld,\"ops\":%d,\"gflop\":%.3f}\n",
+           "\"arena_bytes\":%lld,\"state_bytes\":%lld,\"io_bytes\":%lld,\"kernel_bytes\":%lld,\"total_bytes\":%lld,\"ops\":%d,\"gflop\":%.3f}\n",
            pi.width, pi.height, pi.proc_width, pi.proc_height, pi.downsample_ratio, (long long)pi.weight_bytes,
-           (long long)pi.arena_bytes, (long long)pi.state_bytes, (long long)pi.io_bytes, (long long)pi.total_bytes,
+           (long long)pi.arena_bytes, (long long)pi.state_bytes, (long long)pi.io_bytes, (long long)pi.kernel_bytes, (long long)pi.total_bytes,
            pi.n_ops, pi.gflop);
   } else {
     printf("input        %dx%d, ratio %g -> processing %dx%d\n", pi.width, pi.height, pi.downsample_ratio, pi.proc_width, pi.proc_height);
@@ -67,6 +67,7 @@ int cmd_plan(int argc, char **argv) {
     printf("arena        %8.2f MB (activations, liveness-planned)\n", pi.arena_bytes / 1e6);
     printf("state        %8.2f MB (recurrent, per session)\n", pi.state_bytes / 1e6);
     printf("io           %8.2f MB (input tensor / output buffers, per session)\n", pi.io_bytes / 1e6);
+    printf("kernels      %8.2f MB (XNNPACK packed weights + indirection buffers, per session; estimated)\n", pi.kernel_bytes / 1e6);
     printf("total        %8.2f MB\n", pi.total_bytes / 1e6);
     printf("ops/frame    %d, %.2f GFLOP\n", pi.n_ops, pi.gflop);
   }

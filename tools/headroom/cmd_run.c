@@ -15,7 +15,7 @@
 #include "run_hooks.h"
 #include "session/session_impl.h"
 
-#define POOL 8          /* source frames kept valid at once */
+#define POOL 4          /* source frames kept valid at once (capture back-pressure protects the held one) */
 #define MAX_RUNGS 6
 
 typedef struct run_opts {
