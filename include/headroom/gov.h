@@ -274,9 +274,12 @@ typedef struct hr_ballast hr_ballast;
 typedef struct hr_ballast_params {
   double rate_mb_s;        /* growth in MB per second, >= 0 */
   uint64_t max_mb;         /* stop growing here; default (when parsed without ":MAX") 65536 */
+  double hold_s;           /* after reaching max, hold this long, then release everything (the
+                              host app freed its memory: the recovery half of a pressure test);
+                              0 = hold forever (default) */
 } hr_ballast_params;
 
-/* Parse "RATE[:MAX]" (MB/s, MB), e.g. "50:300", "12.5". HR_EINVAL with a message on error. */
+/* Parse "RATE[:MAX[:HOLD_S]]" (MB/s, MB, s), e.g. "50:300", "12.5", "50:250:10". HR_EINVAL with a message on error. */
 hr_status hr_ballast_parse(const char *s, hr_ballast_params *out, char *err, size_t err_len);
 /* Allocates only the chunk table (max_mb pointers). */
 hr_status hr_ballast_create(const hr_ballast_params *p, hr_ballast **out);

@@ -18,6 +18,7 @@ struct hr_ballast {
   hr_ballast_params p;
   void **chunks;   /* p.max_mb slots */
   uint64_t n;      /* chunks mapped */
+  int released;    /* hold time over: everything given back, no more growth */
 };
 
 hr_status hr_ballast_parse(const char *s, hr_ballast_params *out, char *err, size_t err_len) {
@@ -32,12 +33,24 @@ hr_status hr_ballast_parse(const char *s, hr_ballast_params *out, char *err, siz
     return HR_EINVAL;
   }
   uint64_t max = DEFAULT_MAX_MB;
+  out->hold_s = 0;
   if (*end == ':') {
     const char *m = end + 1;
     char *e2;
     errno = 0;
     unsigned long long v = strtoull(m, &e2, 10);
-    if (e2 == m || *e2 || errno || *m == '-' || v == 0 || v > ((uint64_t)1 << 24)) {
+    double hold = 0;
+    int has_hold = *e2 == ':';
+    if (has_hold) {
+      char *e3;
+      hold = strtod(e2 + 1, &e3);
+      if (e3 == e2 + 1 || *e3 || !isfinite(hold) || hold < 0) {
+        if (err && err_len) snprintf(err, err_len, "ballast '%s': HOLD must be seconds >= 0", s);
+        return HR_EINVAL;
+      }
+    }
+    out->hold_s = hold;
+    if (e2 == m || (*e2 && !has_hold) || errno || *m == '-' || v == 0 || v > ((uint64_t)1 << 24)) {
       if (err && err_len)
         snprintf(err, err_len, "ballast '%s': MAX must be a whole number of MB, 1..16777216", s);
       return HR_EINVAL;
@@ -67,6 +80,12 @@ hr_status hr_ballast_tick(hr_ballast *b, double elapsed_s) {
   if (!(elapsed_s > 0)) return HR_OK;
   double want_d = floor(b->p.rate_mb_s * elapsed_s);
   uint64_t want = want_d >= (double)b->p.max_mb ? b->p.max_mb : (uint64_t)want_d;
+  if (b->p.hold_s > 0 && b->p.rate_mb_s > 0 && elapsed_s > (double)b->p.max_mb / b->p.rate_mb_s + b->p.hold_s) {
+    while (b->n > 0) munmap(b->chunks[--b->n], CHUNK); /* the host app let go */
+    b->released = 1;
+    return HR_OK;
+  }
+  if (b->released) return HR_OK;
   while (b->n < want) {
     void *c = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (c == MAP_FAILED) return HR_ENOMEM;

@@ -231,8 +231,9 @@ static void test_ballast_parse(void) {
   char err[200];
   CHECK(hr_ballast_parse("50:300", &bp, err, sizeof err) == HR_OK && bp.rate_mb_s == 50 && bp.max_mb == 300);
   CHECK(hr_ballast_parse("12.5", &bp, err, sizeof err) == HR_OK && bp.rate_mb_s == 12.5 && bp.max_mb == 65536);
-  CHECK(hr_ballast_parse("0:10", &bp, err, sizeof err) == HR_OK && bp.rate_mb_s == 0 && bp.max_mb == 10);
-  const char *bad[] = {"", "abc", "50:", "50:0", "-1", "50:x", "50:-3", "50:300:1", "nan", "inf:5", "50x"};
+  CHECK(hr_ballast_parse("0:10", &bp, err, sizeof err) == HR_OK && bp.rate_mb_s == 0 && bp.max_mb == 10 && bp.hold_s == 0);
+  CHECK(hr_ballast_parse("50:300:1.5", &bp, err, sizeof err) == HR_OK && bp.max_mb == 300 && bp.hold_s == 1.5);
+  const char *bad[] = {"", "abc", "50:", "50:0", "-1", "50:x", "50:-3", "50:300:", "50:300:-1", "50:300:x", "nan", "inf:5", "50x"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     CHECKF(hr_ballast_parse(bad[i], &bp, err, sizeof err) == HR_EINVAL, "'%s' accepted", bad[i]);
     CHECKF(strstr(err, "ballast '") == err, "'%s': '%s'", bad[i], err);
