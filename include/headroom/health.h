@@ -35,16 +35,20 @@ extern "C" {
  *             output checks, and exact repeats = frozen input), hf (noise).
  *   output    alpha is read once, row by row: every row is summed (a NaN or Inf anywhere makes the
  *             sum non-finite; only then a second pass counts them), and every stride-th row is also
- *             sampled at every stride-th pixel (stride: the smallest that keeps at most 76800
- *             samples, i.e. 320 x 240; 6 at 1920 x 1440) for everything else: uncertain share
+ *             sampled at every stride-th pixel (stride: the smallest that keeps at most 43200
+ *             samples, i.e. 240 x 180; 8 at 1920 x 1440) for everything else: uncertain share
  *             (band_lo < a < band_hi), mean binary entropy (table lookup), foreground share
  *             (a > 0.5), mean and max
  *             |a_t - a_t-1| and IoU of the a > 0.5 masks against the previous frame's samples. The
- *             subsample is statistically fine for these area fractions: at 76800 samples the
- *             standard error of a share is below 0.2 percentage points, far inside every threshold.
- *   state     one full pass per state tensor (sum of squares, max |x|, count at the bound) gives
- *             the RMS, NaN/Inf (the sum of squares turns non-finite), the saturated share and the
- *             drift of the RMS against its running average (EMA, factor 0.05).
+ *             subsample is statistically fine for these area fractions: at 43200 samples the
+ *             standard error of a share is below 0.25 percentage points (even if neighbouring
+ *             samples were strongly correlated, a few tenths of a point), far inside every
+ *             threshold; a stuck output is judged on every sample (any change > stuck_eps clears it).
+ *   state     one full pass per state tensor (sum of squares and max x^2 over every element; the
+ *             count at the bound over one cache line in four) gives the RMS, NaN/Inf (the sum of
+ *             squares turns non-finite; only then a second pass counts them), max |x|, the
+ *             saturated share (estimated from a quarter of the elements) and the drift of the RMS
+ *             against its running average (EMA, factor 0.05).
  * Measured cost per frame at 1920x1440 alpha + RVM-sized state (processing 512x384, 1.2M floats),
  * one core, median (tests/unit/test_health_monitor.c prints it): observe_output 0.7 ms on a loaded
  * desktop EPYC, 1.15 ms on an idle server Xeon (memory-bound: 11 MB of alpha + 4.8 MB of state are
@@ -236,7 +240,7 @@ typedef struct hr_health_params {
   /* alpha sampling */
   int sample_stride;               /* pixels between samples; 0 = auto (smallest stride that keeps
                                       at most max_samples). Default 0. */
-  int max_samples;                 /* Default 76800 (320 x 240). Buffers are sized for this. */
+  int max_samples;                 /* Default 43200 (240 x 180). Buffers are sized for this. */
   bool full_scan;                  /* NaN/Inf check and mean over every alpha pixel. Default true. */
   /* state machine timing, in observed output frames */
   int warmup_frames;               /* Default 10. */

@@ -122,7 +122,7 @@ void hr_health_params_default(hr_health_params *p) {
   p->thumb_width = 64;
   p->thumb_height = 48;
   p->sample_stride = 0;
-  p->max_samples = 320 * 240;
+  p->max_samples = 240 * 180;
   p->full_scan = true;
   p->warmup_frames = 10;
   p->recover_frames = 10;
@@ -515,6 +515,11 @@ hr_status hr_health_observe_input(hr_health *h, const hr_frame *f) {
  * vectorise them through vector extensions (SSE2 / NEON), other compilers get the scalar loop. */
 #if defined(__GNUC__) || defined(__clang__)
 #define HR__VEC 1
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 typedef float hr__v4f __attribute__((vector_size(16)));
 typedef int32_t hr__v4i __attribute__((vector_size(16)));
 static inline hr__v4f hr__load4(const float *p) { hr__v4f v; memcpy(&v, p, sizeof v); return v; }
@@ -551,52 +556,71 @@ static int64_t hr__count_nonfinite(const float *x, size_t n) {
   return c;
 }
 
-/* One pass over a state tensor: sum of squares (non-finite if any element is), max |x| over the
- * finite elements, count of |x| >= thr. */
-static void hr__state_pass(const float *x, size_t n, float thr, double *sumsq, float *maxabs, int64_t *nsat) {
-  double ss = 0.0;
-  float m = 0.0f;
-  int64_t sat = 0;
-  size_t i = 0;
-  while (i < n) {
-    const size_t end = n - i > 8192 ? i + 8192 : n;
-    float part = 0.0f;
 #ifdef HR__VEC
-    hr__v4f s0 = { 0 }, s1 = { 0 }, mx = { 0 }, my = { 0 };
-    hr__v4i c = { 0 }, d = { 0 };
-    const hr__v4i absmask = { 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff };
-    const hr__v4f vthr = { thr, thr, thr, thr };
-    for (; i + 8 <= end; i += 8) {
-      const hr__v4f v0 = hr__load4(x + i), v1 = hr__load4(x + i + 4);
-      s0 += v0 * v0;
-      s1 += v1 * v1;
-      const hr__v4f a0 = (hr__v4f)((hr__v4i)v0 & absmask), a1 = (hr__v4f)((hr__v4i)v1 & absmask);
-      const hr__v4i g0 = a0 > mx;   /* lanes -1 where larger; NaN compares false */
-      mx = (hr__v4f)((g0 & (hr__v4i)a0) | (~g0 & (hr__v4i)mx));
-      const hr__v4i g1 = a1 > my;
-      my = (hr__v4f)((g1 & (hr__v4i)a1) | (~g1 & (hr__v4i)my));
-      c -= (a0 >= vthr);
-      d -= (a1 >= vthr);
-    }
-    const hr__v4f s = s0 + s1;
-    part = (s[0] + s[1]) + (s[2] + s[3]);
-    for (int k = 0; k < 4; k++) {
-      m = mx[k] > m ? mx[k] : m;
-      m = my[k] > m ? my[k] : m;
-      sat += c[k] + d[k];
-    }
+/* Lane-wise max; NaN in a is ignored (maxps / fmaxnm semantics). */
+static inline hr__v4f hr__vmax(hr__v4f a, hr__v4f b) {
+#if defined(__SSE__)
+  return (hr__v4f)_mm_max_ps((__m128)a, (__m128)b);
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+  return (hr__v4f)vmaxnmq_f32((float32x4_t)a, (float32x4_t)b);
+#else
+  const hr__v4i g = a > b;
+  return (hr__v4f)((g & (hr__v4i)a) | (~g & (hr__v4i)b));
 #endif
-    for (; i < end; i++) {
-      const float v = x[i], av = fabsf(v);
-      part += v * v;
-      m = av > m ? av : m;
-      sat += av >= thr;
+}
+#endif
+
+/* One pass over a state tensor: sum of squares (non-finite if any element is) and max x^2 over
+ * every element; the count at |x| >= thr over the first 16 of every 64 elements (one cache line in
+ * four: the saturated share is an estimate, the rest are exact). *nsampled gets that count's base. */
+static void hr__state_pass(const float *x, size_t n, float thr, double *sumsq, float *maxabs, int64_t *nsat,
+                           int64_t *nsampled) {
+  double ss = 0.0;
+  float m2 = 0.0f;
+  int64_t sat = 0, sampled = 0;
+  const float thr2 = thr * thr;
+  size_t i = 0;
+#ifdef HR__VEC
+  hr__v4f mx = { 0 };
+  const hr__v4f vthr = { thr2, thr2, thr2, thr2 };
+  while (i + 64 <= n) {
+    const size_t end = n - i > 8192 ? i + 8192 : i + ((n - i) & ~(size_t)63);
+    hr__v4f s0 = { 0 }, s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
+    hr__v4i c = { 0 };
+    for (; i < end; i += 64) {
+      for (int j = 0; j < 16; j += 4) {   /* the sampled line: also count saturation */
+        const hr__v4f v = hr__load4(x + i + j), q = v * v;
+        s0 += q;
+        mx = hr__vmax(q, mx);
+        c -= (q >= vthr);
+      }
+      for (int j = 16; j < 64; j += 16) {
+        const hr__v4f a = hr__load4(x + i + j), b = hr__load4(x + i + j + 4);
+        const hr__v4f d = hr__load4(x + i + j + 8), e = hr__load4(x + i + j + 12);
+        const hr__v4f qa = a * a, qb = b * b, qd = d * d, qe = e * e;
+        s0 += qa; s1 += qb; s2 += qd; s3 += qe;
+        mx = hr__vmax(hr__vmax(qa, qb), mx);
+        mx = hr__vmax(hr__vmax(qd, qe), mx);
+      }
+      sampled += 16;
     }
-    ss += part;
+    const hr__v4f t = (s0 + s1) + (s2 + s3);
+    ss += (double)((t[0] + t[1]) + (t[2] + t[3]));
+    sat += c[0] + c[1] + c[2] + c[3];
+  }
+  for (int k = 0; k < 4; k++) m2 = mx[k] > m2 ? mx[k] : m2;
+#endif
+  for (; i < n; i++) {   /* the tail (all of it without vector extensions), every element sampled */
+    const float q = x[i] * x[i];
+    ss += q;
+    m2 = q > m2 ? q : m2;
+    sat += q >= thr2;
+    sampled++;
   }
   *sumsq = ss;
-  *maxabs = m;
+  *maxabs = sqrtf(m2);
   *nsat = sat;
+  *nsampled = sampled;
 }
 
 /* Sample accumulators of one frame. */
@@ -776,8 +800,8 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
     const size_t n = state_len[i];
     double ss = 0.0;
     float mx = 0.0f;
-    int64_t nsat = 0, nf = 0;
-    if (n) hr__state_pass(state[i], n, sat_thr, &ss, &mx, &nsat);
+    int64_t nsat = 0, nsampled = 0, nf = 0;
+    if (n) hr__state_pass(state[i], n, sat_thr, &ss, &mx, &nsat, &nsampled);
     if (!isfinite(ss)) {
       nf = hr__count_nonfinite(state[i], n);
       if (nf == 0) runaway = true, worst_run = i;   /* finite values whose squares overflow */
@@ -787,7 +811,7 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
     const double rms = n && isfinite(ss) ? sqrt(ss / (double)n) : 0.0;
     s->state_rms[i] = (float)rms;
     s->state_maxabs[i] = mx;
-    s->state_sat[i] = n ? (float)nsat / (float)n : 0.0f;
+    s->state_sat[i] = nsampled ? (float)nsat / (float)nsampled : 0.0f;
     if (s->state_sat[i] > P->state_sat_max) state_sat = true;
     if (bound > 0.0f && mx > 1.05f * bound) runaway = true, worst_run = i;
     /* An RMS jump counts once the average has 10 frames, not on a reported scene cut, and (for a
