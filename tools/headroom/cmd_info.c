@@ -33,8 +33,54 @@ int cmd_info(int argc, char **argv) {
   return 0;
 }
 
+/* Admission against a ceiling profile: candidates are the input size scaled by 1, 1/2, 1/3 times
+ * the ratio ladder; the largest that fits under safe - baseline RSS - margin wins. */
+static int plan_admit(hr_model *m, const hr_session_params *base, const char *profile, int json) {
+  hr_gov_params gp; hr_gov_params_default(&gp);
+  char err[512];
+  if (hr_gov_profile_parse(profile, &gp.profile, err, sizeof err)) { fprintf(stderr, "headroom plan: --profile: %s\n", err); return 2; }
+  hr_gov *g = NULL;
+  if (hr_gov_create(&gp, &g, err, sizeof err)) { fprintf(stderr, "headroom plan: %s\n", err); return 1; }
+  static const float scale[3] = {1.f, 0.5f, 1.f / 3.f};
+  static const float rf[4] = {1.f, 0.8f, 0.64f, 0.5f};
+  hr_gov_candidate c[12]; char names[12][96]; hr_session_params ps[12]; hr_plan_info pis[12];
+  int n = 0;
+  hr_model_info mi; hr_model_get_info(m, &mi);
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < (mi.has_ratio ? 4 : 1); b++) {
+      hr_session_params p = *base;
+      if (!mi.fixed_width) { p.width = ((int)(base->width * scale[a]) + 1) & ~1; p.height = ((int)(base->height * scale[a]) + 1) & ~1; }
+      else if (a) continue;
+      int side = p.width > p.height ? p.width : p.height;
+      float r0 = base->downsample_ratio > 0 ? base->downsample_ratio : (side > 512 ? 512.f / side : 1.f);
+      p.downsample_ratio = r0 * rf[b];
+      if (hr_model_plan(m, &p, &pis[n], err, sizeof err)) continue;
+      snprintf(names[n], sizeof names[n], "%dx%d ratio %.3f (processing %dx%d)", p.width, p.height, p.downsample_ratio,
+               pis[n].proc_width, pis[n].proc_height);
+      c[n].name = names[n];
+      c[n].planned_bytes = (uint64_t)(pis[n].total_bytes - pis[n].weight_bytes);
+      ps[n] = p;
+      n++;
+    }
+  size_t chosen = 0;
+  hr_status st = hr_gov_admit_now(g, (uint64_t)mi.weight_bytes, c, (size_t)n, &chosen);
+  if (json) {
+    printf("{\"profile\":\"%s\",\"admitted\":%s,\"message\":\"%s\"", profile, st ? "false" : "true", hr_gov_last_error(g));
+    if (!st) printf(",\"width\":%d,\"height\":%d,\"ratio\":%g,\"total_bytes\":%lld", ps[chosen].width, ps[chosen].height,
+                    ps[chosen].downsample_ratio, (long long)pis[chosen].total_bytes);
+    printf("}\n");
+  } else {
+    printf("profile      %s\n", profile);
+    for (int i = 0; i < n; i++)
+      printf("  %s %-44s %8.1f MB\n", !st && (size_t)i == chosen ? "->" : "  ", names[i], pis[i].total_bytes / 1e6);
+    printf("%s: %s\n", st ? "refused" : "admitted", hr_gov_last_error(g));
+  }
+  hr_gov_destroy(g);
+  return st ? 1 : 0;
+}
+
 int cmd_plan(int argc, char **argv) {
-  const char *model = NULL; int w = 0, h = 0, json = 0; float ratio = 0;
+  const char *model = NULL, *profile = NULL; int w = 0, h = 0, json = 0; float ratio = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
     else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
@@ -43,6 +89,7 @@ int cmd_plan(int argc, char **argv) {
       const char *r = argv[++i];
       ratio = !strcmp(r, "auto") ? 0 : (float)atof(r);
     } else if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
     else { fprintf(stderr, "headroom plan: unknown option '%s'\n", argv[i]); return 2; }
   }
   if (!model) { fprintf(stderr, "headroom plan: --model is required\n"); return 2; }
@@ -51,6 +98,13 @@ int cmd_plan(int argc, char **argv) {
   hr_session_params p;
   hr_session_params_default(&p);
   p.width = w; p.height = h; p.downsample_ratio = ratio;
+  if (profile) {
+    if (!p.width) { hr_model_info mi; hr_model_get_info(m, &mi); p.width = mi.fixed_width; p.height = mi.fixed_height; }
+    if (!p.width) { fprintf(stderr, "headroom plan: --profile needs --size\n"); hr_model_destroy(m); return 2; }
+    int rc = plan_admit(m, &p, profile, json);
+    hr_model_destroy(m);
+    return rc;
+  }
   hr_plan_info pi;
   char err[512];
   hr_status st = hr_model_plan(m, &p, &pi, err, sizeof err);

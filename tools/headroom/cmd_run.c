@@ -358,7 +358,7 @@ int cmd_run(int argc, char **argv) {
       cands[k].name = names[k]; cands[k].planned_bytes = (uint64_t)lad.bytes[k];
     }
     size_t chosen = 0;
-    if (!o.no_governor && hr_gov_admit_now(gov, (uint64_t)mi.weight_bytes * 2, cands, (size_t)lad.n, &chosen)) {
+    if (!o.no_governor && hr_gov_admit_now(gov, (uint64_t)mi.weight_bytes, cands, (size_t)lad.n, &chosen)) {
       fprintf(stderr, "headroom run: admission refused: %s\n", hr_gov_last_error(gov));
       goto out;
     }
