@@ -124,6 +124,12 @@ hr_status hr_session_reset(hr_session *s);
  * push), resets the state, and raises HR_EVENT_REPLANNED on the next frame. */
 hr_status hr_session_replan(hr_session *s, int width, int height, float downsample_ratio);
 
+/* Release the arena, the kernels and the state (the governor's "suspend": memory goes back to the
+ * OS). Pushing then fails with HR_EMISUSE until hr_session_resume, which plans and allocates again
+ * (at the given size/ratio, or the previous ones when 0) with a zeroed state. */
+hr_status hr_session_suspend(hr_session *s);
+hr_status hr_session_resume(hr_session *s, int width, int height, float downsample_ratio);
+
 /* State snapshot, llama.cpp style: ask the size, save into the caller's buffer, load validates
  * everything (magic, version, model fingerprint, shapes, checksum) before changing anything. */
 size_t hr_session_state_size(const hr_session *s);

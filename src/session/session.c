@@ -6,6 +6,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include "session/session_impl.h"
 #include "ingest/ingest.h"
 #if defined(__x86_64__) || defined(__i386__)
@@ -66,6 +69,11 @@ static void release_plan(hr_session *s) {
   free(s->op_us); s->op_us = NULL;
   free(s->row_scratch); s->row_scratch = NULL;
   hr__plan_free(s->plan); s->plan = NULL;
+#ifdef __GLIBC__
+  /* XNNPACK's many mid-sized blocks come from the heap (glibc raises its mmap threshold after big
+   * frees); give what was just freed back to the OS, so shedding really lowers RSS. */
+  malloc_trim(0);
+#endif
 }
 
 static void *alloc_aligned(size_t n) {
@@ -144,14 +152,35 @@ void hr_session_destroy(hr_session *s) {
 }
 
 hr_status hr_session_reset(hr_session *s) {
-  if (!s || !s->plan) return HR_EINVAL;
+  if (!s) return HR_EINVAL;
+  if (!s->plan) return HR_OK; /* suspended: the state is gone already */
   for (int k = 0; k < s->plan->n_state; k++) memset(s->state[k], 0, (size_t)s->plan->state_bytes[k]);
   s->pending_events |= HR_EVENT_STATE_RESET;
   return HR_OK;
 }
 
+hr_status hr_session_suspend(hr_session *s) {
+  if (!s) return HR_EINVAL;
+  if (!s->plan) return HR_OK;
+  release_plan(s);
+  hr__ingest_plan_free(&s->ing);
+  return HR_OK;
+}
+
+hr_status hr_session_resume(hr_session *s, int w, int h, float ratio) {
+  if (!s) return HR_EINVAL;
+  if (s->plan) return HR_OK;
+  if (!w || !h) { w = s->p.width; h = s->p.height; }
+  if (ratio <= 0) ratio = s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h);
+  hr_status st = build(s, w, h, ratio);
+  if (st) return st;
+  s->pending_events |= HR_EVENT_REPLANNED | HR_EVENT_STATE_RESET;
+  return HR_OK;
+}
+
 hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
   if (!s) return HR_EINVAL;
+  if (!s->plan) return hr_session_resume(s, w, h, ratio);
   if (ratio <= 0) ratio = auto_ratio(w, h);
   if (s->plan && w == s->plan->width && h == s->plan->height && ratio == s->plan->ratio) return HR_OK;
   hr__plan *probe = NULL;
@@ -190,6 +219,7 @@ static int scene_cut(hr_session *s, const hr_frame *f) {
 
 hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   if (!s || !f || !out) return HR_EINVAL;
+  if (!s->plan) return serr(s, HR_EMISUSE, "session is suspended (hr_session_resume first)");
   char why[256];
   if (hr_frame_validate(f, why, sizeof why)) return serr(s, HR_EINVAL, "bad frame: %s", why);
   hr__plan *p = s->plan;
@@ -266,6 +296,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
 void hr_session_get_plan(const hr_session *s, hr_plan_info *info) {
   memset(info, 0, sizeof *info);
   const hr__plan *p = s->plan;
+  if (!p) return; /* suspended */
   info->width = p->width; info->height = p->height;
   info->proc_width = p->proc_w; info->proc_height = p->proc_h;
   info->downsample_ratio = p->ratio;

@@ -47,6 +47,7 @@ static void fill_hdr(const hr_session *s, blob_hdr *h) {
 
 hr_status hr_session_state_save(const hr_session *s, void *buf, size_t len, size_t *written) {
   if (!s || !buf) return HR_EINVAL;
+  if (!s->plan) return HR_EMISUSE;
   size_t need = hr_session_state_size(s);
   if (len < need) return HR_ERANGE;
   blob_hdr h;
@@ -66,6 +67,7 @@ hr_status hr_session_state_save(const hr_session *s, void *buf, size_t len, size
 
 hr_status hr_session_state_load(hr_session *s, const void *buf, size_t len) {
   if (!s || !buf) return HR_EINVAL;
+  if (!s->plan) { snprintf(s->err, sizeof s->err, "session is suspended"); return HR_EMISUSE; }
 #define REFUSE(st, ...) do { snprintf(s->err, sizeof s->err, __VA_ARGS__); return st; } while (0)
   blob_hdr h, mine;
   if (len < sizeof h) REFUSE(HR_ECORRUPT, "state blob truncated: %zu bytes, header alone is %zu", len, sizeof h);

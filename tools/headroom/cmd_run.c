@@ -482,9 +482,17 @@ int cmd_run(int argc, char **argv) {
         gov_action = hr_gov_action_name(d.action);
         gov_actions++;
         if (!o.no_governor) {
-          if (d.action == HR_GOV_ACTION_SUSPEND) { suspended = 1; hr_health_note_event(health, HR_HEALTH_EVENT_GOV_SUSPEND, NULL); }
-          else if (d.action == HR_GOV_ACTION_RESUME) { suspended = 0; hr_health_note_event(health, HR_HEALTH_EVENT_GOV_RESUME, NULL); }
           lad.gov_rung = d.rung;
+          if (d.action == HR_GOV_ACTION_SUSPEND) {
+            /* pass frames through; the arena, kernels and state go back to the OS */
+            suspended = 1; hr_session_suspend(s);
+            hr_health_note_event(health, HR_HEALTH_EVENT_GOV_SUSPEND, NULL);
+          } else if (d.action == HR_GOV_ACTION_RESUME) {
+            if (hr_session_resume(s, p.width, p.height, lad.ratio[lad.gov_rung]) == HR_OK) {
+              suspended = 0; lad.cur = lad.gov_rung; replans++; ladder_changed(&lad);
+              hr_health_note_event(health, HR_HEALTH_EVENT_GOV_RESUME, NULL);
+            }
+          }
           if (d.action == HR_GOV_ACTION_STEP_DOWN) hr_health_note_event(health, HR_HEALTH_EVENT_GOV_SHED, NULL);
           if (d.action == HR_GOV_ACTION_STEP_UP && d.rung == 0) hr_health_note_event(health, HR_HEALTH_EVENT_GOV_RESTORED, NULL);
         }
@@ -499,8 +507,8 @@ int cmd_run(int argc, char **argv) {
     /* budget controller, then the effective rung (the governor's cap wins) */
     double frame_ms = now_ms() - t_take;
     if (o.adapt && !suspended) ladder_observe(&lad, frame_ms, o.budget_ms);
-    int want = suspended ? lad.n - 1 : (lad.gov_rung > lad.budget_rung ? lad.gov_rung : lad.budget_rung);
-    if (want != lad.cur) {
+    int want = lad.gov_rung > lad.budget_rung ? lad.gov_rung : lad.budget_rung;
+    if (!suspended && want != lad.cur) {
       if (hr_session_replan(s, p.width, p.height, lad.ratio[want]) == HR_OK) {
         lad.cur = want; replans++; ladder_changed(&lad);
         hr_session_get_plan(s, &pi);
@@ -508,8 +516,10 @@ int cmd_run(int argc, char **argv) {
         hr_health_note_event(health, HR_HEALTH_EVENT_REPLANNED, detail);
       }
     }
-    hr_session_get_plan(s, &pi);
-    rec.proc_w = pi.proc_width; rec.proc_h = pi.proc_height; rec.ratio = pi.downsample_ratio;
+    if (!suspended) {
+      hr_session_get_plan(s, &pi);
+      rec.proc_w = pi.proc_width; rec.proc_h = pi.proc_height; rec.ratio = pi.downsample_ratio;
+    }
     double t_out0 = now_ms();
     rec.post_ms = t_out0 - t_post0;
     /* outputs */
