@@ -140,6 +140,52 @@ static void test_values(void) {
   depth_close(d);
 }
 
+/* Same size at 1000 units/m (the SIMD path) with a width that leaves tails of every step size:
+ * every pixel against the definition, including NaN and exactly-0.5 alpha, 0, 65535 and values
+ * on both sides of the occlusion threshold. */
+static void test_direct(void) {
+  enum { W = 37, H = 5 };
+  char dir[400], out[500], err[512], name[700];
+  snprintf(dir, sizeof dir, "%s/direct", root);
+  snprintf(out, sizeof out, "%s/out", dir);
+  CHECK(mkdir(dir, 0755) == 0);
+  uint16_t px[W * H];
+  float alpha[W * H];
+  for (int i = 0; i < W * H; i++) {
+    px[i] = (uint16_t)((i * 997) % 1200);
+    if (i % 11 == 0) px[i] = 65535;
+    if (i % 13 == 0) px[i] = 0;
+    if (i % 17 == 0) px[i] = 499;
+    if (i % 19 == 0) px[i] = 500;
+    if (i % 23 == 0) px[i] = 1;
+    alpha[i] = i % 7 == 0 ? NAN : i % 5 == 0 ? 0.5f : i % 3 == 0 ? 0.4999f : (float)(i % 2);
+  }
+  snprintf(name, sizeof name, "%s/d.png", dir);
+  CHECK_EQ_INT(hr_png_write_gray16(name, W, H, px, W * 2), HR_OK);
+  snprintf(name, sizeof name, "%s/depth.txt", dir);
+  FILE *f = fopen(name, "w");
+  fputs("10.000000000 d.png\n", f);
+  fclose(f);
+  snprintf(name, sizeof name, "%s/rgb.txt", dir);
+  fclose(fopen(name, "w"));
+  depth_opts o = {dir, 1000, 16, 0.5, out, W, H};
+  depth_ctx *d = NULL;
+  CHECK_EQ_INT(depth_open(&d, &o, err, sizeof err), HR_OK);
+  if (!d) return;
+  CHECK_EQ_INT(depth_on_color(d, 0, 10000 * MS, alpha, W, H), HR_OK);
+  CHECK_EQ_INT(depth_finish(d), HR_OK);
+  CHECK_EQ_INT(d->fused, 1);
+  int bad = 0, obad = 0;
+  for (int i = 0; i < W * H; i++) {
+    uint16_t want = alpha[i] >= 0.5f && px[i] != 65535 ? px[i] : 0;
+    uint8_t wo = want > 0 && want < 500 ? 255 : 0;
+    bad += d->dout[i] != want;
+    obad += d->occ[i] != wo;
+  }
+  CHECKF(bad == 0 && obad == 0, "%d depth, %d occlusion pixels off", bad, obad);
+  depth_close(d);
+}
+
 /* Depth at 500 Hz against color at 30 Hz: ~25 depth frames per color, more than the pool holds.
  * Decisions are forced and reads wait (pool stalls), but every fused PNG must carry the value of
  * the very depth frame its dt names (a recycled pool buffer would show another frame's value). */
@@ -349,6 +395,7 @@ int main(void) {
   if (!mkdtemp(root)) SKIP("mkdtemp: %s", strerror(errno));
   printf("test_depth_units:\n");
   test_values();
+  test_direct();
   test_dense();
   test_streams();
   test_misuse();

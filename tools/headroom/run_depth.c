@@ -26,6 +26,9 @@
 #include <time.h>
 #include "run_hooks.h"
 #include "headroom/io.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 enum {
   DEPTH_POOL = 16,                  /* depth frames the source keeps valid (its pool_size) */
@@ -246,20 +249,45 @@ static void depth_fuse(depth_ctx *d, const uint8_t *mask, const hr_frame *f) {
   /* Same size at 1000 units/m: the table is the identity but for 65535, so go without it. */
   const int direct = d->aw == d->dw && d->ah == d->dh && d->scale == 1000.0;
   for (int y = 0; y < d->ah; y++) {
-    const uint16_t *row = (const uint16_t *)(base + (ptrdiff_t)d->ymap[y] * stride);
-    const uint8_t *m = mask + (size_t)y * d->aw;
-    uint16_t *o = d->dout + (size_t)y * d->aw;
+    const uint16_t *restrict row = (const uint16_t *)(base + (ptrdiff_t)d->ymap[y] * stride);
+    const uint8_t *restrict m = mask + (size_t)y * d->aw;
+    uint16_t *restrict o = d->dout + (size_t)y * d->aw;
+    const int n = d->aw;
     if (direct) {
-      for (int x = 0; x < d->aw; x++) {
+      int x = 0;
+#if defined(__SSE2__)
+      /* 8 pixels a step: keep v where the mask is set and v != 65535. */
+      const __m128i ones = _mm_set1_epi16(-1), zero = _mm_setzero_si128();
+      for (; x + 8 <= n; x += 8) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(row + x));
+        __m128i mk = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(m + x)), zero);   /* 0 / 1 */
+        __m128i keep = _mm_andnot_si128(_mm_cmpeq_epi16(v, ones), _mm_cmpgt_epi16(mk, zero));
+        _mm_storeu_si128((__m128i *)(o + x), _mm_and_si128(v, keep));
+      }
+#endif
+      /* The rest (and the definition): mask 0/1 times the value, 65535 -> 0. */
+      for (; x < n; x++) {
         uint16_t v = row[x];
-        o[x] = (uint16_t)(m[x] && v != 65535 ? v : 0);
+        o[x] = (uint16_t)((v != 65535) * m[x] * v);
       }
     } else {
-      for (int x = 0; x < d->aw; x++) o[x] = m[x] ? lut[row[xm[x]]] : 0;
+      for (int x = 0; x < n; x++) o[x] = m[x] ? lut[row[xm[x]]] : 0;
     }
     if (d->occ) {
-      uint8_t *oc = d->occ + (size_t)y * d->aw;
-      for (int x = 0; x < d->aw; x++) oc[x] = (uint8_t)(o[x] != 0 && o[x] < thr ? 255 : 0);
+      uint8_t *restrict oc = d->occ + (size_t)y * d->aw;
+      const uint16_t t1 = (uint16_t)(thr - 1);   /* 0 < v < thr  <=>  v - 1 < thr - 1 (unsigned) */
+      int x = 0;
+#if defined(__SSE2__)
+      /* Unsigned 16-bit compare through the sign flip; 16 pixels a step, packed to bytes. */
+      const __m128i flip = _mm_set1_epi16(-32768), one = _mm_set1_epi16(1);
+      const __m128i tf = _mm_xor_si128(_mm_set1_epi16((short)t1), flip);
+      for (; x + 16 <= n; x += 16) {
+        __m128i a = _mm_xor_si128(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(o + x)), one), flip);
+        __m128i b = _mm_xor_si128(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(o + x + 8)), one), flip);
+        _mm_storeu_si128((__m128i *)(oc + x), _mm_packs_epi16(_mm_cmplt_epi16(a, tf), _mm_cmplt_epi16(b, tf)));
+      }
+#endif
+      for (; x < n; x++) oc[x] = (uint8_t)(-(uint8_t)((uint16_t)(o[x] - 1) < t1));
     }
   }
 }
@@ -372,10 +400,23 @@ static void depth_cost(depth_ctx *d, int64_t t0) {
   if (c > d->cost_ns_max) d->cost_ns_max = c;
 }
 
-static void depth_store_mask(depth_ctx *d, uint8_t *m, const float *alpha, int w, int h) {
+static void depth_store_mask(depth_ctx *d, uint8_t *restrict m, const float *restrict alpha, int w, int h) {
   if (w == d->aw && h == d->ah) {
-    size_t n = (size_t)w * (size_t)h;
-    for (size_t i = 0; i < n; i++) m[i] = alpha[i] >= 0.5f;
+    size_t n = (size_t)w * (size_t)h, i = 0;
+#if defined(__SSE2__)
+    /* 16 a step: compare (NaN -> false), pack the all-ones lanes to bytes, keep bit 0. */
+    const __m128 half = _mm_set1_ps(0.5f);
+    const __m128i one = _mm_set1_epi8(1);
+    for (; i + 16 <= n; i += 16) {
+      __m128i a = _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(alpha + i), half));
+      __m128i b = _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(alpha + i + 4), half));
+      __m128i c = _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(alpha + i + 8), half));
+      __m128i e = _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(alpha + i + 12), half));
+      __m128i w16 = _mm_packs_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, e));
+      _mm_storeu_si128((__m128i *)(m + i), _mm_and_si128(w16, one));
+    }
+#endif
+    for (; i < n; i++) m[i] = alpha[i] >= 0.5f;   /* NaN -> 0 */
     return;
   }
   for (int y = 0; y < d->ah; y++) {
