@@ -248,9 +248,9 @@ static void run_variant(const variant *v, int vi) {
     CHECKF(occ_on > 0 && occ_on < person_valid, "%s: %lld occluding of %lld valid person pixels", v->name,
            (long long)occ_on, (long long)person_valid);
     printf("  %-10s alpha %dx%d: %3d pairs, %3d unpaired, max |dt| %6.3f ms (window %g), median %u mm, "
-           "occluding %4.1f%%, 65535 in person %d, lag <= %d frames, align+fuse %.0f us/frame (worst %.0f)\n",
+           "occluding %4.1f%%, 65535 in person %d, lag <= %d frames, depth held <= %d, align+fuse %.0f us/frame (worst %.0f)\n",
            v->name, aw, ah, ref_pairs, nc - ref_pairs, max_dt, v->window_ms, med, 100.0 * occ_on / (double)person_valid,
-           n65535, max_lag, (double)d->cost_ns / 1e3 / (double)d->colors, (double)d->cost_ns_max / 1e3);
+           n65535, max_lag, d->held_peak, (double)d->cost_ns / 1e3 / (double)d->colors, (double)d->cost_ns_max / 1e3);
   }
   char sum[1024];
   depth_summary(d, sum, sizeof sum);
