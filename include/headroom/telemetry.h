@@ -68,7 +68,7 @@ typedef struct hr_telemetry_record {
   const char *health;            /* borrowed; NULL = null */
   const char *health_reason;     /* borrowed; NULL = null */
   double confidence;             /* NaN = null */
-  double depth_dt_ms;            /* NaN = null */
+  double depth_dt_ms;            /* signed depth - color timestamp of the fused pair, ms; NaN = null (no pair) */
   bool depth_fused;
   int64_t dropped;               /* cumulative */
   int64_t bytes_copied;          /* this frame */

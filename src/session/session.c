@@ -109,6 +109,11 @@ static hr_status build(hr_session *s, int w, int h, float ratio) {
   if (!s->op_us) goto nomem;
   s->row_scratch = alloc_aligned((size_t)w * 3 * sizeof(float));
   if (!s->row_scratch) goto nomem;
+  if (!frame_matches(s, w, h)) {
+    /* frames of a declared other size: their resampling tables are made here, not in the first push */
+    hr__ingest_plan_free(&s->ing);
+    if (hr__ingest_plan_init(&s->ing, s->p.frame_width, s->p.frame_height, w, h)) goto nomem;
+  }
   st = hr__exec_create(s, &s->ex);
   if (st) return st;
   s->p.width = w; s->p.height = h; s->p.downsample_ratio = plan->ratio;

@@ -14,7 +14,7 @@ typedef struct blob_hdr {
   float ratio;
   uint32_t reserved;
   int64_t frame_index;
-  uint64_t checksum;          /* FNV-1a over the state bytes */
+  uint64_t checksum;          /* FNV-1a over this header (checksum field zeroed) and the state bytes */
   int64_t dims[8][4];
 } blob_hdr;
 
@@ -56,10 +56,11 @@ hr_status hr_session_state_save(const hr_session *s, void *buf, size_t len, size
   char *p = (char *)buf + sizeof h;
   for (int k = 0; k < s->plan->n_state; k++) {
     memcpy(p, s->state[k], (size_t)s->plan->state_bytes[k]);
-    cs = fnv(cs, p, (size_t)s->plan->state_bytes[k]);
     p += s->plan->state_bytes[k];
   }
-  h.checksum = cs;
+  cs = fnv(cs, (char *)buf + sizeof h, need - sizeof h);
+  h.checksum = 0;
+  h.checksum = fnv(cs, &h, sizeof h);
   memcpy(buf, &h, sizeof h);
   if (written) *written = need;
   return HR_OK;
@@ -74,20 +75,34 @@ hr_status hr_session_state_load(hr_session *s, const void *buf, size_t len) {
   memcpy(&h, buf, sizeof h);
   if (memcmp(h.magic, HR_STATE_MAGIC, 8)) REFUSE(HR_ECORRUPT, "not a headroom state blob (bad magic)");
   if (h.version != HR_STATE_VERSION) REFUSE(HR_EMISMATCH, "state blob version %u, this build reads %u", h.version, HR_STATE_VERSION);
+  /* the blob's own length, from its header's shapes; then integrity over header + payload, so no
+   * corrupted field is trusted below; then model and configuration */
+  if (h.n_state > 8) REFUSE(HR_ECORRUPT, "state blob header is corrupt (%u state tensors)", h.n_state);
+  size_t claimed = sizeof h;
+  for (uint32_t k = 0; k < h.n_state; k++) {
+    int64_t n = 1;
+    for (int d = 0; d < 4; d++) {
+      if (h.dims[k][d] < 0 || h.dims[k][d] > (1 << 20)) REFUSE(HR_ECORRUPT, "state blob header is corrupt (shape)");
+      n *= h.dims[k][d] ? h.dims[k][d] : 1;
+      if (n > ((int64_t)1 << 32)) REFUSE(HR_ECORRUPT, "state blob header is corrupt (shape)");
+    }
+    claimed += (size_t)n * 4;
+  }
+  if (len != claimed) REFUSE(HR_ECORRUPT, "state blob is %zu bytes but its header describes %zu (truncated or padded)", len, claimed);
+  uint64_t cs = 1469598103934665603ull;
+  cs = fnv(cs, (const char *)buf + sizeof h, len - sizeof h);
+  blob_hdr hz = h;
+  hz.checksum = 0;
+  if (fnv(cs, &hz, sizeof hz) != h.checksum) REFUSE(HR_ECORRUPT, "state blob checksum mismatch (corrupted bytes)");
   fill_hdr(s, &mine);
   if (h.fingerprint != mine.fingerprint) REFUSE(HR_EMISMATCH, "state blob is from another model (fingerprint %016llx, this model %016llx)",
                                                 (unsigned long long)h.fingerprint, (unsigned long long)mine.fingerprint);
-  if (h.n_state != mine.n_state || memcmp(h.dims, mine.dims, sizeof h.dims))
+  if (h.n_state != mine.n_state || memcmp(h.dims, mine.dims, sizeof h.dims) || h.width != mine.width ||
+      h.height != mine.height || h.ratio != mine.ratio)
     REFUSE(HR_EMISMATCH, "state blob is for input %dx%d ratio %g; this session runs %dx%d ratio %g",
            h.width, h.height, h.ratio, mine.width, mine.height, mine.ratio);
-  size_t need = hr_session_state_size(s);
-  if (len != need) REFUSE(HR_ECORRUPT, "state blob is %zu bytes, expected %zu (truncated or padded)", len, need);
-  uint64_t cs = 1469598103934665603ull;
-  const char *p = (const char *)buf + sizeof h;
-  for (int k = 0; k < s->plan->n_state; k++) { cs = fnv(cs, p, (size_t)s->plan->state_bytes[k]); p += s->plan->state_bytes[k]; }
-  if (cs != h.checksum) REFUSE(HR_ECORRUPT, "state blob checksum mismatch (corrupted bytes)");
   /* everything checked: now change the session */
-  p = (const char *)buf + sizeof h;
+  const char *p = (const char *)buf + sizeof h;
   for (int k = 0; k < s->plan->n_state; k++) { memcpy(s->state[k], p, (size_t)s->plan->state_bytes[k]); p += s->plan->state_bytes[k]; }
   s->frame_index = h.frame_index;
   return HR_OK;

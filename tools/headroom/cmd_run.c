@@ -268,6 +268,37 @@ static void save_sample(const char *dir, int64_t idx, const hr_frame *f, const f
   free(rgb); free(a8); free(row);
 }
 
+/* Telemetry lines wait for their frame's depth-pairing decision (it may come a frame or two later);
+ * records queue here in frame order, each with its own copy of the borrowed strings. */
+#define PENDING 64
+typedef struct pending_rec { hr_telemetry_record r; char reason[HR_HEALTH_REASON_LEN]; int decided; } pending_rec;
+typedef struct pending_q { pending_rec q[PENDING]; int head, n; int64_t forced; } pending_q;
+
+static void pending_flush(pending_q *pq, hr_telemetry *tel, int all) {
+  while (pq->n && (all || pq->q[pq->head].decided || pq->n == PENDING)) {
+    pending_rec *pr = &pq->q[pq->head];
+    if (!pr->decided) pq->forced++;
+    pr->r.health_reason = pr->reason;
+    if (tel) hr_telemetry_write(tel, &pr->r);
+    pq->head = (pq->head + 1) % PENDING; pq->n--;
+  }
+}
+static void pending_push(pending_q *pq, hr_telemetry *tel, const hr_telemetry_record *r) {
+  if (pq->n == PENDING) pending_flush(pq, tel, 0);
+  pending_rec *pr = &pq->q[(pq->head + pq->n) % PENDING];
+  pr->r = *r;
+  snprintf(pr->reason, sizeof pr->reason, "%s", r->health_reason ? r->health_reason : "");
+  pr->r.health_reason = pr->reason;
+  pr->decided = 0;
+  pq->n++;
+}
+static void pending_decide(pending_q *pq, int64_t frame, double dt_ms, int fused) {
+  for (int i = 0; i < pq->n; i++) {
+    pending_rec *pr = &pq->q[(pq->head + i) % PENDING];
+    if (pr->r.frame == frame) { pr->r.depth_dt_ms = dt_ms; pr->r.depth_fused = fused != 0; pr->decided = 1; return; }
+  }
+}
+
 static hr_status read_file_all(const char *path, void **buf, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return HR_EIO;
@@ -313,6 +344,8 @@ int cmd_run(int argc, char **argv) {
   char err[1024], path[4096], tel_path[4096];
   char sample_paths[HR_REPORT_MAX_IMAGES][512]; int n_samples = 0;
   hr_report_opts ro; hr_report_opts_default(&ro);
+  static pending_q pq; /* static: 64 records with reasons are too big for the stack */
+  memset(&pq, 0, sizeof pq);
   hr_source_params sp;
   hr_source_params_default(&sp);
   sp.input_format = o.input_format;
@@ -538,12 +571,25 @@ int cmd_run(int argc, char **argv) {
           if (hr_file_write_atomic(path, out.raw, (size_t)n * out.raw_channels * 4)) { fprintf(stderr, "headroom run: cannot write %s\n", path); goto out; }
         }
       }
-      if (o.dump_input && s->src_ptr) {
+      if (o.dump_input) {
+        /* the model's input tensor; when it is read in place (virtual), it is the frame itself */
         snprintf(path, sizeof path, "%s/input/%06lld.src.f32", o.out, (long long)num);
-        hr_file_write_atomic(path, s->src_ptr, (size_t)pi.width * pi.height * 12);
+        size_t bytes = (size_t)pi.width * pi.height * 12;
+        const float *src = s->src_ptr;
+        float *tmp = NULL;
+        if (!src && f.width == pi.width && f.height == pi.height && (tmp = malloc(bytes))) {
+          for (int y = 0; y < f.height; y++) hr__ingest_row_rgbf(&f, y, tmp + (size_t)y * f.width * 3);
+          src = tmp;
+        }
+        if (!src || hr_file_write_atomic(path, src, bytes)) { fprintf(stderr, "headroom run: cannot write %s\n", path); free(tmp); goto out; }
+        free(tmp);
       }
       if (depth) depth_on_color(depth, num, f.ts_ns, alpha, out.width, out.height);
-      if (ov) overlay_write(ov, &f, alpha, out.width, out.height, NULL);
+      if (ov) {
+        int64_t oi = -1;
+        const uint8_t *occ = depth ? depth_last_occlusion(depth, &oi) : NULL;
+        overlay_write(ov, &f, alpha, out.width, out.height, occ && num - oi <= 4 ? occ : NULL);
+      }
       if (o.report && (done == 10 || done == 100 || done == 1000))
         save_sample(o.out, num, &f, alpha, out.width, out.height, &ro, sample_paths, &n_samples);
     }
@@ -565,10 +611,17 @@ int cmd_run(int argc, char **argv) {
     hr_stats_add(st_frame, t_end - t_take); hr_stats_add(st_lat, rec.latency_ms);
     /* telemetry, in frame order; with depth, lines wait for the frame's pairing decision */
     if (depth) {
+      pending_push(&pq, tel, &rec);
+      if (!alpha) pending_decide(&pq, num, NAN, 0); /* suspended: nothing to fuse */
       int64_t di; double dt; int fused;
-      while (depth_pop(depth, &di, &dt, &fused)) { (void)di; (void)dt; (void)fused; }
+      while (depth_pop(depth, &di, &dt, &fused)) {
+        pending_decide(&pq, di, dt, fused);
+        if (isnan(dt)) hr_health_note_event(health, HR_HEALTH_EVENT_DEPTH_MISALIGNED, NULL);
+      }
+      pending_flush(&pq, tel, 0);
+    } else if (tel) {
+      hr_telemetry_write(tel, &rec);
     }
-    if (tel) hr_telemetry_write(tel, &rec);
     if (out.events && !o.quiet && !o.status)
       fprintf(stderr, "headroom run: frame %lld:%s%s%s\n", (long long)num, out.events & HR_EVENT_STATE_RESET ? " state reset" : "",
               out.events & HR_EVENT_SCENE_CUT ? " (scene cut)" : "", out.events & HR_EVENT_REPLANNED ? " (replanned)" : "");
@@ -591,7 +644,9 @@ int cmd_run(int argc, char **argv) {
   if (depth) {
     depth_finish(depth);
     int64_t di; double dt; int fused;
-    while (depth_pop(depth, &di, &dt, &fused)) {}
+    while (depth_pop(depth, &di, &dt, &fused)) pending_decide(&pq, di, dt, fused);
+    pending_flush(&pq, tel, 1);
+    if (pq.forced && !o.quiet) fprintf(stderr, "headroom run: %lld telemetry lines written before their depth decision\n", (long long)pq.forced);
   }
   if (o.state_out) {
     size_t sz = hr_session_state_size(s), wr = 0;
@@ -614,7 +669,7 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "headroom run: health frames:");
     for (int k = 0; k < 6; k++) if (health_counts[k]) fprintf(stderr, " %s %lld", hr_health_state_name((hr_health_state)k), (long long)health_counts[k]);
     fprintf(stderr, "\n");
-    if (depth) { char buf[256]; depth_summary(depth, buf, sizeof buf); fprintf(stderr, "headroom run: depth: %s\n", buf); }
+    if (depth) { char buf[1024]; depth_summary(depth, buf, sizeof buf); fprintf(stderr, "headroom run: depth: %s\n", buf); }
   }
   if (tel) { hr_telemetry_close(tel); tel = NULL; }
   if (ov) { overlay_close(ov); ov = NULL; }

@@ -29,6 +29,9 @@ int depth_on_color(depth_ctx *d, int64_t index, int64_t ts_ns, const float *alph
 int depth_pop(depth_ctx *d, int64_t *index, double *dt_ms, int *fused);
 /* End of the color stream: every pending color frame gets its decision (pop them afterwards). */
 int depth_finish(depth_ctx *d);
+/* The occlusion mask (out_w x out_h, 255 = occluding) of the newest fused frame and its index;
+ * NULL without occlusion or before the first fused frame. Valid until the next depth call. */
+const uint8_t *depth_last_occlusion(const depth_ctx *d, int64_t *index);
 /* Counters for the run summary. */
 void depth_summary(const depth_ctx *d, char *buf, size_t n);
 void depth_close(depth_ctx *d);
