@@ -39,7 +39,7 @@ extern "C" {
  *   health             string|null  health state (hr_health_state_name(): "healthy", ...)
  *   health_reason      string|null  one-line reason for a non-ok state
  *   confidence         number|null  health confidence in [0,1]
- *   depth_dt_ms        number|null  |depth ts - colour ts| of the fused depth frame
+ *   depth_dt_ms        number|null  depth ts - colour ts (signed, ms) of the fused depth frame
  *   depth_fused        bool         a depth frame was fused into this output
  *   dropped            int          frames dropped so far (cumulative, flow limiter + governor)
  *   bytes_copied       int          bytes of frame data copied this frame (0 = zero-copy path)
