@@ -8,8 +8,8 @@
  * error message of a handle is available from *_last_error().
  *
  * Threads: an hr_model may be shared by any number of sessions on any threads once loaded (it is
- * read-only after load, except for the packed-weight cache, which is filled under a lock at session
- * create). One hr_session must be driven by one thread at a time; sessions are independent. */
+ * read-only after load). One hr_session must be driven by one thread at a time; sessions are
+ * independent and may run concurrently on different threads. */
 #ifndef HEADROOM_H
 #define HEADROOM_H
 
@@ -85,8 +85,11 @@ typedef struct hr_session_params {
 
 void hr_session_params_default(hr_session_params *p);
 
-/* Create a session: plans shapes and memory for (width, height, ratio), allocates the arena and
- * the state once, zeroes the state. Weights are shared with other sessions of the model. */
+/* Create a session: plans shapes and memory for (width, height, ratio), allocates the arena, the
+ * state (zeroed) and the kernels once. The dequantised weights are shared with the model's other
+ * sessions; XNNPACK 2022 packs its own copy per session (counted in hr_plan_info.kernel_bytes).
+ * On failure *out is NULL; HR_ENOMEM, or a planning error whose message hr_model_plan gives for the
+ * same params (HR_EINVAL, HR_ERANGE, HR_ENOTSUP). */
 hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out);
 /* NULL-safe; sets nothing through the pointer (pass &s to hr_session_destroyp to NULL it). */
 void hr_session_destroy(hr_session *s);
@@ -148,7 +151,7 @@ typedef struct hr_plan_info {
   int width, height;           /* model input size */
   int proc_width, proc_height; /* processing size inside the model (after downsample_ratio) */
   float downsample_ratio;
-  int64_t weight_bytes;        /* dequantised weights + packed kernels (shared per model) */
+  int64_t weight_bytes;        /* dequantised weights (one copy per model, shared by its sessions) */
   int64_t arena_bytes;         /* activations, liveness-planned */
   int64_t state_bytes;         /* recurrent state (per session) */
   int64_t io_bytes;            /* input tensor + output buffers (per session) */

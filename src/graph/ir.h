@@ -2,7 +2,6 @@
 #ifndef HR_GRAPH_IR_H
 #define HR_GRAPH_IR_H
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
 #include "headroom.h"
@@ -110,8 +109,6 @@ struct hr_model {
   int state_in[8], state_out[8]; /* signature index pairs rNi <-> rNo */
   int out_alpha, out_fgr;   /* signature output index, -1 if none */
   int fixed_w, fixed_h;
-  /* packed weight cache shared by sessions (XNNPACK operators are per session; see backend) */
-  pthread_mutex_t lock;
 };
 
 int hr__model_find_node(const hr_model *m, const char *name); /* -1 if none */

@@ -209,7 +209,6 @@ static void model_free_partial(hr_model *m) {
 
 void hr_model_destroy(hr_model *m) {
   if (!m) return;
-  pthread_mutex_destroy(&m->lock);
   model_free_partial(m);
 }
 
@@ -281,7 +280,6 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
   }
   m = calloc(1, sizeof *m);
   if (!m) { st = HR_ENOMEM; goto done; }
-  pthread_mutex_init(&m->lock, NULL);
   m->path = strdup(json_path);
   {
     const char *b = strrchr(json_path, '/'); b = b ? b + 1 : json_path;

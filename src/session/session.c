@@ -138,11 +138,7 @@ hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session 
   s->pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
   s->prev_luma = calloc(32 * 18, 1);
   hr_status st = s->prev_luma ? build(s, w, h, ratio) : HR_ENOMEM;
-  if (st) {
-    fprintf(stderr, "headroom: session create failed: %s\n", s->err);
-    hr_session_destroy(s);
-    return st;
-  }
+  if (st) { hr_session_destroy(s); return st; }
   *out = s;
   return HR_OK;
 }

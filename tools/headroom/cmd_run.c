@@ -407,7 +407,12 @@ int cmd_run(int argc, char **argv) {
   lad.cur = lad.gov_rung > lad.budget_rung ? lad.gov_rung : lad.budget_rung;
   p.downsample_ratio = lad.ratio[lad.cur];
   st = hr_session_create(m, &p, &s);
-  if (st) { fprintf(stderr, "headroom run: cannot create session: %s\n", hr_status_str(st)); goto out; }
+  if (st) {
+    hr_plan_info tmp; char why[512] = "";
+    if (st != HR_ENOMEM) hr_model_plan(m, &p, &tmp, why, sizeof why);
+    fprintf(stderr, "headroom run: cannot create session: %s%s%s\n", hr_status_str(st), why[0] ? ": " : "", why);
+    goto out;
+  }
   if (o.state_in) {
     void *buf = NULL; size_t len = 0;
     st = read_file_all(o.state_in, &buf, &len);
