@@ -1,0 +1,264 @@
+/* Memory plan: the planned arena of rvm at 1920x1440 ratio 0.25 must not grow past today's value
+ * + 5% (TFLite Micro's planned-arena threshold test); plans are deterministic; odd sizes and every
+ * ratio plan consistently (state shapes, processing size, totals) and run (XNNPACK agrees with the
+ * reference backend on a real frame at 641x361); sizes and ratios the network cannot take are
+ * refused with a message, never a crash. */
+#include <stdint.h>
+#include "hr_test.h"
+#include "headroom.h"
+#include "headroom/io.h"
+
+/* Today's plan for rvm at 1920x1440 ratio 0.25 (the phone-camera case), from
+ *   ./build/headroom plan --model rvm --size 1920x1440 --ratio 0.25 --json
+ * on 2026-11-29 (after 9a17733). When a change makes the plan smaller, lower these to lock the
+ * gain in; when it must grow, raise them in the same commit and say why in its message. */
+#define RVM_1920x1440_R025_ARENA_BYTES 48384000LL
+#define RVM_1920x1440_R025_TOTAL_BYTES 126006452LL /* weights + arena + state + io + kernels (estimated) */
+#define GROWTH_ALLOWED 1.05
+
+static hr_model *load(const char *name) {
+  char path[1024], err[512];
+  if (!hr_test_path("HR_MODEL_DIR", name, path, sizeof path)) SKIP("HR_MODEL_DIR not set");
+  FILE *f = fopen(path, "rb");
+  if (!f) SKIP("%s missing (scripts/fetch-models.sh)", path);
+  fclose(f);
+  hr_model *m = NULL;
+  hr_status st = hr_model_load(path, &m, err, sizeof err);
+  CHECKF(st == HR_OK, "%s", err);
+  if (!m) exit(hr_test_finish("test_engine_plan"));
+  return m;
+}
+
+static hr_status plan(hr_model *m, int w, int h, float ratio, hr_backend be, hr_plan_info *pi, char *err, size_t n) {
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = w; p.height = h; p.downsample_ratio = ratio; p.backend = be;
+  memset(pi, 0xa5, sizeof *pi); /* every field must be written */
+  return hr_model_plan(m, &p, pi, err, n);
+}
+
+static void threshold(hr_model *rvm) {
+  hr_plan_info pi;
+  char err[512];
+  hr_status st = plan(rvm, 1920, 1440, 0.25f, HR_BACKEND_XNNPACK, &pi, err, sizeof err);
+  CHECKF(st == HR_OK, "%s", err);
+  if (st) return;
+  printf("rvm 1920x1440 ratio 0.25: arena %lld bytes (limit %lld), total %lld bytes (limit %lld)\n",
+         (long long)pi.arena_bytes, (long long)(RVM_1920x1440_R025_ARENA_BYTES * GROWTH_ALLOWED),
+         (long long)pi.total_bytes, (long long)(RVM_1920x1440_R025_TOTAL_BYTES * GROWTH_ALLOWED));
+  CHECKF(pi.arena_bytes <= RVM_1920x1440_R025_ARENA_BYTES * GROWTH_ALLOWED,
+         "planned arena grew from %lld to %lld bytes (+%.1f%%): more than 5%%; if intended, update "
+         "RVM_1920x1440_R025_ARENA_BYTES in %s", RVM_1920x1440_R025_ARENA_BYTES, (long long)pi.arena_bytes,
+         100.0 * ((double)pi.arena_bytes / RVM_1920x1440_R025_ARENA_BYTES - 1), __FILE__);
+  CHECKF(pi.total_bytes <= RVM_1920x1440_R025_TOTAL_BYTES * GROWTH_ALLOWED,
+         "planned total grew from %lld to %lld bytes (+%.1f%%): more than 5%%; if intended, update "
+         "RVM_1920x1440_R025_TOTAL_BYTES in %s", RVM_1920x1440_R025_TOTAL_BYTES, (long long)pi.total_bytes,
+         100.0 * ((double)pi.total_bytes / RVM_1920x1440_R025_TOTAL_BYTES - 1), __FILE__);
+  if (pi.arena_bytes < RVM_1920x1440_R025_ARENA_BYTES / GROWTH_ALLOWED)
+    printf("note: the arena shrank to %lld bytes: lower RVM_1920x1440_R025_ARENA_BYTES to keep the gain\n",
+           (long long)pi.arena_bytes);
+}
+
+static int same_plan(const hr_plan_info *a, const hr_plan_info *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+static void determinism(hr_model *rvm) {
+  char path[1024], err[512];
+  hr_plan_info a, b, c, d;
+  CHECK(plan(rvm, 1920, 1440, 0.25f, HR_BACKEND_XNNPACK, &a, err, sizeof err) == HR_OK);
+  CHECK(plan(rvm, 641, 361, 0.5f, HR_BACKEND_XNNPACK, &b, err, sizeof err) == HR_OK);
+  CHECK(plan(rvm, 1920, 1440, 0.25f, HR_BACKEND_XNNPACK, &c, err, sizeof err) == HR_OK);
+  CHECKF(same_plan(&a, &c), "two plans of the same size differ (arena %lld vs %lld)", (long long)a.arena_bytes,
+         (long long)c.arena_bytes);
+  /* a second, independently loaded copy of the model plans the same */
+  hr_model *m2 = NULL;
+  hr_test_path("HR_MODEL_DIR", "rvm.json", path, sizeof path);
+  CHECK(hr_model_load(path, &m2, err, sizeof err) == HR_OK);
+  if (m2) {
+    CHECK(plan(m2, 1920, 1440, 0.25f, HR_BACKEND_XNNPACK, &d, err, sizeof err) == HR_OK);
+    CHECKF(same_plan(&a, &d), "the same model loaded twice plans differently");
+    hr_model_destroy(m2);
+  }
+  /* the session allocates what hr_model_plan announced (kernels: estimated vs measured) */
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = 641; p.height = 361; p.downsample_ratio = 0.5f; p.threads = 1;
+  hr_session *s = NULL;
+  CHECK(hr_session_create(rvm, &p, &s) == HR_OK);
+  if (s) {
+    hr_plan_info sp;
+    hr_session_get_plan(s, &sp);
+    CHECK_EQ_INT(sp.arena_bytes, b.arena_bytes);
+    CHECK_EQ_INT(sp.state_bytes, b.state_bytes);
+    CHECK_EQ_INT(sp.weight_bytes, b.weight_bytes);
+    CHECK_EQ_INT(sp.n_ops, b.n_ops);
+    CHECK_EQ_INT(sp.proc_width, b.proc_width);
+    CHECK_NEAR(sp.gflop, b.gflop, 1e-9);
+    CHECKF(llabs((long long)(sp.kernel_bytes - b.kernel_bytes)) <= b.kernel_bytes / 10,
+           "kernel memory estimated %lld, allocated %lld (more than 10%% apart)", (long long)b.kernel_bytes,
+           (long long)sp.kernel_bytes);
+    printf("rvm 641x361 ratio 0.5: kernel memory estimated %lld, allocated %lld bytes\n", (long long)b.kernel_bytes,
+           (long long)sp.kernel_bytes);
+    hr_session_destroy(s);
+  }
+}
+
+/* RVM's state: r1..r4 at 1/2, 1/4, 1/8, 1/16 of the processing size (each stride-2 stage rounds
+ * up), 16, 20, 40, 64 channels. */
+static int64_t rvm_state_bytes(int pw, int ph) {
+  static const int ch[4] = {16, 20, 40, 64};
+  int64_t n = 0;
+  int w = pw, h = ph;
+  for (int k = 0; k < 4; k++) {
+    w = (w + 1) / 2; h = (h + 1) / 2;
+    n += (int64_t)w * h * ch[k];
+  }
+  return n * 4;
+}
+
+static void sizes(hr_model *rvm) {
+  static const int wh[][2] = {{641, 361}, {640, 360}, {1920, 1440}, {1280, 720}, {960, 720}, {97, 55}, {33, 33}, {512, 288}};
+  static const float ratios[] = {1.f, 0.5f, 0.25f, 0.f /* auto */};
+  char err[512];
+  for (size_t i = 0; i < sizeof wh / sizeof wh[0]; i++) {
+    int64_t prev_arena = -1;
+    for (size_t r = 0; r < sizeof ratios / sizeof ratios[0]; r++) {
+      int w = wh[i][0], h = wh[i][1];
+      hr_plan_info pi;
+      hr_status st = plan(rvm, w, h, ratios[r], HR_BACKEND_XNNPACK, &pi, err, sizeof err);
+      CHECKF(st == HR_OK, "%dx%d ratio %g: %s", w, h, ratios[r], err);
+      if (st) continue;
+      float want_ratio = ratios[r] > 0 ? ratios[r] : (512.f / (w > h ? w : h) < 1 ? 512.f / (w > h ? w : h) : 1.f);
+      CHECK_EQ_INT(pi.width, w);
+      CHECK_EQ_INT(pi.height, h);
+      CHECK_NEAR(pi.downsample_ratio, want_ratio, 1e-6);
+      /* processing size: round(size * ratio), reported from r1's size, so within 1 pixel of it */
+      CHECKF(fabs(pi.proc_width - w * want_ratio) <= 1.5 && fabs(pi.proc_height - h * want_ratio) <= 1.5,
+             "%dx%d ratio %g: processing size %dx%d", w, h, want_ratio, pi.proc_width, pi.proc_height);
+      CHECKF(pi.state_bytes == rvm_state_bytes(pi.proc_width, pi.proc_height),
+             "%dx%d ratio %g: state %lld bytes, expected %lld for processing size %dx%d", w, h, want_ratio,
+             (long long)pi.state_bytes, (long long)rvm_state_bytes(pi.proc_width, pi.proc_height), pi.proc_width,
+             pi.proc_height);
+      CHECK(pi.arena_bytes > 0 && pi.arena_bytes % 64 == 0);
+      CHECK(pi.weight_bytes > 0 && pi.kernel_bytes > 0 && pi.io_bytes >= 0);
+      CHECK_EQ_INT(pi.total_bytes, pi.weight_bytes + pi.arena_bytes + pi.state_bytes + pi.io_bytes + pi.kernel_bytes);
+      CHECK(pi.n_ops > 0 && pi.gflop > 0);
+      /* ratios are listed from large to small: a smaller processing size never needs a bigger arena */
+      if (ratios[r] > 0 && prev_arena >= 0)
+        CHECKF(pi.arena_bytes <= prev_arena, "%dx%d: arena at ratio %g (%lld) > at the ratio above (%lld)", w, h,
+               ratios[r], (long long)pi.arena_bytes, (long long)prev_arena);
+      if (ratios[r] > 0) prev_arena = pi.arena_bytes;
+      /* the reference backend plans the graph's own ops: same state, its own arena */
+      hr_plan_info ri;
+      st = plan(rvm, w, h, ratios[r], HR_BACKEND_REFERENCE, &ri, err, sizeof err);
+      CHECKF(st == HR_OK, "reference %dx%d ratio %g: %s", w, h, ratios[r], err);
+      if (!st) CHECK_EQ_INT(ri.state_bytes, pi.state_bytes);
+      if (w == 641 || w == 1920)
+        printf("rvm %4dx%-4d ratio %-4g: processing %4dx%-4d arena %9lld (reference %9lld) state %8lld total %10lld, %d ops,"
+               " %.2f GFLOP\n", w, h, want_ratio, pi.proc_width, pi.proc_height, (long long)pi.arena_bytes,
+               (long long)ri.arena_bytes, (long long)pi.state_bytes, (long long)pi.total_bytes, pi.n_ops, pi.gflop);
+    }
+  }
+}
+
+/* Sizes and ratios the network cannot take: an error with a message (or a plan), never a crash. */
+static void refusals(hr_model *rvm, hr_model *meet) {
+  static const struct { int w, h; float r; int must_fail; } c[] = {
+      {0, 0, 1.f, 1}, {-5, 10, 1.f, 1}, {64, 64, 1.5f, 1}, {64, 64, 1.0001f, 1}, {1, 1, 0.5f, 0}, {2, 2, 0.25f, 0},
+      {3, 5, 0.5f, 0}, {641, 361, 0.001f, 0}, {1, 1, 1.f, 0}, {7, 3, 1.f, 0}, {31, 17, 0.01f, 0}};
+  char err[512];
+  int refused = 0;
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    hr_plan_info pi;
+    err[0] = 0;
+    hr_status st = plan(rvm, c[i].w, c[i].h, c[i].r, HR_BACKEND_XNNPACK, &pi, err, sizeof err);
+    if (c[i].must_fail) CHECKF(st != HR_OK, "rvm %dx%d ratio %g: planned, expected a refusal", c[i].w, c[i].h, c[i].r);
+    if (st != HR_OK) {
+      refused++;
+      CHECKF(err[0] != 0, "rvm %dx%d ratio %g: refused (%s) without a message", c[i].w, c[i].h, c[i].r,
+             hr_status_name(st));
+    } else {
+      CHECK(pi.arena_bytes > 0 && pi.state_bytes > 0);
+    }
+  }
+  printf("rvm: %d of %zu degenerate sizes / ratios refused with a message, the rest planned\n", refused,
+         sizeof c / sizeof c[0]);
+  if (meet) { /* a fixed-size model refuses another size */
+    hr_plan_info pi;
+    err[0] = 0;
+    hr_status st = plan(meet, 320, 240, 0, HR_BACKEND_XNNPACK, &pi, err, sizeof err);
+    CHECKF(st != HR_OK && strstr(err, "256x144"), "meet at 320x240: %s (%s)", hr_status_name(st), err);
+    CHECK(plan(meet, 0, 0, 0, HR_BACKEND_XNNPACK, &pi, err, sizeof err) == HR_OK && pi.width == 256 && pi.height == 144);
+  }
+}
+
+/* One real frame (or a synthetic one) through XNNPACK and the reference backend at odd sizes. */
+static void odd_size_run(hr_model *rvm) {
+  char dir[1024], err[512];
+  hr_source *src = NULL;
+  hr_frame f;
+  float *synth = NULL;
+  int real = 0;
+  if (hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", dir, sizeof dir)) {
+    hr_source_params sp;
+    hr_source_params_default(&sp);
+    if (hr_source_open(dir, &sp, &src, err, sizeof err) == HR_OK && hr_source_read(src, &f) == HR_OK) real = 1;
+  }
+  if (!real) {
+    int W = 320, H = 180;
+    synth = malloc(sizeof(float) * W * H * 3);
+    for (int y = 0; y < H; y++)
+      for (int x = 0; x < W; x++) {
+        float dx = (x - W * 0.5f) / W, dy = (y - H * 0.45f) / H, b = expf(-(dx * dx + dy * dy) * 12.f);
+        float *px = synth + ((size_t)y * W + x) * 3;
+        px[0] = 0.2f + 0.7f * b; px[1] = 0.3f + 0.5f * b * x / W; px[2] = 0.25f + 0.3f * y / H;
+      }
+    f = (hr_frame){.fmt = HR_PIX_RGBF32, .width = W, .height = H, .planes = {synth}, .strides = {(ptrdiff_t)W * 12}};
+  }
+  static const struct { int w, h; float r; } c[] = {{641, 361, 0.5f}, {97, 55, 1.f}, {97, 55, 0.25f}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    hr_session *s[2] = {NULL, NULL};
+    hr_outputs o[2];
+    for (int b = 0; b < 2; b++) {
+      hr_session_params p;
+      hr_session_params_default(&p);
+      p.width = c[i].w; p.height = c[i].h; p.downsample_ratio = c[i].r;
+      p.backend = b ? HR_BACKEND_REFERENCE : HR_BACKEND_XNNPACK;
+      CHECK(hr_session_create(rvm, &p, &s[b]) == HR_OK);
+      if (s[b]) CHECKF(hr_session_push(s[b], &f, &o[b]) == HR_OK, "%s", hr_session_last_error(s[b]));
+    }
+    if (s[0] && s[1]) {
+      CHECK_EQ_INT(o[0].width, c[i].w);
+      CHECK_EQ_INT(o[0].height, c[i].h);
+      double sum = 0, mx = 0, mean_alpha = 0;
+      int64_t n = (int64_t)c[i].w * c[i].h;
+      for (int64_t k = 0; k < n; k++) {
+        double d = fabs((double)o[0].alpha[k] - o[1].alpha[k]);
+        sum += d; mean_alpha += o[0].alpha[k];
+        if (d > mx) mx = d;
+      }
+      printf("rvm %dx%d ratio %g, %s frame: xnnpack vs reference mean |d| %.2e max |d| %.2e (mean alpha %.3f)\n",
+             c[i].w, c[i].h, c[i].r, real ? "a real" : "a synthetic", sum / n, mx, mean_alpha / n);
+      CHECK(sum / n <= 1e-4);
+      CHECK(mx <= 1e-2);
+    }
+    hr_session_destroy(s[0]);
+    hr_session_destroy(s[1]);
+  }
+  hr_source_destroy(src);
+  free(synth);
+}
+
+int main(void) {
+  hr_model *rvm = load("rvm.json");
+  char mp[1024], err[512];
+  hr_model *meet = NULL;
+  if (hr_test_path("HR_MODEL_DIR", "meet.json", mp, sizeof mp)) hr_model_load(mp, &meet, err, sizeof err);
+  threshold(rvm);
+  determinism(rvm);
+  sizes(rvm);
+  refusals(rvm, meet);
+  odd_size_run(rvm);
+  hr_model_destroy(meet);
+  hr_model_destroy(rvm);
+  return hr_test_finish("test_engine_plan");
+}
