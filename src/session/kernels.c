@@ -113,6 +113,20 @@ void hr__k_tanh(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
 }
 
+/* TF ResizeBilinear taps with half-pixel centres, computed in float as TF does: for output o,
+ * in = (o + 0.5) * (in_size / out_size) - 0.5; lo = max(floor(in), 0); hi = min(ceil(in), in_size - 1);
+ * frac = in - floor(in). */
+static void half_pixel_taps(int in_size, int out_size, int32_t *lo, int32_t *hi, float *frac) {
+  float scale = (float)in_size / (float)out_size;
+  for (int o = 0; o < out_size; o++) {
+    float f = ((float)o + 0.5f) * scale - 0.5f, fl = floorf(f);
+    int a = fl < 0 ? 0 : (int)fl, b = (int)ceilf(f);
+    if (b > in_size - 1) b = in_size - 1;
+    if (b < 0) b = 0;
+    lo[o] = a; hi[o] = b; frac[o] = f - fl;
+  }
+}
+
 /* ---- fused guided-filter tail ----
  * For each full-resolution row y: A and b (low resolution, 4 channels) are interpolated vertically
  * into a row buffer with TF half-pixel weights, then horizontally per output pixel; the guidance
@@ -138,21 +152,8 @@ hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks,
   m = (char *)(((uintptr_t)m + 63) & ~(uintptr_t)63);
   g->scratch = (float *)m;
   g->per_chunk = per_chunk;
-  float sx = (float)w_lr / (float)W, sy = (float)h_lr / (float)H;
-  for (int x = 0; x < W; x++) {
-    float f = ((float)x + 0.5f) * sx - 0.5f, fl = floorf(f);
-    int a = fl < 0 ? 0 : (int)fl, b = (int)ceilf(f);
-    if (b > w_lr - 1) b = w_lr - 1;
-    if (b < 0) b = 0;
-    g->x0[x] = a; g->x1[x] = b; g->fx[x] = f - fl;
-  }
-  for (int y = 0; y < H; y++) {
-    float f = ((float)y + 0.5f) * sy - 0.5f, fl = floorf(f);
-    int a = fl < 0 ? 0 : (int)fl, b = (int)ceilf(f);
-    if (b > h_lr - 1) b = h_lr - 1;
-    if (b < 0) b = 0;
-    g->y0[y] = a; g->y1[y] = b; g->fy[y] = f - fl;
-  }
+  half_pixel_taps(w_lr, W, g->x0, g->x1, g->fx);
+  half_pixel_taps(h_lr, H, g->y0, g->y1, g->fy);
   return HR_OK;
 }
 
@@ -270,14 +271,7 @@ hr_status hr__resize_init(hr__resize *r, int in_w, int out_w) {
   r->x1 = r->x0 + out_w;
   r->fx = (float *)(r->x1 + out_w);
   r->ow = out_w;
-  float sx = (float)in_w / (float)out_w;
-  for (int x = 0; x < out_w; x++) {
-    float f = ((float)x + 0.5f) * sx - 0.5f, fl = floorf(f);
-    int a = fl < 0 ? 0 : (int)fl, b = (int)ceilf(f);
-    if (b > in_w - 1) b = in_w - 1;
-    if (b < 0) b = 0;
-    r->x0[x] = a; r->x1[x] = b; r->fx[x] = f - fl;
-  }
+  half_pixel_taps(in_w, out_w, r->x0, r->x1, r->fx);
   return HR_OK;
 }
 void hr__resize_free(hr__resize *r) { free(r->x0); memset(r, 0, sizeof *r); }
