@@ -149,6 +149,14 @@ static hr_status parse_attrs(loadctx *c, const cJSON *jn, hr__node *n) {
   attr_ints(jn, "dilations", a->dilations, 4);
   attr_ints(jn, "ksize", a->ksize, 4);
   attr_ints(jn, "explicit_paddings", a->explicit_pad, 8);
+  for (int i = 0; i < 4; i++)
+    if (a->strides[i] < 1 || a->dilations[i] < 1 || a->ksize[i] < 1 || a->strides[i] > 4096 || a->dilations[i] > 4096 ||
+        a->ksize[i] > 65536)
+      return fail(c, HR_ECORRUPT, "node '%s' (%s): strides/dilations/ksize must be >= 1 (got %d/%d/%d)", n->name,
+                  hr__op_name(n->op), a->strides[i], a->dilations[i], a->ksize[i]);
+  for (int i = 0; i < 8; i++)
+    if (a->explicit_pad[i] < 0 || a->explicit_pad[i] > 65536)
+      return fail(c, HR_ECORRUPT, "node '%s' (%s): explicit padding %d out of range", n->name, hr__op_name(n->op), a->explicit_pad[i]);
   char buf[64];
   attr_str(jn, "padding", buf, sizeof buf);
   a->padding = !strcmp(buf, "SAME") ? HR_PAD_SAME : !strcmp(buf, "EXPLICIT") ? HR_PAD_EXPLICIT : HR_PAD_VALID;
@@ -220,7 +228,10 @@ static int parse_edge(const namemap *map, const char *s, hr__edge *e) {
   if (colon) {
     char *end;
     long p = strtol(colon + 1, &end, 10);
-    if (*end == 0 && end != colon + 1) { n = (size_t)(colon - s); e->port = (int)p; }
+    if (*end == 0 && end != colon + 1) {
+      if (p < 0 || p >= HR_MAX_OUT) return 0; /* no op here has more outputs */
+      n = (size_t)(colon - s); e->port = (int)p;
+    }
   }
   e->node = map_find(map, s, n);
   return e->node >= 0;
@@ -279,7 +290,7 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
     st = fail(&c, HR_ECORRUPT, "missing modelTopology.node or weightsManifest"); goto done;
   }
   m = calloc(1, sizeof *m);
-  if (!m) { st = HR_ENOMEM; goto done; }
+  if (!m) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
   m->path = strdup(json_path);
   {
     const char *b = strrchr(json_path, '/'); b = b ? b + 1 : json_path;
@@ -287,13 +298,17 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
     char *dot = m->name ? strrchr(m->name, '.') : NULL;
     if (dot) *dot = 0;
   }
+  if (!m->path || !m->name) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
   m->fingerprint = fnv1a(1469598103934665603ull, jtext, jlen);
-  m->n_nodes = cJSON_GetArraySize(jnodes);
-  m->nodes = calloc((size_t)m->n_nodes, sizeof *m->nodes);
-  if (!m->nodes) { st = HR_ENOMEM; goto done; }
+  {
+    int nn = cJSON_GetArraySize(jnodes);
+    m->nodes = calloc((size_t)nn + 1, sizeof *m->nodes);
+    if (!m->nodes) { st = fail(&c, HR_ENOMEM, "out of memory for %d nodes", nn); goto done; }
+    m->n_nodes = nn;
+  }
   /* pass 1: names, ops */
-  char unsupported[512]; unsupported[0] = 0;
-  int n_unsup = 0;
+  char unsupported[2048]; unsupported[0] = 0;
+  int n_unsup = 0, n_unsup_kinds = 0, n_unlisted = 0;
   {
     int i = 0; const cJSON *jn;
     cJSON_ArrayForEach(jn, jnodes) {
@@ -302,12 +317,23 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
       if (!cJSON_IsString(nm) || !cJSON_IsString(op)) { st = fail(&c, HR_ECORRUPT, "node %d has no name or op", i); goto done; }
       hr__node *n = &m->nodes[i];
       n->name = strdup(nm->valuestring);
-      if (!n->name) { st = HR_ENOMEM; goto done; }
+      if (!n->name) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
       int o = hr__op_from_name(op->valuestring);
       if (o < 0 || o >= HR_OP_HARDSWISH) {
-        if (!strstr(unsupported, op->valuestring) && strlen(unsupported) + strlen(op->valuestring) + 3 < sizeof unsupported) {
-          if (unsupported[0]) strcat(unsupported, ", ");
-          strcat(unsupported, op->valuestring);
+        /* list every distinct unsupported op name once (exact match), counting what does not fit */
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) {
+          const cJSON *ok = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jnodes, k), "op");
+          seen = cJSON_IsString(ok) && !strcmp(ok->valuestring, op->valuestring);
+        }
+        if (!seen) {
+          n_unsup_kinds++;
+          if (strlen(unsupported) + strlen(op->valuestring) + 3 < sizeof unsupported - 32) {
+            if (unsupported[0]) strcat(unsupported, ", ");
+            strcat(unsupported, op->valuestring);
+          } else {
+            n_unlisted++;
+          }
         }
         n_unsup++;
         o = HR_OP_NOOP;
@@ -317,12 +343,16 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
       i++;
     }
   }
-  if (n_unsup) { st = fail(&c, HR_ENOTSUP, "%d node(s) use unsupported ops: %s", n_unsup, unsupported); goto done; }
+  if (n_unsup) {
+    st = fail(&c, HR_ENOTSUP, "%d node(s) use unsupported ops: %s%s (%d distinct)", n_unsup, unsupported,
+              n_unlisted ? ", ... (list cut)" : "", n_unsup_kinds);
+    goto done;
+  }
   /* name map */
   namemap map = {16, NULL, m->nodes};
   while (map.cap < m->n_nodes * 2) map.cap <<= 1;
   map_slots = malloc(sizeof(int) * (size_t)map.cap);
-  if (!map_slots) { st = HR_ENOMEM; goto done; }
+  if (!map_slots) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
   map.slot = map_slots;
   for (int i = 0; i < map.cap; i++) map.slot[i] = -1;
   for (int i = 0; i < m->n_nodes; i++) {
@@ -342,7 +372,7 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
       int cnt = cJSON_GetArraySize(ins);
       n->in = calloc((size_t)cnt + 1, sizeof *n->in);
       n->ctrl = calloc((size_t)cnt + 1, sizeof *n->ctrl);
-      if (!n->in || !n->ctrl) { st = HR_ENOMEM; goto done; }
+      if (!n->in || !n->ctrl) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
       const cJSON *e;
       cJSON_ArrayForEach(e, ins) {
         if (!cJSON_IsString(e)) { st = fail(&c, HR_ECORRUPT, "node '%s': input is not a string", n->name); goto done; }
@@ -378,16 +408,27 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
       const cJSON *ws = cJSON_GetObjectItemCaseSensitive(grp, "weights"); const cJSON *w;
       cJSON_ArrayForEach(w, ws) {
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(w, "shape"); const cJSON *d;
-        size_t ne = 1; cJSON_ArrayForEach(d, shape) ne *= (size_t)jint(d);
+        size_t ne = 1;
+        cJSON_ArrayForEach(d, shape) {
+          long long v = jint(d);
+          if (v < 0 || v > ((long long)1 << 30) || (v && ne > ((size_t)1 << 30) / (size_t)v)) {
+            const cJSON *wn = cJSON_GetObjectItemCaseSensitive(w, "name");
+            st = fail(&c, HR_ECORRUPT, "weight '%s': bad shape (too large or negative)", cJSON_IsString(wn) ? wn->valuestring : "?");
+            goto done;
+          }
+          ne *= (size_t)v;
+        }
         total_float += ne * 4 + 16;
+        if (total_float > ((size_t)1 << 32)) { st = fail(&c, HR_ECORRUPT, "weights total more than 4 GB"); goto done; }
       }
     }
     m->weights = calloc(1, total_float + 64);
-    if (!m->weights) { st = HR_ENOMEM; goto done; }
+    if (!m->weights) { st = fail(&c, HR_ENOMEM, "out of memory for %zu bytes of weights", total_float); goto done; }
     size_t wofs = 0;
     cJSON_ArrayForEach(grp, manifest) {
       const cJSON *paths = cJSON_GetObjectItemCaseSensitive(grp, "paths");
       size_t blen = 0; const cJSON *p;
+      char shards[1024]; shards[0] = 0;
       free(bins); bins = NULL;
       cJSON_ArrayForEach(p, paths) {
         if (!cJSON_IsString(p)) { st = fail(&c, HR_ECORRUPT, "weightsManifest path is not a string"); goto done; }
@@ -397,8 +438,9 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
         char *sb = read_file(sp, &sl);
         if (!sb) { c.file = NULL; st = fail(&c, HR_EIO, "weight shard %s listed in %s is missing or unreadable (%s)", sp, json_path, strerror(errno)); goto done; }
         m->fingerprint = fnv1a(m->fingerprint, sb, sl);
+        if (strlen(shards) + strlen(sp) + 3 < sizeof shards) { if (shards[0]) strcat(shards, ", "); strcat(shards, sp); }
         char *nb = realloc(bins, blen + sl + 1);
-        if (!nb) { free(sb); st = HR_ENOMEM; goto done; }
+        if (!nb) { free(sb); st = fail(&c, HR_ENOMEM, "out of memory reading %s", sp); goto done; }
         bins = nb; memcpy(bins + blen, sb, sl); blen += sl; free(sb);
       }
       size_t bofs = 0;
@@ -435,8 +477,8 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
         if (!esz) { st = fail(&c, HR_ENOTSUP, "weight '%s': quantization dtype %s not supported", nm->valuestring, qdt); goto done; }
         if (bofs + ne * esz > blen) {
           c.file = NULL;
-          st = fail(&c, HR_ECORRUPT, "weight shard(s) of %s too short: weight '%s' needs bytes %zu..%zu, shards hold %zu (truncated file?)",
-                    json_path, nm->valuestring, bofs, bofs + ne * esz, blen);
+          st = fail(&c, HR_ECORRUPT, "%s: too short for %s: weight '%s' needs bytes %zu..%zu, the file holds %zu (truncated?)",
+                    shards, json_path, nm->valuestring, bofs, bofs + ne * esz, blen);
           goto done;
         }
         const uint8_t *src = (const uint8_t *)bins + bofs;
@@ -461,7 +503,7 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
       }
       if (bofs != blen) {
         c.file = NULL;
-        st = fail(&c, HR_ECORRUPT, "weight shard(s) of %s hold %zu bytes but the manifest describes %zu", json_path, blen, bofs);
+        st = fail(&c, HR_ECORRUPT, "%s: holds %zu bytes, the manifest describes %zu (in %s)", shards, blen, bofs, json_path);
         goto done;
       }
     }
@@ -479,20 +521,21 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
       const cJSON *o = sig ? cJSON_GetObjectItemCaseSensitive(sig, which[w]) : NULL;
       int n = cJSON_GetArraySize(o);
       hr__sig *arr = calloc((size_t)n + 1, sizeof *arr);
-      if (!arr) { st = HR_ENOMEM; goto done; }
+      if (!arr) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
       if (w == 0) { m->inputs = arr; m->n_inputs = 0; } else { m->outputs = arr; m->n_outputs = 0; }
       const cJSON *e;
       cJSON_ArrayForEach(e, o) {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
         if (!cJSON_IsString(nm)) continue;
-        hr__sig *s = &arr[w == 0 ? m->n_inputs : m->n_outputs];
-        s->key = strdup(e->string); s->tensor = strdup(nm->valuestring);
         hr__edge ed;
         if (!parse_edge(&map, nm->valuestring, &ed)) {
           st = fail(&c, HR_ECORRUPT, "signature %s '%s' names a tensor that does not exist", which[w], nm->valuestring); goto done;
         }
+        hr__sig *s = &arr[w == 0 ? m->n_inputs : m->n_outputs];
+        if (w == 0) m->n_inputs++; else m->n_outputs++; /* counted first: freed on any error below */
+        s->key = strdup(e->string ? e->string : ""); s->tensor = strdup(nm->valuestring);
+        if (!s->key || !s->tensor) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
         s->node = ed.node; s->port = ed.port;
-        if (w == 0) m->n_inputs++; else m->n_outputs++;
       }
     }
     if (m->n_inputs == 0 || m->n_outputs == 0) { st = fail(&c, HR_ECORRUPT, "signature has no inputs or outputs"); goto done; }

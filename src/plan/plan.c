@@ -379,10 +379,10 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
   if (!st) {
     for (int r = 0; r < p->n_rops; r++) p->flops += p->rops[r].flops;
     p->kernel_bytes_est = flags & HR__PLAN_NO_LOWER ? 0 : estimate_kernel_bytes(p);
+    /* processing size: what RVM's graph computes, (int)(size * ratio) in float, when it downsamples */
     p->proc_w = width; p->proc_h = height;
-    if (p->n_state > 0) {
-      hr__val *r1 = &p->vals[p->state_val[0]];
-      if (r1->t.rank == 4) { p->proc_h = (int)r1->t.dims[1] * 2; p->proc_w = (int)r1->t.dims[2] * 2; }
+    if (m->in_ratio >= 0 && p->ratio < 1.f) {
+      p->proc_w = (int)((float)width * p->ratio); p->proc_h = (int)((float)height * p->ratio);
     }
   }
   if (st) {

@@ -30,9 +30,16 @@ struct hr__exec {
   kern *k;
 };
 
-static pthread_once_t xnn_once = PTHREAD_ONCE_INIT;
-static enum xnn_status xnn_init_status;
-static void xnn_init(void) { xnn_init_status = xnn_initialize(hr__xnn_allocator()); }
+/* XNNPACK is initialised once per process; a failed attempt (out of memory) is retried next time. */
+static pthread_mutex_t xnn_lock = PTHREAD_MUTEX_INITIALIZER;
+static int xnn_ready;
+static enum xnn_status xnn_init(void) {
+  pthread_mutex_lock(&xnn_lock);
+  enum xnn_status st = xnn_ready ? xnn_status_success : xnn_initialize(hr__xnn_allocator());
+  if (st == xnn_status_success) xnn_ready = 1;
+  pthread_mutex_unlock(&xnn_lock);
+  return st;
+}
 
 static hr__tensor view(hr_session *s, int v) { return hr__plan_view(s->plan, v, s->arena, s->state, s->src_ptr); }
 
@@ -249,10 +256,11 @@ static int reads_src(hr_session *s, const hr__rop *r) {
 
 hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   *out = NULL;
-  pthread_once(&xnn_once, xnn_init);
-  if (xnn_init_status != xnn_status_success) {
-    snprintf(s->err, sizeof s->err, "XNNPACK could not initialise (status %d): unsupported CPU?", (int)xnn_init_status);
-    return HR_ENOTSUP;
+  enum xnn_status xst = xnn_init();
+  if (xst != xnn_status_success) {
+    snprintf(s->err, sizeof s->err, "XNNPACK could not initialise (status %d%s)", (int)xst,
+             xst == xnn_status_out_of_memory ? ": out of memory" : ": unsupported CPU?");
+    return xst == xnn_status_out_of_memory ? HR_ENOMEM : HR_ENOTSUP;
   }
   hr__exec *ex = calloc(1, sizeof *ex);
   if (!ex) return HR_ENOMEM;

@@ -136,6 +136,7 @@ hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session 
   int threads = s->p.threads > 0 ? s->p.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   s->p.threads = threads;
   s->pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
+  if (threads > 1 && !s->pool) { hr_session_destroy(s); return HR_ENOMEM; }
   s->prev_luma = calloc(32 * 18, 1);
   hr_status st = s->prev_luma ? build(s, w, h, ratio) : HR_ENOMEM;
   if (st) { hr_session_destroy(s); return st; }

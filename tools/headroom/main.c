@@ -32,7 +32,8 @@ static void usage(void) {
           "  info  --model M                         inputs, outputs, state, parameters, op histogram\n"
           "  plan  --model M --size WxH [--ratio R] [--profile P] [--json]   memory plan before running\n"
           "  run   --model M --input SRC --out DIR [--size WxH] [--ratio R|auto] [--frames N] [--raw] ...\n"
-          "  bench --model M --size WxH [--ratio R] [--frames N] [--threads N] [--json]\n"
+          "  bench --model M --size WxH [--ratio R] [--frames N] [--threads N] [--json] [--ops]\n"
+          "  bench --ingest nv12|i420|bgra|rgb24 [--size 1920x1440] [--ratio 0.25] [--json]   ingest path alone\n"
           "Models: a TF.js graph-model .json, a folder holding one, or rvm|meet|selfie (from models/).\n"
           "'headroom COMMAND --help' lists a command's options.\n");
 }
