@@ -344,8 +344,8 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
     }
   }
   if (n_unsup) {
-    st = fail(&c, HR_ENOTSUP, "%d node(s) use unsupported ops: %s%s (%d distinct)", n_unsup, unsupported,
-              n_unlisted ? ", ... (list cut)" : "", n_unsup_kinds);
+    st = fail(&c, HR_ENOTSUP, "%d node(s), %d distinct unsupported ops: %s%s", n_unsup, n_unsup_kinds, unsupported,
+              n_unlisted ? ", ... (list cut)" : "");
     goto done;
   }
   /* name map */
