@@ -9,82 +9,116 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Session health: no silent degradation.
+ * Session health: no silent degradation. This comment is the reference for the state machine.
  *
- * One hr_health monitor watches one stream. Per frame the session owner makes three calls:
+ * One hr_health monitor watches one stream. Per frame the session owner makes these calls:
  *
  *   hr_health_observe_input(h, &frame);                 // before or after the push; reads a
  *                                                       // 64x48 luma thumbnail of the input
  *   hr_health_note_session_events(h, out.events);       // HR_EVENT_* bits of this frame's outputs
  *   hr_health_observe_output(h, out.alpha, out.width, out.height, state, state_len, n_state, &v);
  *   if (v.action == HR_HEALTH_ACTION_RESET_STATE) hr_session_reset(s);   // before the next push
+ *   if (v.state == HR_HEALTH_FAILED) { rebuild the session (at least hr_session_reset(s));
+ *                                      hr_health_reset(h); }           // resets did not help
  *
- * plus hr_health_note_event() whenever the governor suspends, resumes or sheds, or a depth frame
- * could not be aligned. observe_output is the clock: the state machine advances once per call.
- * The monitor allocates everything at create (previous thumbnail, subsampled previous alpha,
- * per-state running averages) and never allocates afterwards; it takes no locks. One thread at a
- * time per monitor; monitors are independent.
+ * plus hr_health_note_event() whenever the governor suspends, resumes or sheds (memory pressure
+ * that suspends inference: _GOV_SUSPEND, then _GOV_RESUME once inference runs again), or a depth
+ * frame could not be aligned. observe_output is the clock: the state machine advances once per
+ * call. The monitor allocates everything at create (thumbnails, motion map, subsampled previous
+ * alpha) and never allocates afterwards; it takes no locks. One thread at a time per monitor;
+ * monitors are independent.
  *
  * Per-frame signals (hr_health_signals) and what they cost:
  *   input     thumbnail of tw x th cells (default 64 x 48), each the mean of a 4 x 4 grid of
  *             points spread over the cell, plus the mean |difference| of each point and its right
  *             neighbour at full resolution ("hf", pixel-scale high-frequency energy: ~0.011 on the
- *             bedroom camera frames, 0.22 (RGB) to 0.33 (gray) on uniform noise). 2 x 16 x tw x th pixel reads, whatever the
- *             frame size (~100k at the defaults). Gives: mean luma, dark / bright cell shares
- *             (black / saturated frames), mean |luma_t - luma_t-1| (the motion allowance for the
- *             output checks, and exact repeats = frozen input), hf (noise).
+ *             bedroom camera frames, ~0.018 on vtest.avi, 0.22 (RGB) to 0.38 (gray) on uniform
+ *             noise). 2 x 16 x tw x th pixel reads, whatever the frame size (~100k at the
+ *             defaults). Gives: mean luma, dark / bright cell shares (black / saturated frames),
+ *             mean |luma_t - luma_t-1| (input_mad: exact repeats = frozen input, and the global
+ *             motion allowance), hf (noise), and the motion map: a cell "moves" when the largest
+ *             |luma change| among it and its 8 neighbours reaches motion_level [0.02]
+ *             (moving_share = the share of such cells; a mean of 16 points keeps sensor and codec
+ *             noise well below it: on vtest.avi, a fixed camera, the median cell changes by
+ *             0.0003 a frame and the 90th percentile by 0.003).
  *   output    alpha is read once, row by row: every row is summed (a NaN or Inf anywhere makes the
  *             sum non-finite; only then a second pass counts them), and every stride-th row is also
  *             sampled at every stride-th pixel (stride: the smallest that keeps at most 43200
  *             samples, i.e. 240 x 180; 8 at 1920 x 1440) for everything else: uncertain share
  *             (band_lo < a < band_hi), mean binary entropy (table lookup), foreground share
- *             (a > 0.5), mean and max |a_t - a_t-1| and IoU of the a > 0.5 masks against the
- *             previous frame's samples. The subsample is statistically fine for these area
- *             fractions: at 43200 samples the standard error of a share is below 0.25 percentage
- *             points, far inside every threshold; "stuck" needs all samples unchanged.
+ *             (a > 0.5), mean and max |a_t - a_t-1|, and the a > 0.5 masks against the previous
+ *             frame's: IoU, and IoU "where the input is still" (mask_iou_still: disagreements in
+ *             cells of the motion map are left out of the union; only disagreeing samples look
+ *             the map up; the alpha is taken to show the observed frame's whole field of view).
+ *             The subsample is statistically fine for these area fractions: at 43200 samples the
+ *             standard error of a share is below 0.25 percentage points, far inside every
+ *             threshold; "stuck" needs all samples unchanged.
  *   state     one full pass per state tensor (sum of squares and max x^2 over every element; the
  *             count at the bound over one cache line in four) gives the RMS, NaN/Inf (the sum of
  *             squares turns non-finite; only then a second pass counts them), max |x|, the
  *             saturated share (estimated from a quarter of the elements) and the drift of the RMS
  *             against its running average (EMA, factor 0.05).
- * Measured cost per frame at 1920x1440 alpha + RVM-sized state (processing 512x384, 1.2M floats),
- * one core, medians of 40 frames (tests/unit/test_health_monitor.c prints them):
- *   observe_output  0.6-0.75 ms on a busy desktop EPYC, 1.1-1.6 ms on a server Xeon VM; memory-bound
- *                   (11 MB of alpha and 4.8 MB of state are read once); full_scan = false saves
- *                   0.25-0.5 ms (alpha NaN/Inf then judged on the samples only).
- *   observe_input   0.11-0.23 ms from NV12, 0.22-0.39 ms from RGB24.
- * Total 0.9-2.0 ms, at most 2% of a 100 ms frame. No allocation (tested by counting malloc).
+ * Measured cost per frame at 1920x1440 alpha + RVM's state at ratio 0.25 (processing 480x360,
+ * 1.06M floats), one core, medians of 40 frames (tests/unit/test_health_monitor.c prints them):
+ *   observe_input   0.15-0.21 ms from NV12, 0.25-0.32 ms from RGB24.
+ *   observe_output  0.55-0.76 ms on the 2-core build VM; memory-bound (11 MB of alpha and 4.2 MB of
+ *                   state are read once); full_scan = false saves 0.2-0.3 ms (alpha NaN/Inf then
+ *                   judged on the samples only).
+ * NV12 input + output: 0.6-1.0 ms, under 1% of a 100 ms frame. No allocation (tested by counting
+ * malloc).
  *
- * States and transitions (thresholds are hr_health_params fields, defaults in brackets; the output
- * thresholds were checked on real frames with a stand-in matte and are to be re-checked against
- * the real model's output on clean video):
+ * Why the masks are compared "where the input is still": on real RVM output the plain IoU of
+ * consecutive masks follows motion, not quality. sam2-bedroom (children jumping, 256x144): IoU
+ * 0.62-0.75 (median 0.75); vtest.avi (people ~30x80 px walking a few px a frame at 10 fps):
+ * 0.18-0.59 (median 0.56 at 768x576), all of it at the moving edges of small masks. Leaving out
+ * the disagreements where the input moved gives 0.96-1.00 on every frame of both clips, while a
+ * matte that flickers where the input is still, or vanishes (masks that no longer overlap score 0
+ * whatever the motion), still scores far below the floor.
+ *
+ * States and transitions (thresholds are hr_health_params fields, defaults in brackets; checked
+ * on RVM's output on sam2-bedroom (frames and mp4, 200 each), vtest.avi (400 frames at 384x288
+ * and 768x576): no frame after warm-up leaves HEALTHY; each injected fault is flagged within 3
+ * frames and HEALTHY returns 9-10 frames after it ends). The reason (hr_health_reason, the
+ * verdict's reason, the callback's) says, per state:
  *   WARMING_UP     the first warmup_frames [10] outputs after create / hr_health_reset(): soft
  *                  output signals (confidence, consistency, state saturation) are measured but not
  *                  judged, the recurrent state is still converging. Hard evidence still counts:
  *                  bad input or stuck output -> DEGRADED, NaN/Inf -> RECALIBRATING (+ reset).
  *                  At the end: -> DEGRADED if any cause is on, else -> HEALTHY.
+ *                  Reason: "warming up: frame 3 of 10".
  *   HEALTHY        -> DEGRADED as soon as any cause turns on (each cause has its own sustain rule,
- *                  see hr_health_cause: that is the hysteresis).
+ *                  see hr_health_cause: that is the hysteresis). Reason: "healthy".
  *   DEGRADED       -> HEALTHY after recover_frames [10] consecutive frames with no cause on.
+ *                  Reason: the causes on, most specific first, the first with its numbers ("input
+ *                  black: 100% of the frame below luma 0.06 for 3 frames; also: stuck-output"), or
+ *                  once none is on "recovering: no cause for 4 of 10 frames".
  *   RECALIBRATING  entered on HR_HEALTH_EVENT_STATE_RESET, _REPLANNED, _GOV_RESUME, a change of
  *                  alpha size, and whenever the monitor itself asks for a reset. Leaves when the
  *                  outputs have settled: settle_frames [8] consecutive frames that are temporally
  *                  consistent and not low-confidence -> HEALTHY (or DEGRADED if a cause is on).
  *                  Bad input or stuck output -> DEGRADED at once; not settled after
- *                  settle_timeout_frames [90] -> DEGRADED ("not settling").
+ *                  settle_timeout_frames [90] -> DEGRADED ("not settling"). Reason: "recalibrating
+ *                  after NaN/Inf in r1 (2304 values) (reset 1 of 3 allowed in 300 frames):
+ *                  consistent for 5 of 8 frames".
  *   SUSPENDED      between HR_HEALTH_EVENT_GOV_SUSPEND and _GOV_RESUME (from any state but
  *                  FAILED); resume -> RECALIBRATING. Outputs observed while suspended are measured
- *                  (and NaN/Inf still asks for a reset) but change no state.
+ *                  (and NaN/Inf still asks for a reset) but change no state. Reason: "suspended by
+ *                  the memory governor: DETAIL" (the event's detail).
  *   FAILED         terminal: the monitor needed a reset for NaN/Inf or a runaway state more than
- *                  fail_resets [3] times within fail_window_frames [300] frames (the reason names the
- *                  tensor and the counts). Only hr_health_reset() leaves it (after the caller
- *                  rebuilt the session). Outputs are flagged unusable.
+ *                  fail_resets [3] times within fail_window_frames [300] frames. Only
+ *                  hr_health_reset() leaves it (-> WARMING_UP), after the caller rebuilt the
+ *                  session: the monitor asks for no more resets, so a poisoned state stays poisoned
+ *                  until then. Outputs are flagged unusable. Reason: "failed: NaN/Inf in r4 (144
+ *                  values) again after 3 state resets within 300 frames".
  * Recovery action: NaN/Inf in alpha or any state tensor, or a runaway state (an element beyond
  * state_bound x 1.05, or an RMS above runaway_factor [4] x its running average and above half the
- * bound; not on a scene-cut frame) -> the verdict's
- * action is HR_HEALTH_ACTION_RESET_STATE on that same frame and the state goes RECALIBRATING; the
- * caller zeroes the recurrent state before the next push and notes HR_HEALTH_EVENT_STATE_RESET
- * (or passes the session's HR_EVENT_STATE_RESET bit through hr_health_note_session_events).
+ * bound; not on a scene-cut frame) -> the verdict's action is HR_HEALTH_ACTION_RESET_STATE on that
+ * same frame and the state goes RECALIBRATING; the caller zeroes the recurrent state before the
+ * next push and notes HR_HEALTH_EVENT_STATE_RESET (or passes the session's HR_EVENT_STATE_RESET
+ * bit through hr_health_note_session_events).
+ * Soft evidence on bad input: while the input is black, saturated, noise or frozen, the soft
+ * windows (low confidence, inconsistency, state saturation) record the frame as unflagged: the
+ * output's trouble is that input's consequence, named by its own cause, and must not outlast it.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct hr_health hr_health;
@@ -113,10 +147,14 @@ typedef enum hr_health_action {
  *   NONFINITE        NaN/Inf in alpha or state [same frame] -> reset
  *   STATE_RUNAWAY    state element beyond the bound, or RMS jump [same frame] -> reset
  *   LOW_CONFIDENCE   uncertain share > uncertain_max [on: 8 of 10, off: <= 2 of 10]
- *   INCONSISTENT     mean |da| > mad_base + mad_gain x input_mad, or mask IoU < iou_base -
- *                    iou_gain x input_mad (masks of >= 0.5% of samples) [on: 5 of 10, off: <= 1]
- *   STUCK_OUTPUT     max |da| <= stuck_eps while input_mad >= stuck_input_min, on a non-trivial
- *                    alpha (some samples strictly between 0 and 1) [input_frames [3] in a row]
+ *   INCONSISTENT     mean |da| > mad_base + mad_gain x input_mad, or mask_iou_still < iou_base -
+ *                    iou_gain x input_mad, floor 0.2 (judged when the union of the masks is >= 0.5%
+ *                    of the samples; without input observation mask_iou_still is the plain IoU)
+ *                    [on: 5 of 10, off: <= 1]
+ *   STUCK_OUTPUT     max |da| <= stuck_eps on a non-trivial alpha (some samples strictly between 0
+ *                    and 1) while the input moves: input_mad >= stuck_input_min or any cell of the
+ *                    motion map [input_frames [3] such frames; a frame with an unchanged alpha and
+ *                    a still input neither counts nor breaks the run]
  *   INPUT_BLACK      >= 98% of thumbnail cells below black_level [input_frames in a row]
  *   INPUT_SATURATED  >= 98% of cells above white_level [input_frames in a row]
  *   INPUT_FROZEN     thumbnail and hf bit-identical to the previous frame's, on frozen_frames [3]
@@ -129,7 +167,7 @@ typedef enum hr_health_action {
  *   GOV_SHED         governor runs at reduced quality (between _GOV_SHED and _GOV_RESTORED)
  *   NOT_SETTLING     RECALIBRATING timed out
  * Input-side causes need hr_health_observe_input(); without it they never fire, stuck output is
- * not judged and the motion allowance assumes input_mad = 0.02. */
+ * not judged, the motion allowance assumes input_mad = 0.02 and the masks are compared whole. */
 typedef enum hr_health_cause {
   HR_HEALTH_CAUSE_NONFINITE        = 1u << 0,
   HR_HEALTH_CAUSE_STATE_RUNAWAY    = 1u << 1,
@@ -180,6 +218,7 @@ typedef struct hr_health_signals {
   float bright_share;            /* share of cells above white_level */
   float input_mad;               /* mean |luma_t - luma_t-1| over cells, 0..1; -1 = no previous */
   float hf;                      /* mean |adjacent pixel difference|, 0..1; -1 = not given */
+  float moving_share;            /* share of thumbnail cells where the input moved (motion_level) */
   int frozen_run;                /* consecutive frames whose thumbnail repeats the previous one */
   /* output confidence */
   float alpha_mean;              /* mean alpha (full pass when full_scan, else samples) */
@@ -190,8 +229,10 @@ typedef struct hr_health_signals {
   float alpha_mad;               /* mean |a_t - a_t-1| over samples */
   float alpha_maxdiff;           /* max |a_t - a_t-1| over samples */
   float mask_iou;                /* IoU of a > 0.5 masks; 1 when both (near) empty */
+  float mask_iou_still;          /* the same, leaving out disagreements where the input moved
+                                    (moving_share); 0 when the masks do not overlap at all */
   float mad_allow;               /* the allowance alpha_mad was judged against */
-  float iou_allow;               /* the floor mask_iou was judged against */
+  float iou_allow;               /* the floor mask_iou_still was judged against */
   /* non-finite values */
   int64_t alpha_nonfinite;       /* NaN/Inf count in alpha (samples only when !full_scan) */
   int64_t state_nonfinite;       /* NaN/Inf count over all state tensors */
@@ -217,9 +258,10 @@ typedef struct hr_health_verdict {
   uint32_t causes;               /* hr_health_cause bits on now (after sustain / hysteresis) */
   float confidence;              /* 0..1: 1 = crisp, consistent output from sane input; 0.5 = at a
                                     degrade threshold; 0 = unusable (NaN, FAILED). Per frame, each of
-                                    uncertain share, mean |da| and 1 - IoU scores 1 up to a quarter of
-                                    its threshold, 0.5 at it, 0 at twice it; bad input, stuck output,
-                                    NaN or runaway score 0; the minimum is smoothed (EMA, 0.3). */
+                                    uncertain share, mean |da| and 1 - mask_iou_still scores 1 up to
+                                    a quarter of its threshold, 0.5 at it, 0 at twice it; bad input,
+                                    stuck output, NaN or runaway score 0; the minimum is smoothed
+                                    (EMA, 0.3). */
   bool output_ok;                /* false: do not show this alpha (non-finite values, FAILED) */
   bool changed;                  /* the state changed during this call */
   int64_t frames_in_state;       /* observed outputs since the last transition */
@@ -257,13 +299,16 @@ typedef struct hr_health_params {
   float band_lo, band_hi;          /* uncertain band, exclusive. Default 0.1, 0.9. */
   float uncertain_max;             /* Default 0.20 (share of samples). */
   float mad_base, mad_gain;        /* allowed mean |da| = base + gain x input_mad. Default 0.03, 1.5. */
-  float iou_base, iou_gain;        /* IoU floor = base - gain x input_mad (min 0.2). Default 0.75, 4.0. */
+  float iou_base, iou_gain;        /* floor of mask_iou_still = base - gain x input_mad (min 0.2).
+                                      Default 0.75, 4.0. */
   float stuck_eps;                 /* max |da| that counts as identical. Default 1e-6. */
   float stuck_input_min;           /* input_mad that counts as a changing input. Default 0.004. */
   /* input thresholds (luma 0..1) */
   float black_level;               /* Default 0.06. */
   float white_level;               /* Default 0.96. */
   float noise_hf;                  /* Default 0.12. */
+  float motion_level;              /* |luma change| of a thumbnail cell (or a neighbour) that marks
+                                      input motion there. Default 0.02. */
   /* state */
   float state_bound;               /* |x| bound of the state (RVM's ConvGRU: tanh, 1.0); 0 = none. Default 1.0. */
   float state_sat_max;             /* Default 0.9. */

@@ -30,6 +30,9 @@ struct hr_health {
   /* input */
   float *thumb, *thumb_prev;      /* tw * th each */
   bool have_thumb;
+  float *mtmp;                    /* tw * th: per-cell |luma change|, then its row-wise 3-max */
+  uint8_t *moving;                /* tw * th: 1 where the input moved (3 x 3 max of the change) */
+  bool moving_fresh;              /* the map belongs to an input observed since the last output */
   float hf_prev;
   int run_black, run_white, run_noise;
   /* state statistics */
@@ -148,6 +151,7 @@ void hr_health_params_default(hr_health_params *p) {
   p->state_sat_max = 0.9f;
   p->runaway_factor = 4.0f;
   p->depth_miss_max = 5;
+  p->motion_level = 0.02f;
   p->state_names = NULL;
 }
 
@@ -169,6 +173,7 @@ static hr_status hr__check_params(const hr_health_params *p, char *why, size_t n
   if (!(p->stuck_eps >= 0.0f) || !(p->stuck_input_min > 0.0f)) BAD("stuck thresholds invalid");
   if (!(p->black_level > 0.0f && p->black_level < p->white_level && p->white_level < 1.0f)) BAD("black/white levels invalid");
   if (!(p->noise_hf > 0.0f)) BAD("noise_hf must be > 0");
+  if (!(p->motion_level > 0.0f)) BAD("motion_level must be > 0");
   if (!(p->state_bound >= 0.0f) || !(p->state_sat_max > 0.0f) || !(p->runaway_factor > 1.0f)) BAD("state thresholds invalid");
   if (p->depth_miss_max < 1 || p->depth_miss_max > HR__DEPTH_WIN) BAD("depth_miss_max %d out of range (1..30)", p->depth_miss_max);
   return HR_OK;
@@ -204,6 +209,7 @@ static const char *hr__state_name_i(const hr_health *h, int i, char *buf, size_t
 static void hr__clear(hr_health *h) {
   h->prev_valid = false;
   h->have_thumb = false;
+  h->moving_fresh = false;
   h->hf_prev = -1.0f;
   h->run_black = h->run_white = h->run_noise = 0;
   memset(h->rms_ema, 0, sizeof h->rms_ema);
@@ -222,7 +228,7 @@ static void hr__clear(hr_health *h) {
   h->cost_in_us = 0.0;
   memset(&h->sig, 0, sizeof h->sig);
   h->sig.luma_mean = h->sig.input_mad = h->sig.hf = -1.0f;
-  h->sig.alpha_mad = h->sig.alpha_maxdiff = h->sig.mask_iou = -1.0f;
+  h->sig.alpha_mad = h->sig.alpha_maxdiff = h->sig.mask_iou = h->sig.mask_iou_still = -1.0f;
   h->sig.sample_stride = h->stride;
   h->sig.n_samples = h->n_samples;
   snprintf(h->reason, sizeof h->reason, "warming up: no frames yet");
@@ -252,7 +258,9 @@ hr_status hr_health_create(const hr_health_params *pp, int alpha_w, int alpha_h,
   h->prev = malloc(sizeof(float) * (size_t)h->cap);
   h->thumb = malloc(sizeof(float) * tn);
   h->thumb_prev = malloc(sizeof(float) * tn);
-  if (!h->prev || !h->thumb || !h->thumb_prev) {
+  h->mtmp = malloc(sizeof(float) * tn);
+  h->moving = malloc(tn);
+  if (!h->prev || !h->thumb || !h->thumb_prev || !h->mtmp || !h->moving) {
     hr_health_destroy(h);
     if (err && err_len) snprintf(err, err_len, "out of memory for health buffers");
     return HR_ENOMEM;
@@ -273,6 +281,8 @@ void hr_health_destroy(hr_health *h) {
   free(h->prev);
   free(h->thumb);
   free(h->thumb_prev);
+  free(h->mtmp);
+  free(h->moving);
   free(h);
 }
 
@@ -306,14 +316,15 @@ static void hr__cause_text(const hr_health *h, uint32_t c, char *b, size_t n) {
     case HR_HEALTH_CAUSE_INPUT_FROZEN:
       snprintf(b, n, "input frozen: %d identical frames in a row", s->frozen_run + 1); break;
     case HR_HEALTH_CAUSE_STUCK_OUTPUT:
-      snprintf(b, n, "output stuck: alpha unchanged for %d frames while the input changes (mean luma change %.3f)",
-               h->run_stuck, s->input_mad); break;
+      snprintf(b, n, "output stuck: alpha unchanged for %d frames while the input changes (mean luma change %.3f, "
+               "moving in %.0f%% of the frame)", h->run_stuck, s->input_mad, 100.0 * s->moving_share); break;
     case HR_HEALTH_CAUSE_NOT_SETTLING:
       snprintf(b, n, "not settling: outputs still inconsistent %lld frames after %.100s",
                (long long)h->p.settle_timeout_frames, h->recal_why[0] ? h->recal_why : "a reset"); break;
     case HR_HEALTH_CAUSE_INCONSISTENT:
-      snprintf(b, n, "low temporal consistency: %d of the last %d frames, mean alpha change %.3f (allowed %.3f), mask IoU %.2f",
-               hr__popc(h->hist_incons), HR__SOFT_WIN, s->alpha_mad, s->mad_allow, s->mask_iou); break;
+      snprintf(b, n, "low temporal consistency: %d of the last %d frames, mean alpha change %.3f (allowed %.3f), "
+               "mask IoU %.2f where the input is still (floor %.2f; %.2f overall)", hr__popc(h->hist_incons), HR__SOFT_WIN,
+               s->alpha_mad, s->mad_allow, s->mask_iou_still, s->iou_allow, s->mask_iou); break;
     case HR_HEALTH_CAUSE_LOW_CONFIDENCE:
       snprintf(b, n, "low confidence: %.0f%% uncertain pixels for %d frames", 100.0 * s->uncertain_share,
                h->run_lowconf); break;
@@ -433,6 +444,38 @@ void hr_health_reset(hr_health *h) {
 /* ------------------------------------------------------------------------------------------- */
 /* Input side. */
 
+/* Where the input moved: moving[c] = 1 when the largest |luma change| among cell c and its 8
+ * neighbours reaches motion_level (the neighbours cover a matte edge that lags or leads the cell's
+ * own change by a cell). mtmp holds the per-cell change on entry. */
+static void hr__motion_map(hr_health *h) {
+  const int tw = h->p.thumb_width, th = h->p.thumb_height;
+  const float lvl = h->p.motion_level;
+  float *d = h->mtmp;
+  int nmov = 0;
+  /* rows: 3-max in place (keep the left neighbour's original value) */
+  for (int y = 0; y < th; y++) {
+    float *r = d + (size_t)y * tw, left = r[0];
+    for (int x = 0; x < tw; x++) {
+      const float c = r[x], right = x + 1 < tw ? r[x + 1] : c;
+      float m = c > left ? c : left;
+      r[x] = m > right ? m : right;
+      left = c;
+    }
+  }
+  /* columns: 3-max of the row maxima, thresholded */
+  for (int y = 0; y < th; y++) {
+    const float *up = d + (size_t)(y > 0 ? y - 1 : y) * tw, *mid = d + (size_t)y * tw;
+    const float *dn = d + (size_t)(y + 1 < th ? y + 1 : y) * tw;
+    uint8_t *o = h->moving + (size_t)y * tw;
+    for (int x = 0; x < tw; x++) {
+      const int mv = up[x] >= lvl || mid[x] >= lvl || dn[x] >= lvl;
+      o[x] = (uint8_t)mv;
+      nmov += mv;
+    }
+  }
+  h->sig.moving_share = (float)nmov / (float)(tw * th);
+}
+
 /* Statistics of a new thumbnail: h->thumb holds it, h->thumb_prev the previous one (if have_thumb). */
 static void hr__input_stats(hr_health *h, float hf, int64_t ts_ns) {
   const int n = h->p.thumb_width * h->p.thumb_height;
@@ -449,11 +492,16 @@ static void hr__input_stats(hr_health *h, float hf, int64_t ts_ns) {
     bright += v > h->p.white_level;
     if (h->have_thumb) {
       const float pv = h->thumb_prev[i];
-      mad += fabsf(v - pv);
+      const float d = fabsf(v - pv);
+      mad += d;
+      h->mtmp[i] = d;
       same = same && v == pv;
     }
   }
   hr_health_signals *s = &h->sig;
+  if (h->have_thumb) hr__motion_map(h);
+  else s->moving_share = 0.0f;
+  h->moving_fresh = h->have_thumb;
   s->input_frame++;
   s->ts_ns = ts_ns;
   s->luma_mean = (float)(sum / n);
@@ -626,17 +674,27 @@ static void hr__state_pass(const float *x, size_t n, float thr, double *sumsq, f
 /* Sample accumulators of one frame. */
 typedef struct hr__acc {
   int64_t unc, fg, partial, inter, uni, nonfinite;
+  int64_t xmov;               /* mask disagreements in cells where the input moved */
   double ent, dsum, ssum;
   float dmax;
   int k;                      /* samples so far = index into h->prev */
 } hr__acc;
 
+/* The motion-map row over alpha row y of an alpha height rows high; NULL without a map. */
+static inline const uint8_t *hr__mrow(const hr_health *h, int y, int height, bool motion) {
+  return motion ? h->moving + (int64_t)y * h->p.thumb_height / height * h->p.thumb_width : NULL;
+}
+
 /* Sample one alpha row at x = offx, offx + S, ...: confidence counts, and the temporal comparison
- * against (then replacement of) the previous frame's samples. */
-static void hr__sample_row(hr_health *h, const float *row, int width, int offx, int S, bool temporal, hr__acc *A) {
+ * against (then replacement of) the previous frame's samples. mrow (NULL: no motion map) is the
+ * row of h->moving that covers this alpha row; a mask disagreement is looked up there (only those
+ * few samples pay for the lookup). */
+static void hr__sample_row(hr_health *h, const float *row, int width, int offx, int S, bool temporal,
+                           const uint8_t *mrow, hr__acc *A) {
   const float lo = h->p.band_lo, hi = h->p.band_hi;
   float *prev = h->prev + A->k;
-  int32_t unc = 0, fg_n = 0, partial = 0, inter = 0, uni = 0, nonfinite = 0, k = 0;
+  int32_t unc = 0, fg_n = 0, partial = 0, inter = 0, uni = 0, nonfinite = 0, k = 0, xmov = 0;
+  const int64_t tw = h->p.thumb_width;
   float ent = 0.0f, dsum = 0.0f, ssum = 0.0f, dmax = A->dmax;
   for (int x = offx; x < width; x += S, k++) {
     float a = row[x];
@@ -656,10 +714,11 @@ static void hr__sample_row(hr_health *h, const float *row, int width, int offx, 
       const int pfg = p > 0.5f;
       inter += fg & pfg;
       uni += fg | pfg;
+      if (mrow && fg != pfg) xmov += mrow[(int64_t)x * tw / width];
     }
     prev[k] = a;
   }
-  A->unc += unc; A->fg += fg_n; A->partial += partial; A->inter += inter; A->uni += uni;
+  A->unc += unc; A->fg += fg_n; A->partial += partial; A->inter += inter; A->uni += uni; A->xmov += xmov;
   A->nonfinite += nonfinite;
   A->ent += ent; A->dsum += dsum; A->ssum += ssum;
   A->dmax = dmax;
@@ -735,6 +794,8 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
     if (h->state != HR_HEALTH_WARMING_UP) hr__recalibrate(h, why, true, false);
   }
   const bool temporal = h->prev_valid && !h->pend_cut;
+  const bool use_map = temporal && h->moving_fresh;   /* motion map of this frame's input */
+  h->moving_fresh = false;
 
   /* --- alpha: one pass over the rows; sample rows are sampled first, then summed while hot --- */
   const size_t npix = (size_t)width * height;
@@ -747,13 +808,14 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
     for (int y = 0, ny = offy; y < height; y++) {
       const float *row = alpha + (size_t)y * width;
       if (y == ny) {
-        hr__sample_row(h, row, width, offx, S, temporal, &acc);
+        hr__sample_row(h, row, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
         ny += S;
       }
       a_sum += hr__sum(row, (size_t)width);
     }
   } else {
-    for (int y = offy; y < height; y += S) hr__sample_row(h, alpha + (size_t)y * width, width, offx, S, temporal, &acc);
+    for (int y = offy; y < height; y += S)
+      hr__sample_row(h, alpha + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
   }
   int64_t a_nonfinite = 0;
   if (P->full_scan && !isfinite(a_sum)) a_nonfinite = hr__count_nonfinite(alpha, npix);
@@ -783,9 +845,13 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
     s->alpha_maxdiff = dmax;
     iou_judged = n_union >= (ns + 199) / 200;
     s->mask_iou = n_union > 0 ? (float)n_inter / (float)n_union : 1.0f;
-    incons = s->alpha_mad > s->mad_allow || (iou_judged && s->mask_iou < s->iou_allow);
+    /* Disagreements where the input moved are motion, not inconsistency: left out of the union.
+     * No overlap at all is never consistent (a mask that vanished or jumped). */
+    const int64_t still_union = n_union - acc.xmov;
+    s->mask_iou_still = n_union == 0 ? 1.0f : n_inter == 0 ? 0.0f : (float)n_inter / (float)still_union;
+    incons = s->alpha_mad > s->mad_allow || (iou_judged && s->mask_iou_still < s->iou_allow);
   } else {
-    s->alpha_mad = s->alpha_maxdiff = s->mask_iou = -1.0f;
+    s->alpha_mad = s->alpha_maxdiff = s->mask_iou = s->mask_iou_still = -1.0f;
   }
 
   /* --- state --- */
@@ -833,7 +899,13 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
   /* --- per-frame flags --- */
   const bool lowconf = s->uncertain_share > P->uncertain_max;
   const int partial_min = ns / 1000 > 1 ? ns / 1000 : 1;
-  const bool stuck = temporal && in_mad >= P->stuck_input_min && dmax <= P->stuck_eps && n_partial >= partial_min;
+  /* Stuck: the samples are bit-for-bit those of the previous frame (on a non-trivial alpha) while
+   * the input moves, globally (input_mad) or anywhere (a cell of the motion map: small people in a
+   * wide shot barely move the mean). A frame whose input is still neither adds to the run nor
+   * clears it: an unchanged alpha is expected there. */
+  const bool a_same = temporal && in_mad >= 0.0f && dmax <= P->stuck_eps && n_partial >= partial_min;
+  const bool in_moves = in_mad >= P->stuck_input_min || (use_map && s->moving_share > 0.0f);
+  const bool stuck = a_same && in_moves;
   uint32_t flags = 0;
   if (nonfinite) flags |= HR_HEALTH_CAUSE_NONFINITE;
   if (runaway) flags |= HR_HEALTH_CAUSE_STATE_RUNAWAY;
@@ -853,7 +925,7 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
   if (temporal) {
     float qc = hr__score(s->alpha_mad / s->mad_allow);
     if (iou_judged) {
-      const float qi = hr__score((1.0f - s->mask_iou) / (1.0f - s->iou_allow));
+      const float qi = hr__score((1.0f - s->mask_iou_still) / (1.0f - s->iou_allow));
       qc = qi < qc ? qi : qc;
     }
     q = qc < q ? qc : q;
@@ -868,13 +940,17 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
   h->pend_cut = false;
   h->hist_depth = ((h->hist_depth << 1) | ((flags & HR_HEALTH_CAUSE_DEPTH_MISALIGNED) ? 1u : 0u)) & ((1u << HR__DEPTH_WIN) - 1);
   s->depth_miss_30 = hr__popc(h->hist_depth);
-  h->run_stuck = stuck ? h->run_stuck + 1 : 0;
+  h->run_stuck = stuck ? h->run_stuck + 1 : a_same ? h->run_stuck : 0;
   const bool judge_soft = h->state == HR_HEALTH_HEALTHY || h->state == HR_HEALTH_DEGRADED;
+  /* Output quality on a bad input (black, saturated, noise, frozen) is that input's consequence,
+   * already named by its cause: those frames count as unflagged in the soft windows, so the soft
+   * causes do not outlast the input fault by their window. */
+  const bool input_bad = h->run_black || h->run_white || h->run_noise || s->frozen_run;
   const uint32_t wmask = (1u << HR__SOFT_WIN) - 1;
   if (judge_soft) {
-    h->hist_lowconf = ((h->hist_lowconf << 1) | lowconf) & wmask;
-    h->hist_incons = ((h->hist_incons << 1) | incons) & wmask;
-    h->hist_sat = ((h->hist_sat << 1) | state_sat) & wmask;
+    h->hist_lowconf = ((h->hist_lowconf << 1) | (lowconf && !input_bad)) & wmask;
+    h->hist_incons = ((h->hist_incons << 1) | (incons && !input_bad)) & wmask;
+    h->hist_sat = ((h->hist_sat << 1) | (state_sat && !input_bad)) & wmask;
   } else {
     h->hist_lowconf = h->hist_incons = h->hist_sat = 0;
   }

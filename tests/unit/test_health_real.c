@@ -6,8 +6,8 @@
  * "recurrent state" is four tensors of RVM's r1..r4 sizes at 960x540 updated from the frame with a
  * leaky tanh (bounded like a ConvGRU; NaN stays in until reset). The input-side signals (black,
  * saturated, noise, frozen) are measured on the real frames exactly as the engine will see them.
- * End-to-end tests with the real model (no false alarms on clean video, faults through the session)
- * come with the engine.
+ * The same checks with RVM itself: tests/unit/test_health_engine.c (library), tests/cli/health_*.sh
+ * (`headroom run`); bench/health_calib.c records RVM's output to recalibrate the thresholds.
  *
  * Needs HR_DATA_DIR with sam2-bedroom/frames/00000.jpg .. 00199.jpg; exit 77 (skip) without. */
 #include <stdint.h>
