@@ -15,7 +15,8 @@
 #include "run_hooks.h"
 #include "session/session_impl.h"
 
-#define POOL 4          /* source frames kept valid at once (capture back-pressure protects the held one) */
+#define POOL 4          /* source frames kept valid at once (lossless: capture back-pressure protects the held one);
+                         * --realtime: also the capture's own frame copies (3 are ever allocated) */
 #define MAX_RUNGS 6
 
 typedef struct run_opts {
@@ -155,10 +156,21 @@ static void *capture_main(void *arg) {
   capture *c = arg;
   const run_opts *o = c->o;
   double t0 = 0; int64_t ts0 = 0; int first = 1;
+  /* --realtime: the source plays a camera. Frame i exists from its due time t0 + (ts_i - ts0) on and
+   * is put into the mailbox then, whatever the consumer is doing; a frame the consumer did not take
+   * before the next one came is dropped (counted by the flow). The capture never waits for the
+   * consumer: it copies each frame out of the source's pool into one of POOL buffers of its own, so
+   * a slow frame in the consumer's hands never holds the source back (otherwise the replay slows to
+   * the consumer's pace and frames queue up in time instead of being dropped). The consumer can
+   * only be using the last frame put, or the one taken before it; every other buffer is free. */
+  uint8_t *buf[POOL] = {0};
+  size_t buf_cap[POOL] = {0};
+  int last_put = -1, taken = -1;  /* slots: the newest put; the one the consumer took before it */
   for (;;) {
-    /* never read a frame whose pool buffer is the one the consumer still holds */
     pthread_mutex_lock(&c->mu);
-    while (!c->stop && c->held >= 0 && c->read - POOL + 1 >= c->held) pthread_cond_wait(&c->cv, &c->mu);
+    /* lossless (not realtime): frames are handed out in place; never read a frame whose pool buffer
+     * is the one the consumer still holds */
+    while (!o->realtime && !c->stop && c->held >= 0 && c->read - POOL + 1 >= c->held) pthread_cond_wait(&c->cv, &c->mu);
     int stop = c->stop;
     pthread_mutex_unlock(&c->mu);
     if (stop) break;
@@ -168,22 +180,59 @@ static void *capture_main(void *arg) {
     if (st) { c->error = st; snprintf(c->errmsg, sizeof c->errmsg, "%s", hr_source_last_error(c->src)); break; }
     int64_t idx = c->read++;
     if (idx < o->start) continue;
-    if (o->realtime) {
-      if (first) { t0 = now_ms(); ts0 = f.ts_ns; first = 0; }
-      double due = t0 + (double)(f.ts_ns - ts0) / 1e6, wait = due - now_ms();
-      if (wait > 0) usleep((useconds_t)(wait * 1000));
-    }
-    slot *sl = &c->slots[idx % POOL];
-    sl->f = f; sl->index = idx; sl->t_cap = now_ms();
     if (!o->realtime) {
+      slot *sl = &c->slots[idx % POOL];
+      sl->f = f; sl->index = idx; sl->t_cap = now_ms();
       /* as fast as possible, lossless: wait until the consumer took the previous frame */
       hr_flow_stats fs;
       for (;;) { hr_flow_get_stats(c->flow, &fs); if (fs.pending == 0 || c->stop) break; usleep(200); }
+      void *replaced = NULL;
+      if (hr_flow_put(c->flow, sl, &replaced) != HR_OK) break;
+      continue;
     }
+    if (first) { t0 = now_ms(); ts0 = f.ts_ns; first = 0; }
+    double due = t0 + (double)(f.ts_ns - ts0) / 1e6;
+    /* a free buffer: not the newest put (pending, or being taken), not the one taken before it */
+    int k = 0;
+    while (k == last_put || k == taken) k++;
+    size_t rows[3] = {(size_t)f.height, (size_t)(f.height + 1) / 2, (size_t)(f.height + 1) / 2};
+    size_t row_bytes[3] = {(size_t)f.width * (size_t)hr_pixfmt_bpp(f.fmt), 0, 0};
+    int planes = 1;
+    if (f.fmt == HR_PIX_NV12_FULL || f.fmt == HR_PIX_NV12_VIDEO) { planes = 2; row_bytes[1] = (size_t)(f.width + 1) / 2 * 2; }
+    if (f.fmt == HR_PIX_I420_FULL || f.fmt == HR_PIX_I420_VIDEO) { planes = 3; row_bytes[1] = row_bytes[2] = (size_t)(f.width + 1) / 2; }
+    size_t need = 0;
+    for (int p = 0; p < planes; p++) need += rows[p] * row_bytes[p];
+    if (need > buf_cap[k]) {   /* the first frame (and a video that grows): allocate once */
+      free(buf[k]); buf[k] = malloc(need); buf_cap[k] = buf[k] ? need : 0;
+      if (!buf[k]) { c->error = HR_ENOMEM; snprintf(c->errmsg, sizeof c->errmsg, "out of memory for a %zu-byte frame", need); break; }
+    }
+    hr_frame cp = f;
+    size_t off = 0;
+    for (int p = 0; p < planes; p++) {
+      for (size_t y = 0; y < rows[p]; y++)
+        memcpy(buf[k] + off + y * row_bytes[p], (const uint8_t *)f.planes[p] + (ptrdiff_t)y * f.strides[p], row_bytes[p]);
+      cp.planes[p] = buf[k] + off; cp.strides[p] = (ptrdiff_t)row_bytes[p];
+      off += rows[p] * row_bytes[p];
+    }
+    double wait = due - now_ms();
+    if (wait > 0) usleep((useconds_t)(wait * 1000));
+    slot *sl = &c->slots[k];
+    /* capture time is when the camera would have delivered the frame: a capture thread that falls
+     * behind shows up in latency */
+    sl->f = cp; sl->index = idx; sl->t_cap = due;
     void *replaced = NULL;
     if (hr_flow_put(c->flow, sl, &replaced) != HR_OK) break;
+    if (!replaced && last_put >= 0) taken = last_put;  /* the slot was empty: the previous one was taken */
+    last_put = k;
   }
   hr_flow_close(c->flow);
+  if (o->realtime) {
+    /* the consumer may still be reading the last frames: free the copies only once the loop is over */
+    pthread_mutex_lock(&c->mu);
+    while (!c->stop) pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    for (int k = 0; k < POOL; k++) free(buf[k]);
+  }
   return NULL;
 }
 
@@ -216,24 +265,60 @@ static int ladder_build(ladder *l, hr_model *m, const hr_session_params *base, f
 
 static int cmp_dbl(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 
-/* Budget controller: p95 of the last 30 frames above budget -> one rung down; the slowest of the
- * last 60 below 55% of budget -> one rung up. 20 frames of grace after every change. */
-static void ladder_observe(ladder *l, double ms, double budget) {
-  l->since_change++;
-  if (l->since_change <= 5) return; /* first frames after a replan include setup */
-  l->recent[l->n_recent++ % 64] = ms;
-  int n = l->n_recent < 64 ? l->n_recent : 64;
-  if (l->since_change < 20 || n < 30) return;
+/* q-quantile (nearest rank) of the last m samples of the ring */
+static double ladder_recent_q(const ladder *l, int m, double q) {
   double tmp[64];
-  int m30 = 30;
-  for (int i = 0; i < m30; i++) tmp[i] = l->recent[(l->n_recent - 1 - i + 64 * 4) % 64];
-  qsort(tmp, (size_t)m30, sizeof(double), cmp_dbl);
-  double p95 = tmp[(int)(0.95 * m30)];
-  if (p95 > budget && l->budget_rung < l->n - 1) { l->budget_rung++; return; }
-  if (n >= 60 && l->budget_rung > 0) {
-    double mx = 0;
-    for (int i = 0; i < 60; i++) { double v = l->recent[(l->n_recent - 1 - i + 64 * 4) % 64]; if (v > mx) mx = v; }
-    if (mx < 0.55 * budget) l->budget_rung--;
+  for (int i = 0; i < m; i++) tmp[i] = l->recent[(l->n_recent - 1 - i) % 64];
+  qsort(tmp, (size_t)m, sizeof(double), cmp_dbl);
+  int k = (int)ceil(q * m) - 1;
+  return tmp[k < 0 ? 0 : k >= m ? m - 1 : k];
+}
+
+/* Budget controller on the frame processing time (take -> post, ms). The first frame after a
+ * replan is not counted (it carries the new plan's setup). Rung costs are predicted from what the
+ * current rung costs, scaled by the processed pixels (ratio^2): part of the cost (ingest, the
+ * full-size refiner) does not shrink with the ratio, so the prediction is low for smaller rungs and
+ * high for larger ones: down-jumps fall short rather than overshoot, up-steps are cautious.
+ *   down, fast: when the last 2 frames are both over twice the budget, the median of the last 4 is
+ *     over budget, or the p90 of the last 12 is: jump to the largest rung predicted (from that
+ *     figure) to fit in 70% of the budget, at least one rung down.
+ *   up, slow: after up_wait frames on a rung, if the rung above is predicted (from the p90 of the
+ *     last 32 frames) to fit in 90% of the budget. up_wait starts at 60 frames and doubles (to at
+ *     most 1920) whenever a rung reached by an up-step has to be left within 2 x up_wait frames;
+ *     it halves back (not below 60) after 8 x up_wait frames without a change.
+ * Hysteresis: down when the p90 is over the budget; up only when the rung above is predicted at
+ * <= 90% of it (one rung up is 1.25x the ratio, 1.56x the pixels; the prediction runs ~10% high
+ * on RVM at 1920x1440, so about 80% in fact), and not sooner than up_wait frames. */
+static void ladder_observe(ladder *l, double ms, double budget) {
+  static struct { const ladder *owner; int up_wait; int64_t frames, up_at, calm_since; } mem;
+  if (mem.owner != l) { memset(&mem, 0, sizeof mem); mem.owner = l; mem.up_wait = 60; mem.up_at = -1; }
+  mem.frames++;
+  l->since_change++;
+  if (l->since_change <= 1) return;
+  l->recent[l->n_recent++ % 64] = ms;
+  int n = l->n_recent < 64 ? l->n_recent : 64, cur = l->cur;
+  double basis = 0;   /* the cost that calls for a step down, 0: none */
+  if (n >= 2) {
+    double a = l->recent[(l->n_recent - 1) % 64], b = l->recent[(l->n_recent - 2) % 64], lo = a < b ? a : b;
+    if (lo > 2 * budget) basis = lo;
+  }
+  if (!basis && n >= 4) { double med = ladder_recent_q(l, 4, 0.5); if (med > budget) basis = med; }
+  if (!basis && n >= 12) { double p90 = ladder_recent_q(l, 12, 0.9); if (p90 > budget) basis = p90; }
+  if (basis && l->budget_rung < l->n - 1) {
+    int t = cur + 1;
+    while (t < l->n - 1 && basis * (l->ratio[t] * l->ratio[t]) / (l->ratio[cur] * l->ratio[cur]) > 0.7 * budget) t++;
+    if (t > l->budget_rung) l->budget_rung = t;
+    if (mem.up_at >= 0 && mem.frames - mem.up_at < 2 * mem.up_wait) mem.up_wait = mem.up_wait * 2 > 1920 ? 1920 : mem.up_wait * 2;
+    mem.up_at = -1; mem.calm_since = mem.frames;
+    return;
+  }
+  if (mem.up_wait > 60 && mem.frames - mem.calm_since > 8 * mem.up_wait) { mem.up_wait /= 2; mem.calm_since = mem.frames; }
+  if (cur > 0 && l->budget_rung >= cur && l->since_change >= mem.up_wait && n >= 32) {
+    double p90 = ladder_recent_q(l, 32, 0.9);
+    if (p90 * (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]) <= 0.9 * budget) {
+      l->budget_rung = cur - 1;
+      mem.up_at = mem.calm_since = mem.frames;
+    }
   }
 }
 
