@@ -547,7 +547,8 @@ int cmd_run(int argc, char **argv) {
   cap_started = 1;
   double t_start = now_ms(), last_status = 0;
   int64_t done = 0, suspended_frames = 0, resets_by_health = 0, replans = 0;
-  int suspended = 0, failed_stream = 0;
+  int suspended = 0, failed_stream = 0, damaged = 0, inj_suspended = 0, rebuild = 0;
+  int64_t rebuilds = 0;
   int64_t gov_actions = 0;
   int64_t health_counts[8] = {0};
   for (;;) {
@@ -570,7 +571,24 @@ int cmd_run(int argc, char **argv) {
     hr_outputs out; memset(&out, 0, sizeof out);
     const float *alpha = NULL;
     hr_health_verdict hv; memset(&hv, 0, sizeof hv);
+    /* --inject memory-pressure: what the governor does at critical headroom (suspend inference and
+     * release the arena) for as long as the fault lasts, then resume */
+    if (inj) {
+      const int pressure = (hr_fault_active(inj, done) & HR_FAULT_BIT(HR_FAULT_MEMORY_PRESSURE)) != 0;
+      if (pressure && !suspended) {
+        suspended = inj_suspended = 1; hr_session_suspend(s);
+        hr_health_note_event(health, HR_HEALTH_EVENT_GOV_SUSPEND, "injected memory pressure");
+      } else if (!pressure && inj_suspended && (!gov || hr_gov_get_ladder(gov)->level != HR_GOV_LEVEL_SUSPEND)) {
+        if (hr_session_resume(s, p.width, p.height, lad.ratio[lad.cur]) == HR_OK) {
+          suspended = inj_suspended = 0; replans++; ladder_changed(&lad);
+          hr_health_note_event(health, HR_HEALTH_EVENT_GOV_RESUME, "injected memory pressure over");
+        }
+      }
+    }
     if (!suspended) {
+      if (rebuild) {   /* the session starts over (state zeroed), and so does its monitor */
+        hr_session_reset(s); hr_health_reset(health); rebuilds++; rebuild = 0;
+      }
       if (inj && (hr_fault_active(inj, done) & HR_FAULT_BIT(HR_FAULT_NAN_STATE))) {
         size_t lens[8]; for (int k = 0; k < s->plan->n_state; k++) lens[k] = (size_t)s->plan->state_bytes[k] / 4;
         hr_fault_apply_state(inj, done, s->state, lens, s->plan->n_state);
@@ -583,6 +601,7 @@ int cmd_run(int argc, char **argv) {
       int ns = hr_session_state_views(s, sv, sl_len, 8);
       hr_health_observe_output(health, alpha, out.width, out.height, sv, sl_len, ns, &hv);
       if (hv.action == HR_HEALTH_ACTION_RESET_STATE) { hr_session_reset(s); resets_by_health++; }
+      rebuild = hv.state == HR_HEALTH_FAILED;   /* resets did not help: rebuild before the next push */
       rec.ingest_ms = out.ingest_ms; rec.infer_ms = out.infer_ms;
       rec.bytes_copied = out.bytes_copied;
       rec.state_reset = (out.events & HR_EVENT_STATE_RESET) != 0;
@@ -728,7 +747,7 @@ int cmd_run(int argc, char **argv) {
   hr_flow_close(flow);
   pthread_join(cap_thread, NULL); cap_started = 0;
   if (cap.error) {
-    fprintf(stderr, "headroom run: %s: %s (after %lld frames; outputs written so far are valid)\n", o.input, cap.errmsg, (long long)done);
+    fprintf(stderr, "headroom run: %s (after %lld frames; outputs written so far are valid)\n", cap.errmsg, (long long)done);
     goto out;
   }
   if (depth) {
@@ -746,6 +765,17 @@ int cmd_run(int argc, char **argv) {
     }
     free(buf);
   }
+  {
+    /* a damaged input must not pass silently: decoder errors, or far fewer frames than announced */
+    hr_source_stats ss; hr_source_get_stats(src, &ss);
+    int64_t announced = hr_source_frame_count(src);
+    int short_read = !o.frames && announced > 0 && cap.read < announced - announced / 20 - 1;
+    if (ss.warnings > 0 || short_read) {
+      fprintf(stderr, "headroom run: %s: damaged input: %lld frame(s) decoded with errors, %lld of %lld announced frames read "
+              "(outputs written are valid)\n", o.input, (long long)ss.warnings, (long long)cap.read, (long long)announced);
+      damaged = 1;
+    }
+  }
   double wall = now_ms() - t_start;
   hr_flow_stats fs; hr_flow_get_stats(flow, &fs);
   if (!o.quiet) {
@@ -753,9 +783,9 @@ int cmd_run(int argc, char **argv) {
             (long long)done, wall / 1e3, done / (wall / 1e3), (unsigned long long)fs.dropped, hr_stats_quantile(st_frame, 0.5),
             hr_stats_quantile(st_frame, 0.99), hr_stats_quantile(st_lat, 0.99));
     fprintf(stderr, "headroom run: stages p50 ms: ingest %.2f infer %.2f post %.2f output %.2f; replans %lld, governor actions %lld, "
-            "suspended frames %lld, health resets %lld\n", hr_stats_quantile(st_ingest, 0.5), hr_stats_quantile(st_infer, 0.5),
+            "suspended frames %lld, health resets %lld, rebuilds %lld\n", hr_stats_quantile(st_ingest, 0.5), hr_stats_quantile(st_infer, 0.5),
             hr_stats_quantile(st_post, 0.5), hr_stats_quantile(st_out, 0.5), (long long)replans, (long long)gov_actions,
-            (long long)suspended_frames, (long long)resets_by_health);
+            (long long)suspended_frames, (long long)resets_by_health, (long long)rebuilds);
     fprintf(stderr, "headroom run: health frames:");
     for (int k = 0; k < 6; k++) if (health_counts[k]) fprintf(stderr, " %s %lld", hr_health_state_name((hr_health_state)k), (long long)health_counts[k]);
     fprintf(stderr, "\n");
@@ -773,7 +803,7 @@ int cmd_run(int argc, char **argv) {
     if (!o.quiet) fprintf(stderr, "headroom run: report written to %s\n", o.report);
   }
   if (!o.quiet) fprintf(stderr, "headroom run: %lld frames written to %s\n", (long long)done, o.out);
-  rc = 0;
+  rc = damaged ? 1 : 0;
 out:
   if (cap_started) {
     pthread_mutex_lock(&cap.mu); cap.stop = 1; cap.held = -1; pthread_cond_signal(&cap.cv); pthread_mutex_unlock(&cap.mu);
