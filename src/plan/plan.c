@@ -270,7 +270,10 @@ static int64_t estimate_kernel_bytes(const hr__plan *p) {
         int64_t kh = w->dims[0], kw = w->dims[1], ch = w->dims[2] * w->dims[3];
         if ((kh == 1 || kw == 1) && w->dims[3] == 1 && a->strides[1] == 1 && a->strides[2] == 1 && a->dilations[1] == 1 &&
             a->dilations[2] == 1)
-          break; /* our 1-D depthwise kernel: no packing, no indirection */
+        { /* our 1-D depthwise kernel: weights expanded to one output row, no indirection */
+          total += kh * kw * o->dims[2] * ch * 4;
+          break;
+        }
         total += ru16(ch) * (kh * kw + 1) * 4;
         int64_t sw = a->dilations[2] > 1 ? kw : (a->strides[2] < kw ? a->strides[2] : kw);
         total += o->dims[1] * (kh * kw + (o->dims[2] - 1) * sw * kh) * 8;

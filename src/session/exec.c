@@ -18,6 +18,7 @@ typedef struct kern {
   hr__fgf fgf;              /* K_FGF tables */
   hr__ingest_plan ing;      /* K_SRC_RESIZE: frame -> processing size */
   hr__resize rs;            /* K_RESIZE column taps */
+  float *wexp;              /* K_DW1D weights expanded to the row width (VALID fast path) */
   pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
   xkind xk;
   xnn_operator_t op;
@@ -295,7 +296,11 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       if ((r->op == HR_OP_DWCONV || r->op == HR_OP_FUSED_DWCONV) && is_const(s, r->in[1])) {
         const hr__tensor *w = &s->plan->vals[r->in[1]].t;
         if ((w->dims[0] == 1 || w->dims[1] == 1) && w->dims[3] == 1 && ra->strides[1] == 1 && ra->strides[2] == 1 &&
-            ra->dilations[1] == 1 && ra->dilations[2] == 1) { k->kind = K_DW1D; continue; }
+            ra->dilations[1] == 1 && ra->dilations[2] == 1) {
+          k->kind = K_DW1D;
+          k->wexp = hr__dw1d_expand(ra, &s->plan->vals[r->in[0]].t, w, &s->plan->vals[r->out[0]].t);
+          continue;
+        }
       }
       if (r->op == HR_OP_RESIZE_BILINEAR && ra->half_pixel && !ra->align_corners) {
         k->kind = K_RESIZE;
@@ -323,7 +328,9 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   }
   hr__xnn_account_end();
   for (int i = 0; i < ex->n; i++)
-    s->kernel_bytes += (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0);
+    s->kernel_bytes += (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
+                       (ex->k[i].wexp ? (int64_t)hr__numel(&s->plan->vals[s->plan->rops[i].in[1]].t) / s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] *
+                                            s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
   *out = ex;
   return HR_OK;
@@ -336,6 +343,7 @@ void hr__exec_destroy(hr__exec *ex) {
     hr__fgf_free(&ex->k[i].fgf);
     hr__ingest_plan_free(&ex->k[i].ing);
     hr__resize_free(&ex->k[i].rs);
+    free(ex->k[i].wexp);
   }
   free(ex->k);
   free(ex);
@@ -381,7 +389,7 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
           case K_FGF: hr__k_fgf_tail(s, &k->fgf, r, inp, out, r->n_out); break;
           case K_DW1D: {
             const hr__attrs *ra = r->node ? &r->node->a : &r->syn.a;
-            hr__k_dw1d(k->pool, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0]);
+            hr__k_dw1d(k->pool, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0], k->wexp);
             break;
           }
           case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0]); break;

@@ -109,8 +109,22 @@ void hr__k_pad(const hr__tensor *in, const int32_t *pads, hr__tensor *out) {
   box_copy(in, sb, out, db, in->dims);
 }
 
+/* tanh as a clamped rational function (the coefficients of Eigen's fast tanh: degree 13/6 in x,
+ * |error| below 1e-6 over the whole range, exact 0 at 0); branch-free, so it vectorises. */
 void hr__k_tanh(const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+  const float a1 = 4.89352455891786e-03f, a3 = 6.37261928875436e-04f, a5 = 1.48572235717979e-05f,
+              a7 = 5.12229709037114e-08f, a9 = -8.60467152213735e-11f, a11 = 2.00018790482477e-13f,
+              a13 = -2.76076847742355e-16f;
+  const float b0 = 4.89352518554385e-03f, b2 = 2.26843463243900e-03f, b4 = 1.18534705686654e-04f,
+              b6 = 1.19825839466702e-06f;
+  for (int64_t i = 0; i < n; i++) {
+    float v = x[i];
+    v = v < -7.90531110763549805f ? -7.90531110763549805f : v > 7.90531110763549805f ? 7.90531110763549805f : v;
+    float v2 = v * v;
+    float p = ((((((a13 * v2 + a11) * v2 + a9) * v2 + a7) * v2 + a5) * v2 + a3) * v2 + a1) * v;
+    float q = ((b6 * v2 + b4) * v2 + b2) * v2 + b0;
+    y[i] = p / q;
+  }
 }
 
 /* TF ResizeBilinear taps with half-pixel centres, computed in float as TF does: for output o,
@@ -251,9 +265,38 @@ static void dw1d_row(void *ctx, size_t oy) {
   }
 }
 
+/* VALID 1-D depthwise on flattened rows: with the weights expanded to the row's width once, every
+ * tap is one contiguous multiply-add over W*C floats (vectorises; RVM's box filters are this). */
+typedef struct dw1d_fast { const dw1d_job *j; const float *wexp; } dw1d_fast;
+static void dw1d_fast_row(void *ctx, size_t oy) {
+  const dw1d_fast *f = ctx;
+  const dw1d_job *j = f->j;
+  int64_t W = j->x->dims[2], C = j->x->dims[3], OW = j->o->dims[2], n = OW * C;
+  int KH = (int)j->w->dims[0], KW = (int)j->w->dims[1];
+  const float *B = j->b ? j->b->data : NULL;
+  float *op = (float *)j->o->data + (int64_t)oy * n;
+  for (int64_t i = 0; i < n; i++) op[i] = B ? B[i % C] : 0.f;
+  for (int ky = 0; ky < KH; ky++)
+    for (int kx = 0; kx < KW; kx++) {
+      const float *ip = (const float *)j->x->data + ((int64_t)oy + ky) * W * C + (int64_t)kx * C;
+      const float *wp = f->wexp + ((int64_t)ky * KW + kx) * n;
+      for (int64_t i = 0; i < n; i++) op[i] += wp[i] * ip[i];
+    }
+  if (j->lo > -INFINITY || j->hi < INFINITY)
+    for (int64_t i = 0; i < n; i++) { float v = op[i]; op[i] = v < j->lo ? j->lo : v > j->hi ? j->hi : v; }
+}
+
 void hr__k_dw1d(pthreadpool_t pool, const hr__attrs *a, const hr__tensor *x, const hr__tensor *w, const hr__tensor *bias,
-                hr__tensor *o) {
+                hr__tensor *o, const float *wexp) {
   dw1d_job j = {a, x, w, bias, o, 0, 0, -INFINITY, INFINITY};
+  if (wexp) {
+    if (a->act == HR_ACT_RELU) j.lo = 0;
+    else if (a->act == HR_ACT_RELU6) { j.lo = 0; j.hi = 6; }
+    dw1d_fast f = {&j, wexp};
+    if (pool) pthreadpool_parallelize_1d(pool, dw1d_fast_row, &f, (size_t)o->dims[1], 0);
+    else for (int64_t y = 0; y < o->dims[1]; y++) dw1d_fast_row(&f, (size_t)y);
+    return;
+  }
   int64_t t;
   hr__conv_geom(a->padding, a->explicit_pad + 2, x->dims[1], (int)w->dims[0], 1, 1, &t, &j.pt);
   hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], (int)w->dims[1], 1, 1, &t, &j.pl);
@@ -310,4 +353,17 @@ void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, 
     if (pool) pthreadpool_parallelize_1d(pool, resize_row, &j, (size_t)o->dims[1], 0);
     else for (int64_t y = 0; y < o->dims[1]; y++) resize_row(&j, (size_t)y);
   }
+}
+
+float *hr__dw1d_expand(const hr__attrs *a, const hr__tensor *x, const hr__tensor *w, const hr__tensor *o) {
+  int valid = a->padding == HR_PAD_VALID ||
+              (a->padding == HR_PAD_EXPLICIT && !(a->explicit_pad[2] | a->explicit_pad[3] | a->explicit_pad[4] | a->explicit_pad[5]));
+  if (!valid || x->dims[0] != 1) return NULL;
+  int64_t KH = w->dims[0], KW = w->dims[1], C = x->dims[3], n = o->dims[2] * C;
+  float *e = malloc(sizeof(float) * (size_t)(KH * KW * n));
+  if (!e) return NULL;
+  const float *wt = w->data;
+  for (int64_t k = 0; k < KH * KW; k++)
+    for (int64_t i = 0; i < n; i++) e[k * n + i] = wt[k * C + i % C];
+  return e;
 }

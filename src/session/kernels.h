@@ -32,7 +32,10 @@ void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr_
 /* Depthwise conv with a 1-D kernel (KHx1 or 1xKW), multiplier 1, stride 1, no dilation, any zero
  * padding: direct loops, no indirection buffer (RVM's box filters). Rows split over the pool. */
 void hr__k_dw1d(pthreadpool_t pool, const hr__attrs *a, const hr__tensor *x, const hr__tensor *w, const hr__tensor *bias,
-                hr__tensor *o);
+                hr__tensor *o, const float *wexp);
+/* Weights expanded to the output row width (KH*KW x OW*C floats) for the VALID fast path; NULL when
+ * it does not apply (padding, batch > 1) or on allocation failure (the general loops then run). */
+float *hr__dw1d_expand(const hr__attrs *a, const hr__tensor *x, const hr__tensor *w, const hr__tensor *o);
 /* TF ResizeBilinear, half-pixel centres, NHWC float: per-column taps from a table made at create
  * (12 bytes per output column), rows computed on the fly. */
 typedef struct hr__resize { int32_t *x0, *x1; float *fx; int ow; } hr__resize;
