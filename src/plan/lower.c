@@ -216,6 +216,38 @@ static int pass_fgf_tail(hr__plan *p) {
   return 0;
 }
 
+/* Concat along channels whose input is a 2x upsample used nowhere else: the resize writes straight
+ * into its channel slice of the concat's output (pixel stride = the concat's channels), and the
+ * concat copies only its other inputs. Saves a full-size tensor and its copy (the decoder's
+ * output block: 22 MB at 480x360). */
+static int pass_concat_resize(hr__plan *p) {
+  int n = 0;
+  for (int i = 0; i < p->n_rops; i++) {
+    hr__rop *cat = &p->rops[i];
+    if (cat->dead || cat->op != HR_OP_CONCAT || cat->n_in < 3) continue;
+    const hr__tensor *o = &p->vals[cat->out[0]].t;
+    const int32_t *ax = cint(p, cat->in[cat->n_in - 1]);
+    if (!ax || o->rank != 4 || (ax[0] != 3 && ax[0] != -1)) continue;
+    int off = 0;
+    for (int k = 0; k < cat->n_in - 1; k++) {
+      const hr__tensor *t = &p->vals[cat->in[k]].t;
+      int pr = producer(p, cat->in[k]), rd = -1;
+      if (pr >= 0 && p->vals[cat->in[k]].kind == V_DYN && readers(p, cat->in[k], &rd) == 1 && rd == i) {
+        hr__rop *rs = &p->rops[pr];
+        if (rs->op == HR_OP_RESIZE_BILINEAR && attrs(rs)->half_pixel && !attrs(rs)->align_corners && !rs->out_c_total &&
+            root(p, rs->out[0]) == root(p, cat->in[k]) && t->dims[0] == 1) {
+          rs->out[0] = cat->out[0];
+          rs->out_c_off = off; rs->out_c_total = (int)o->dims[3];
+          cat->in_place_mask |= 1u << k;
+          n++;
+        }
+      }
+      off += (int)t->dims[3];
+    }
+  }
+  return n;
+}
+
 /* The image input is "virtual" when every reader either resizes it (we sample the frame directly)
  * or is the fused tail (reads rows): then no float copy of the frame exists. */
 static int pass_virtual_src(hr__plan *p) {
@@ -245,6 +277,7 @@ void hr__plan_lower(hr__plan *p, int allow_virtual_src) {
   pass_pad_into_conv(p);
   pass_hardswish(p);
   pass_fgf_tail(p);
+  pass_concat_resize(p);
   if (allow_virtual_src) pass_virtual_src(p);
   /* compact: drop dead ops so the executor's list is exactly what runs */
   int w = 0;

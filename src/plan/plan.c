@@ -171,7 +171,12 @@ static hr_status eval(hr__plan *p, int i) {
   }
   /* views: no data movement, same storage */
   int same_numel = hr__numel(&out[0]) == hr__numel(in[0]);
-  if (n->op == HR_OP_IDENTITY || n->op == HR_OP_SQUEEZE || n->op == HR_OP_RESHAPE ||
+  int identity_slice = 0;
+  if (n->op == HR_OP_SLICE && same_numel && in[1]->data) { /* crop to the full size: a view */
+    identity_slice = 1;
+    for (int64_t k = 0; k < hr__numel(in[1]); k++) if (((const int32_t *)in[1]->data)[k] != 0) identity_slice = 0;
+  }
+  if (n->op == HR_OP_IDENTITY || n->op == HR_OP_SQUEEZE || n->op == HR_OP_RESHAPE || identity_slice ||
       (n->op == HR_OP_BROADCAST_TO && same_numel)) {
     hr__val *iv = &p->vals[VID(n->in[0].node, n->in[0].port)];
     *v0 = *iv; v0->t.rank = out[0].rank;

@@ -28,6 +28,8 @@ typedef struct hr__rop {
   int out[HR_MAX_OUT];
   double flops;
   int dead;                /* removed by a lowering pass */
+  int out_c_off, out_c_total; /* resize writing into a channel slice of a concat's output (0 = dense) */
+  uint32_t in_place_mask;  /* concat: inputs already written into their slice by their producer */
 } hr__rop;
 
 typedef struct hr__plan {

@@ -375,7 +375,7 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
         }
         for (int j = 0; j < r->n_out; j++) out[j] = view(s, r->out[j]);
         switch (k->kind) {
-          case K_CONCAT: hr__k_concat(inp, r->n_in - 1, (int)((int32_t *)in[r->n_in - 1].data)[0], &out[0]); break;
+          case K_CONCAT: hr__k_concat(inp, r->n_in - 1, (int)((int32_t *)in[r->n_in - 1].data)[0], &out[0], r->in_place_mask); break;
           case K_SPLIT: {
             int ax = r->op == HR_OP_SPLIT ? ((int32_t *)in[0].data)[0] : ((int32_t *)in[2].data)[0];
             hr__k_split(r->op == HR_OP_SPLIT ? &in[1] : &in[0], ax, out, r->n_out);
@@ -392,7 +392,7 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
             hr__k_dw1d(k->pool, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0], k->wexp);
             break;
           }
-          case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0]); break;
+          case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0], r->out_c_off, r->out_c_total); break;
           case K_SRC_RESIZE: hr__ingest_resample_rgbf(&k->ing, &s->cur, out[0].data, out[0].dims[2] * 3); break;
           default: hr__op_exec_ref(r->node ? r->node : &r->syn, inp, r->n_in, out, r->n_out); break;
         }

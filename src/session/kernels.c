@@ -47,7 +47,7 @@ int64_t hr__xnn_live_bytes(void) { return xnn_live_total; }
 
 static int norm_axis(int a, int rank) { return a < 0 ? a + rank : a; }
 
-void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out) {
+void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out, uint32_t skip) {
   int ax = norm_axis(axis, out->rank);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < ax; d++) outer *= out->dims[d];
@@ -59,7 +59,8 @@ void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out)
   for (int k = 0; k < n; k++) {
     int64_t row = in[k]->dims[ax] * inner;
     const char *src = in[k]->data;
-    for (int64_t p = 0; p < outer; p++) memcpy(o + (p * orow + off) * es, src + p * row * es, (size_t)row * es);
+    if (!(skip >> k & 1))
+      for (int64_t p = 0; p < outer; p++) memcpy(o + (p * orow + off) * es, src + p * row * es, (size_t)row * es);
     off += row;
   }
 }
@@ -319,19 +320,19 @@ hr_status hr__resize_init(hr__resize *r, int in_w, int out_w) {
 }
 void hr__resize_free(hr__resize *r) { free(r->x0); memset(r, 0, sizeof *r); }
 
-typedef struct resize_job { const hr__resize *r; const hr__tensor *x; hr__tensor *o; float sy; } resize_job;
+typedef struct resize_job { const hr__resize *r; const hr__tensor *x; hr__tensor *o; float sy; int64_t ooff, ostride; } resize_job;
 
 static void resize_row(void *ctx, size_t oy) {
   const resize_job *j = ctx;
-  int64_t H = j->x->dims[1], W = j->x->dims[2], C = j->x->dims[3], OW = j->o->dims[2];
+  int64_t H = j->x->dims[1], W = j->x->dims[2], C = j->x->dims[3], OW = j->o->dims[2], OS = j->ostride;
   float f = ((float)oy + 0.5f) * j->sy - 0.5f, fl = floorf(f);
   int64_t y0 = fl < 0 ? 0 : (int64_t)fl, y1 = (int64_t)ceilf(f);
   if (y1 > H - 1) y1 = H - 1;
   if (y1 < 0) y1 = 0;
   float ly = f - fl;
   const float *r0 = (const float *)j->x->data + y0 * W * C, *r1 = (const float *)j->x->data + y1 * W * C;
-  float *op = (float *)j->o->data + (int64_t)oy * OW * C;
-  for (int64_t ox = 0; ox < OW; ox++, op += C) {
+  float *op = (float *)j->o->data + (int64_t)oy * OW * OS + j->ooff;
+  for (int64_t ox = 0; ox < OW; ox++, op += OS) {
     const float *p00 = r0 + (int64_t)j->r->x0[ox] * C, *p01 = r0 + (int64_t)j->r->x1[ox] * C;
     const float *p10 = r1 + (int64_t)j->r->x0[ox] * C, *p11 = r1 + (int64_t)j->r->x1[ox] * C;
     float lx = j->r->fx[ox];
@@ -343,12 +344,13 @@ static void resize_row(void *ctx, size_t oy) {
   }
 }
 
-void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o) {
-  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1]};
+void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o, int out_c_off, int out_c_total) {
+  int64_t os = out_c_total > 0 ? out_c_total : x->dims[3];
+  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os};
   for (int64_t b = 0; b < x->dims[0]; b++) {
     hr__tensor xb = *x, ob = *o;
     xb.data = (float *)x->data + b * x->dims[1] * x->dims[2] * x->dims[3];
-    ob.data = (float *)o->data + b * o->dims[1] * o->dims[2] * o->dims[3];
+    ob.data = (float *)o->data + b * o->dims[1] * o->dims[2] * os;
     j.x = &xb; j.o = &ob;
     if (pool) pthreadpool_parallelize_1d(pool, resize_row, &j, (size_t)o->dims[1], 0);
     else for (int64_t y = 0; y < o->dims[1]; y++) resize_row(&j, (size_t)y);

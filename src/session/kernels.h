@@ -10,7 +10,8 @@ void hr__xnn_account_begin(int64_t *acc);
 void hr__xnn_account_end(void);
 int64_t hr__xnn_live_bytes(void);
 
-void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out);
+/* skip: bit k set = input k is already in place (written by its producer). */
+void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out, uint32_t skip);
 void hr__k_split(const hr__tensor *in, int axis, hr__tensor *out, int n);
 void hr__k_slice(const hr__tensor *in, const int32_t *begin, hr__tensor *out);
 void hr__k_pad(const hr__tensor *in, const int32_t *pads, hr__tensor *out);
@@ -41,5 +42,7 @@ float *hr__dw1d_expand(const hr__attrs *a, const hr__tensor *x, const hr__tensor
 typedef struct hr__resize { int32_t *x0, *x1; float *fx; int ow; } hr__resize;
 hr_status hr__resize_init(hr__resize *r, int in_w, int out_w);
 void hr__resize_free(hr__resize *r);
-void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o);
+/* o: the output tensor; when out_c_total > 0, o is a wider tensor (out_c_total channels) and this
+ * writes x's channels at out_c_off within each pixel. */
+void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o, int out_c_off, int out_c_total);
 #endif
