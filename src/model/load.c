@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <dirent.h>
 #include <cjson/cJSON.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include "graph/ir.h"
 
 static const char *const op_names[] = {
@@ -588,6 +591,9 @@ done:
   if (m) hr_model_destroy(m);
   cJSON_Delete(root);
   free(jtext); free(bins); free(map_slots); free(json_path);
+#ifdef __GLIBC__
+  malloc_trim(0); /* the JSON tree and shard buffers were transient: give their pages back */
+#endif
   return st;
 }
 

@@ -2,7 +2,29 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "cli.h"
+
+static int64_t rss_now(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, res = 0;
+  if (f) { if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0; fclose(f); }
+  return (int64_t)res * sysconf(_SC_PAGESIZE);
+}
+
+/* Bytes of one frame of a raw input format "fmt:WxH[@fps]", 0 if unknown. */
+static int64_t frame_bytes(const char *spec) {
+  char fmt[16] = ""; int w = 0, h = 0;
+  if (!spec || sscanf(spec, "%15[a-z0-9]:%dx%d", fmt, &w, &h) != 3) return 0;
+  int64_t px = (int64_t)w * h;
+  if (!strncmp(fmt, "nv12", 4) || !strncmp(fmt, "i420", 4)) return px * 3 / 2;
+  if (!strcmp(fmt, "bgra")) return px * 4;
+  if (!strcmp(fmt, "rgb24")) return px * 3;
+  if (!strcmp(fmt, "gray8")) return px;
+  if (!strcmp(fmt, "depth16")) return px * 2;
+  return 0;
+}
+#define RUN_POOL 3 /* frames the run's source keeps (tools/headroom/cmd_run.c POOL) */
 
 int cmd_info(int argc, char **argv) {
   const char *model = NULL;
@@ -80,7 +102,8 @@ static int plan_admit(hr_model *m, const hr_session_params *base, const char *pr
 }
 
 int cmd_plan(int argc, char **argv) {
-  const char *model = NULL, *profile = NULL; int w = 0, h = 0, json = 0; float ratio = 0;
+  const char *model = NULL, *profile = NULL, *input_format = NULL; int w = 0, h = 0, json = 0; float ratio = 0;
+  int64_t baseline = rss_now(); /* this binary and its libraries, before the model: what `run` carries too */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
     else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
@@ -90,6 +113,7 @@ int cmd_plan(int argc, char **argv) {
       ratio = !strcmp(r, "auto") ? 0 : (float)atof(r);
     } else if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
+    else if (!strcmp(argv[i], "--input-format") && i + 1 < argc) input_format = argv[++i];
     else { fprintf(stderr, "headroom plan: unknown option '%s'\n", argv[i]); return 2; }
   }
   if (!model) { fprintf(stderr, "headroom plan: --model is required\n"); return 2; }
@@ -109,8 +133,12 @@ int cmd_plan(int argc, char **argv) {
   char err[512];
   hr_status st = hr_model_plan(m, &p, &pi, err, sizeof err);
   if (st) { fprintf(stderr, "headroom plan: %s\n", err); hr_model_destroy(m); return 1; }
+  int64_t frames = RUN_POOL * frame_bytes(input_format);
+  int64_t process = baseline + pi.total_bytes + frames;
   if (json) {
-    printf("{\"width\":%d,\"height\":%d,\"proc_width\":%d,\"proc_height\":%d,\"ratio\":%g,\"weight_bytes\":%lld,"
+    printf("{\"process_baseline_bytes\":%lld,\"frame_pool_bytes\":%lld,\"process_total_bytes\":%lld,", (long long)baseline,
+           (long long)frames, (long long)process);
+    printf("\"width\":%d,\"height\":%d,\"proc_width\":%d,\"proc_height\":%d,\"ratio\":%g,\"weight_bytes\":%lld,"
            "\"arena_bytes\":%lld,\"state_bytes\":%lld,\"io_bytes\":%lld,\"kernel_bytes\":%lld,\"total_bytes\":%lld,\"ops\":%d,\"gflop\":%.3f}\n",
            pi.width, pi.height, pi.proc_width, pi.proc_height, pi.downsample_ratio, (long long)pi.weight_bytes,
            (long long)pi.arena_bytes, (long long)pi.state_bytes, (long long)pi.io_bytes, (long long)pi.kernel_bytes, (long long)pi.total_bytes,
@@ -122,7 +150,10 @@ int cmd_plan(int argc, char **argv) {
     printf("state        %8.2f MB (recurrent, per session)\n", pi.state_bytes / 1e6);
     printf("io           %8.2f MB (input tensor / output buffers, per session)\n", pi.io_bytes / 1e6);
     printf("kernels      %8.2f MB (XNNPACK packed weights + indirection buffers, per session; estimated)\n", pi.kernel_bytes / 1e6);
-    printf("total        %8.2f MB\n", pi.total_bytes / 1e6);
+    printf("total        %8.2f MB (the library's memory)\n", pi.total_bytes / 1e6);
+    printf("headroom run %8.2f MB expected peak RSS of this CLI: %.1f MB binary and libraries (measured now) + total%s",
+           process / 1e6, baseline / 1e6, frames ? "" : "\n");
+    if (frames) printf(" + %d frames of %s (%.1f MB)\n", RUN_POOL, input_format, frames / 1e6);
     printf("ops/frame    %d, %.2f GFLOP\n", pi.n_ops, pi.gflop);
   }
   hr_model_destroy(m);

@@ -15,7 +15,7 @@
 #include "run_hooks.h"
 #include "session/session_impl.h"
 
-#define POOL 4          /* source frames kept valid at once (lossless: capture back-pressure protects the held one);
+#define POOL 3          /* source frames kept valid at once (lossless: capture back-pressure protects the held one);
                          * --realtime: also the capture's own frame copies (3 are ever allocated) */
 #define MAX_RUNGS 6
 
@@ -434,7 +434,7 @@ int cmd_run(int argc, char **argv) {
   hr_source_params sp;
   hr_source_params_default(&sp);
   sp.input_format = o.input_format;
-  sp.pool_size = POOL;
+  sp.pool_size = o.realtime ? 1 : POOL; /* realtime copies each frame out at once */
   hr_status st = hr_source_open(o.input, &sp, &src, err, sizeof err);
   if (st) { fprintf(stderr, "headroom run: %s\n", err); goto out; }
   m = cli_load_model(o.model);
