@@ -17,7 +17,7 @@
 
 #define POOL 3          /* source frames kept valid at once (lossless: capture back-pressure protects the held one);
                          * --realtime: also the capture's own frame copies (3 are ever allocated) */
-#define MAX_RUNGS 6
+#define MAX_RUNGS 8
 
 typedef struct run_opts {
   const char *model, *input, *out, *input_format, *state_in, *state_out, *telemetry, *report, *overlay;
@@ -248,7 +248,7 @@ typedef struct ladder {
 
 static int ladder_build(ladder *l, hr_model *m, const hr_session_params *base, float r0, int has_ratio) {
   memset(l, 0, sizeof *l);
-  static const float f[MAX_RUNGS] = {1.f, 0.8f, 0.64f, 0.5f, 0.4f, 0.32f};
+  static const float f[MAX_RUNGS] = {1.f, 0.8f, 0.64f, 0.5f, 0.4f, 0.32f, 0.24f, 0.18f};
   l->n = has_ratio ? MAX_RUNGS : 1;
   for (int k = 0; k < l->n; k++) {
     l->ratio[k] = r0 * f[k];
