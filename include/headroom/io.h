@@ -142,6 +142,8 @@ hr_status hr_png_write_gray8(const char *path, int w, int h, const uint8_t *px, 
 hr_status hr_png_write_gray16(const char *path, int w, int h, const uint16_t *px, ptrdiff_t stride_bytes);
 hr_status hr_png_write_rgb24(const char *path, int w, int h, const uint8_t *px, ptrdiff_t stride);
 hr_status hr_file_write_atomic(const char *path, const void *data, size_t len);
+/* Create a folder and its parents (mkdir -p). HR_EIO with errno set on failure. */
+hr_status hr_mkdirs(const char *path);
 
 #ifdef __cplusplus
 }

@@ -386,3 +386,11 @@ hr_status hr_file_write_atomic(const char *path, const void *data, size_t len) {
   free(tmp);
   return HR_OK;
 }
+
+hr_status hr_mkdirs(const char *path) {
+  char tmp[4096];
+  if (!path || snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) { errno = ENAMETOOLONG; return HR_EINVAL; }
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') { *p = 0; if (mkdir(tmp, 0755) && errno != EEXIST) return HR_EIO; *p = '/'; }
+  return mkdir(tmp, 0755) && errno != EEXIST ? HR_EIO : HR_OK;
+}

@@ -31,14 +31,6 @@ typedef struct run_opts {
 
 static double now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
 
-static int mkdirs(const char *path) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') { *p = 0; if (mkdir(tmp, 0755) && errno != EEXIST) return -1; *p = '/'; }
-  return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 static void run_usage(void) {
   fprintf(stderr,
           "usage: headroom run --model M --input SRC --out DIR [options]\n"
@@ -152,6 +144,33 @@ typedef struct capture {
   char errmsg[512];
 } capture;
 
+/* A frame copied, row by row with dense strides, into a buffer that grows once to the frame's
+ * size: the realtime capture's own frames, and the writable frame fault injection needs (sources'
+ * buffers are not ours to write). */
+typedef struct frame_copy { uint8_t *buf; size_t cap; } frame_copy;
+static hr_status copy_frame(frame_copy *fc, const hr_frame *in, hr_frame *out) {
+  size_t rows[3] = {(size_t)in->height, (size_t)(in->height + 1) / 2, (size_t)(in->height + 1) / 2};
+  size_t row_bytes[3] = {(size_t)in->width * (size_t)hr_pixfmt_bpp(in->fmt), 0, 0};
+  int planes = 1;
+  if (in->fmt == HR_PIX_NV12_FULL || in->fmt == HR_PIX_NV12_VIDEO) { planes = 2; row_bytes[1] = (size_t)(in->width + 1) / 2 * 2; }
+  if (in->fmt == HR_PIX_I420_FULL || in->fmt == HR_PIX_I420_VIDEO) { planes = 3; row_bytes[1] = row_bytes[2] = (size_t)(in->width + 1) / 2; }
+  size_t need = 0;
+  for (int p = 0; p < planes; p++) need += rows[p] * row_bytes[p];
+  if (need > fc->cap) {
+    free(fc->buf); fc->buf = malloc(need); fc->cap = fc->buf ? need : 0;
+    if (!fc->buf) return HR_ENOMEM;
+  }
+  *out = *in;
+  size_t off = 0;
+  for (int p = 0; p < planes; p++) {
+    for (size_t y = 0; y < rows[p]; y++)
+      memcpy(fc->buf + off + y * row_bytes[p], (const uint8_t *)in->planes[p] + (ptrdiff_t)y * in->strides[p], row_bytes[p]);
+    out->planes[p] = fc->buf + off; out->strides[p] = (ptrdiff_t)row_bytes[p];
+    off += rows[p] * row_bytes[p];
+  }
+  return HR_OK;
+}
+
 static void *capture_main(void *arg) {
   capture *c = arg;
   const run_opts *o = c->o;
@@ -163,8 +182,8 @@ static void *capture_main(void *arg) {
    * a slow frame in the consumer's hands never holds the source back (otherwise the replay slows to
    * the consumer's pace and frames queue up in time instead of being dropped). The consumer can
    * only be using the last frame put, or the one taken before it; every other buffer is free. */
-  uint8_t *buf[POOL] = {0};
-  size_t buf_cap[POOL] = {0};
+  frame_copy buf[POOL];
+  memset(buf, 0, sizeof buf);
   int last_put = -1, taken = -1;  /* slots: the newest put; the one the consumer took before it */
   for (;;) {
     pthread_mutex_lock(&c->mu);
@@ -195,24 +214,10 @@ static void *capture_main(void *arg) {
     /* a free buffer: not the newest put (pending, or being taken), not the one taken before it */
     int k = 0;
     while (k == last_put || k == taken) k++;
-    size_t rows[3] = {(size_t)f.height, (size_t)(f.height + 1) / 2, (size_t)(f.height + 1) / 2};
-    size_t row_bytes[3] = {(size_t)f.width * (size_t)hr_pixfmt_bpp(f.fmt), 0, 0};
-    int planes = 1;
-    if (f.fmt == HR_PIX_NV12_FULL || f.fmt == HR_PIX_NV12_VIDEO) { planes = 2; row_bytes[1] = (size_t)(f.width + 1) / 2 * 2; }
-    if (f.fmt == HR_PIX_I420_FULL || f.fmt == HR_PIX_I420_VIDEO) { planes = 3; row_bytes[1] = row_bytes[2] = (size_t)(f.width + 1) / 2; }
-    size_t need = 0;
-    for (int p = 0; p < planes; p++) need += rows[p] * row_bytes[p];
-    if (need > buf_cap[k]) {   /* the first frame (and a video that grows): allocate once */
-      free(buf[k]); buf[k] = malloc(need); buf_cap[k] = buf[k] ? need : 0;
-      if (!buf[k]) { c->error = HR_ENOMEM; snprintf(c->errmsg, sizeof c->errmsg, "out of memory for a %zu-byte frame", need); break; }
-    }
-    hr_frame cp = f;
-    size_t off = 0;
-    for (int p = 0; p < planes; p++) {
-      for (size_t y = 0; y < rows[p]; y++)
-        memcpy(buf[k] + off + y * row_bytes[p], (const uint8_t *)f.planes[p] + (ptrdiff_t)y * f.strides[p], row_bytes[p]);
-      cp.planes[p] = buf[k] + off; cp.strides[p] = (ptrdiff_t)row_bytes[p];
-      off += rows[p] * row_bytes[p];
+    hr_frame cp;
+    if (copy_frame(&buf[k], &f, &cp)) {   /* the first frame (and a video that grows): allocate once */
+      c->error = HR_ENOMEM; snprintf(c->errmsg, sizeof c->errmsg, "out of memory for a %dx%d frame", f.width, f.height);
+      break;
     }
     double wait = due - now_ms();
     if (wait > 0) usleep((useconds_t)(wait * 1000));
@@ -231,7 +236,7 @@ static void *capture_main(void *arg) {
     pthread_mutex_lock(&c->mu);
     while (!c->stop) pthread_cond_wait(&c->cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
-    for (int k = 0; k < POOL; k++) free(buf[k]);
+    for (int k = 0; k < POOL; k++) free(buf[k].buf);
   }
   return NULL;
 }
@@ -395,25 +400,6 @@ static hr_status read_file_all(const char *path, void **buf, size_t *len) {
   return *len == (size_t)n ? HR_OK : HR_EIO;
 }
 
-/* Writable copy of a frame (only when faults are injected: sources' buffers are not ours to write). */
-typedef struct frame_copy { uint8_t *buf; size_t cap; } frame_copy;
-static int copy_frame(frame_copy *fc, const hr_frame *in, hr_frame *out) {
-  int planes = (in->fmt == HR_PIX_NV12_FULL || in->fmt == HR_PIX_NV12_VIDEO) ? 2 :
-               (in->fmt == HR_PIX_I420_FULL || in->fmt == HR_PIX_I420_VIDEO) ? 3 : 1;
-  size_t rows[3] = {(size_t)in->height, (size_t)(in->height + 1) / 2, (size_t)(in->height + 1) / 2};
-  size_t need = 0;
-  for (int p = 0; p < planes; p++) need += rows[p] * (size_t)in->strides[p];
-  if (need > fc->cap) { free(fc->buf); fc->buf = malloc(need); fc->cap = fc->buf ? need : 0; if (!fc->buf) return -1; }
-  *out = *in;
-  size_t off = 0;
-  for (int p = 0; p < planes; p++) {
-    memcpy(fc->buf + off, in->planes[p], rows[p] * (size_t)in->strides[p]);
-    out->planes[p] = fc->buf + off;
-    off += rows[p] * (size_t)in->strides[p];
-  }
-  return 0;
-}
-
 int cmd_run(int argc, char **argv) {
   run_opts o;
   if (parse_run(argc, argv, &o)) return 2;
@@ -506,12 +492,12 @@ int cmd_run(int argc, char **argv) {
     free(buf);
     if (st) { fprintf(stderr, "headroom run: %s: %s\n", o.state_in, hr_session_last_error(s)); goto out; }
   }
-  if (mkdirs(o.out)) { fprintf(stderr, "headroom run: cannot create %s: %s\n", o.out, strerror(errno)); goto out; }
-  if (!o.no_alpha) { snprintf(path, sizeof path, "%s/alpha", o.out); mkdirs(path); }
-  if (o.raw) { snprintf(path, sizeof path, "%s/raw", o.out); mkdirs(path); }
+  if (hr_mkdirs(o.out)) { fprintf(stderr, "headroom run: cannot create %s: %s\n", o.out, strerror(errno)); goto out; }
+  if (!o.no_alpha) { snprintf(path, sizeof path, "%s/alpha", o.out); hr_mkdirs(path); }
+  if (o.raw) { snprintf(path, sizeof path, "%s/raw", o.out); hr_mkdirs(path); }
   hr_plan_info pi; hr_session_get_plan(s, &pi);
   if (o.dump_input) {
-    snprintf(path, sizeof path, "%s/input", o.out); mkdirs(path);
+    snprintf(path, sizeof path, "%s/input", o.out); hr_mkdirs(path);
     snprintf(path, sizeof path, "%s/input/meta.json", o.out);
     char meta[128]; int n = snprintf(meta, sizeof meta, "{\"width\":%d,\"height\":%d}\n", pi.width, pi.height);
     hr_file_write_atomic(path, meta, (size_t)n);

@@ -92,13 +92,6 @@ static int64_t depth_now_ns(void) {
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static int depth_mkdirs(const char *path) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return -1;
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') { *p = 0; if (mkdir(tmp, 0755) && errno != EEXIST) return -1; *p = '/'; }
-  return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
 
 __attribute__((format(printf, 4, 5)))
 static int depth_fail(char *err, size_t err_len, int st, const char *fmt, ...) {
@@ -208,8 +201,8 @@ int depth_open(depth_ctx **out, const depth_opts *o, char *err, size_t err_len) 
   d->dir_len = strlen(o->out_dir);
   memcpy(d->path, o->out_dir, d->dir_len + 1);
   snprintf(d->path + d->dir_len, sizeof d->path - d->dir_len, "/depth");
-  if (depth_mkdirs(d->path) ||
-      (d->occ && (snprintf(d->path + d->dir_len, sizeof d->path - d->dir_len, "/occlusion"), depth_mkdirs(d->path)))) {
+  if (hr_mkdirs(d->path) ||
+      (d->occ && (snprintf(d->path + d->dir_len, sizeof d->path - d->dir_len, "/occlusion"), hr_mkdirs(d->path)))) {
     int en = errno;
     snprintf(e, sizeof e, "%.400s", d->path);
     depth_close(d);
