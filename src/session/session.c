@@ -52,12 +52,38 @@ static float auto_ratio(int w, int h) {
 }
 
 /* Frames arrive at the model's input size (so the input may be read in place, never copied). */
-static int frame_matches(const hr_session *s, int w, int h) {
-  return !s->p.frame_width || (s->p.frame_width == w && s->p.frame_height == h);
+static int frame_matches(const hr_session_params *p, int w, int h) {
+  return !p->frame_width || (p->frame_width == w && p->frame_height == h);
 }
 
-static unsigned plan_flags(const hr_session *s, int w, int h) {
-  return (s->p.backend == HR_BACKEND_REFERENCE ? HR__PLAN_NO_LOWER : 0) | (frame_matches(s, w, h) ? HR__PLAN_VIRTUAL_SRC : 0);
+static unsigned plan_flags(const hr_session_params *p, int w, int h) {
+  return (p->backend == HR_BACKEND_REFERENCE ? HR__PLAN_NO_LOWER : 0) | (frame_matches(p, w, h) ? HR__PLAN_VIRTUAL_SRC : 0);
+}
+
+/* The session's own io buffers a plan needs: the resampled float input (unless the input is read
+ * in place from frames of the planned size), and an alpha plane for multi-channel outputs (meet). */
+static int64_t src_buf_bytes(const hr__plan *p, const hr_session_params *prm) {
+  return p->vals[p->src_val].src_virtual && frame_matches(prm, p->width, p->height) ? 0 : (int64_t)p->width * p->height * 12;
+}
+static int64_t alpha_buf_bytes(const hr__plan *p) {
+  const hr__tensor *a = &p->vals[p->alpha_val].t;
+  return a->rank == 4 && a->dims[3] > 1 ? a->dims[1] * a->dims[2] * 4 : 0;
+}
+
+static void plan_info(const hr_model *m, const hr__plan *p, const hr_session_params *prm, int64_t kernel_bytes,
+                      hr_plan_info *info) {
+  memset(info, 0, sizeof *info);
+  info->width = p->width; info->height = p->height;
+  info->proc_width = p->proc_w; info->proc_height = p->proc_h;
+  info->downsample_ratio = p->ratio;
+  info->weight_bytes = m->n_params * 4;
+  info->arena_bytes = p->arena_bytes;
+  for (int k = 0; k < p->n_state; k++) info->state_bytes += p->state_bytes[k];
+  info->io_bytes = src_buf_bytes(p, prm) + alpha_buf_bytes(p);
+  info->kernel_bytes = kernel_bytes;
+  info->total_bytes = info->weight_bytes + info->arena_bytes + info->state_bytes + info->io_bytes + info->kernel_bytes;
+  info->n_ops = p->n_rops;
+  info->gflop = p->flops / 1e9;
 }
 
 static void release_plan(hr_session *s) {
@@ -85,7 +111,7 @@ static void *alloc_aligned(size_t n) {
 static hr_status build(hr_session *s, int w, int h, float ratio) {
   hr__plan *plan = NULL;
   char err[512];
-  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(s, w, h), &plan, err, sizeof err);
+  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(&s->p, w, h), &plan, err, sizeof err);
   if (st) return serr(s, st, "%s", err);
   release_plan(s);
   s->plan = plan;
@@ -96,20 +122,19 @@ static hr_status build(hr_session *s, int w, int h, float ratio) {
     if (!s->state[k]) goto nomem;
     memset(s->state[k], 0, (size_t)plan->state_bytes[k]);
   }
-  if (!plan->vals[plan->src_val].src_virtual || !frame_matches(s, w, h)) {
-    s->src_buf = alloc_aligned((size_t)w * h * 3 * sizeof(float));
+  if (src_buf_bytes(plan, &s->p)) {
+    s->src_buf = alloc_aligned((size_t)src_buf_bytes(plan, &s->p));
     if (!s->src_buf) goto nomem;
   }
-  const hr__val *av = &plan->vals[plan->alpha_val];
-  if (av->t.rank == 4 && av->t.dims[3] > 1) {
-    s->alpha_buf = alloc_aligned((size_t)av->t.dims[1] * av->t.dims[2] * sizeof(float));
+  if (alpha_buf_bytes(plan)) {
+    s->alpha_buf = alloc_aligned((size_t)alpha_buf_bytes(plan));
     if (!s->alpha_buf) goto nomem;
   }
   s->op_us = calloc((size_t)plan->n_rops + 1, sizeof(double));
   if (!s->op_us) goto nomem;
   s->row_scratch = alloc_aligned((size_t)w * 3 * sizeof(float));
   if (!s->row_scratch) goto nomem;
-  if (!frame_matches(s, w, h)) {
+  if (!frame_matches(&s->p, w, h)) {
     /* frames of a declared other size: their resampling tables are made here, not in the first push */
     hr__ingest_plan_free(&s->ing);
     if (hr__ingest_plan_init(&s->ing, s->p.frame_width, s->p.frame_height, w, h)) goto nomem;
@@ -187,7 +212,7 @@ hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
   if (s->plan && w == s->plan->width && h == s->plan->height && ratio == s->plan->ratio) return HR_OK;
   hr__plan *probe = NULL;
   char err[512];
-  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(s, w, h), &probe, err, sizeof err);
+  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(&s->p, w, h), &probe, err, sizeof err);
   if (st) return serr(s, st, "%s", err); /* the old plan stays */
   hr__plan_free(probe);
   st = build(s, w, h, ratio);
@@ -297,19 +322,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
 
 void hr_session_get_plan(const hr_session *s, hr_plan_info *info) {
   memset(info, 0, sizeof *info);
-  const hr__plan *p = s->plan;
-  if (!p) return; /* suspended */
-  info->width = p->width; info->height = p->height;
-  info->proc_width = p->proc_w; info->proc_height = p->proc_h;
-  info->downsample_ratio = p->ratio;
-  info->weight_bytes = s->m->n_params * 4;
-  info->arena_bytes = p->arena_bytes;
-  for (int k = 0; k < p->n_state; k++) info->state_bytes += p->state_bytes[k];
-  info->io_bytes = (s->src_buf ? (int64_t)p->width * p->height * 12 : 0) + (s->alpha_buf ? (int64_t)p->width * p->height * 4 : 0);
-  info->kernel_bytes = s->ex ? s->kernel_bytes : p->kernel_bytes_est;
-  info->total_bytes = info->weight_bytes + info->arena_bytes + info->state_bytes + info->io_bytes + info->kernel_bytes;
-  info->n_ops = p->n_rops;
-  info->gflop = p->flops / 1e9;
+  if (s->plan) plan_info(s->m, s->plan, &s->p, s->kernel_bytes, info); /* nothing while suspended */
 }
 
 hr_status hr_model_plan(hr_model *m, const hr_session_params *prm, hr_plan_info *info, char *err, size_t err_len) {
@@ -318,15 +331,9 @@ hr_status hr_model_plan(hr_model *m, const hr_session_params *prm, hr_plan_info 
   int w = prm->width ? prm->width : m->fixed_w, h = prm->height ? prm->height : m->fixed_h;
   float r = prm->downsample_ratio > 0 ? prm->downsample_ratio : auto_ratio(w, h);
   hr__plan *p = NULL;
-  hr_status st = hr__plan_build(m, w, h, r, prm->want_fgr, (prm->backend == HR_BACKEND_REFERENCE ? HR__PLAN_NO_LOWER : 0) |
-                             (!prm->frame_width || (prm->frame_width == w && prm->frame_height == h) ? HR__PLAN_VIRTUAL_SRC : 0), &p, err, err_len);
+  hr_status st = hr__plan_build(m, w, h, r, prm->want_fgr, plan_flags(prm, w, h), &p, err, err_len);
   if (st) return st;
-  hr_session tmp; memset(&tmp, 0, sizeof tmp);
-  tmp.m = m; tmp.plan = p;
-  tmp.src_buf = p->vals[p->src_val].src_virtual && (!prm->frame_width || (prm->frame_width == w && prm->frame_height == h)) ? NULL : (float *)1;
-  const hr__val *av = &p->vals[p->alpha_val];
-  tmp.alpha_buf = av->t.rank == 4 && av->t.dims[3] > 1 ? (float *)1 : NULL;
-  hr_session_get_plan(&tmp, info);
+  plan_info(m, p, prm, p->kernel_bytes_est, info);
   hr__plan_free(p);
   return HR_OK;
 }
