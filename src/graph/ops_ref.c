@@ -571,7 +571,6 @@ void hr__op_exec_ref(const hr__node *n, const hr__tensor *const *in, int n_in, h
       /* output strides over the input's dims (0 for reduced dims) */
       int64_t ost[HR_MAX_RANK], s = 1;
       for (int d = x->rank - 1; d >= 0; d--) { ost[d] = red[d] ? 0 : s; if (!red[d]) s *= x->dims[d]; }
-      double *acc = NULL; (void)acc;
       for (int64_t i = 0; i < ne; i++) of[i] = 0;
       int64_t idx[HR_MAX_RANK] = {0}, total = hr__numel(x), po = 0;
       const float *X = x->data;
@@ -610,7 +609,6 @@ void hr__op_exec_ref(const hr__node *n, const hr__tensor *const *in, int n_in, h
     case HR_OP_RESIZE_BILINEAR: resize_ref(a, in[0], o); return;
     case HR_OP_AVGPOOL: avgpool_ref(a, in[0], o); return;
     case HR_OP_BROADCAST_TO: {
-      hr__tensor zero = *o; int32_t z = 0; zero.dt = HR_DT_INT32; zero.rank = 0; zero.data = &z; (void)zero;
       int64_t sa[HR_MAX_RANK], idx[HR_MAX_RANK] = {0}, pa = 0;
       bcast_strides(in[0], o, sa);
       size_t es = hr__dtsize(o->dt);

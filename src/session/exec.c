@@ -186,7 +186,6 @@ static int create_xnn(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
 }
 
 static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
-  const hr__plan *p = s->plan;
   hr__tensor x = view(s, r->in[0]);
   hr__tensor o = view(s, r->out[0]);
   enum xnn_status xs = xnn_status_success;
@@ -196,10 +195,6 @@ static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
       break;
     case X_DECONV: {
       hr__tensor in = view(s, r->in[2]);
-      const hr__tensor *w = &p->vals[r->in[1]].t;
-      int64_t toth = (in.dims[1] - 1) * r->node->a.strides[1] + w->dims[0] - o.dims[1];
-      int64_t totw = (in.dims[2] - 1) * r->node->a.strides[2] + w->dims[1] - o.dims[2];
-      (void)toth; (void)totw;
       xs = xnn_setup_deconvolution2d_nhwc_f32(k->op, (size_t)in.dims[0], (size_t)in.dims[1], (size_t)in.dims[2], 0, 0, in.data, o.data, k->pool);
       break;
     }
