@@ -54,6 +54,9 @@ out.proc_p99_ms = r3(q(P, 0.99));
 out.latency_p50_ms = r3(q(L, 0.5));
 out.latency_p99_ms = r3(q(L, 0.99));
 out.latency_max_ms = r3(Math.max(...L));
+// the same without the stream's last frame, which no newer frame replaces: it may wait behind a
+// whole frame's processing, however well the loop keeps up
+out.latency_p99_before_end_ms = r3(q(rows.slice(0, -1).map((r) => r.latency_ms).filter((x) => x != null), 0.99));
 // queueing: a frame's capture time is t_ms - latency_ms; the consumer took it when it finished the
 // previous frame, or when it arrived if that was later. Its age then (wait) is at most about one
 // frame period plus how late the capture thread was, with newest-wins; a queue would make it grow.

@@ -8,8 +8,9 @@
 #     to settle from a first rung that costs ~0.3 s a frame here.
 #   fixed heavy (--fixed --ratio 0.25, 30 fps, 5 s): frames are dropped, not queued: drops are
 #     counted, every frame is processed once or counted dropped, a frame's age when taken stays
-#     within 3 frame periods (p99), latency p99 stays within the processing p99 + 3 frame periods,
-#     and the run ends one frame after the stream does.
+#     within 3 frame periods (p99), latency p99 stays within the processing p99 + 3 frame periods
+#     (both without the stream's last frame: nothing newer replaces it, so it may wait behind a
+#     whole frame's processing), and the run ends one frame after the stream does.
 # Both: no frame is processed twice, frame indices strictly increase. All runs use --threads 1: on
 # a shared 2-core machine two kernel threads wait for each other whenever one is descheduled (p99
 # 5-15x the median), and the capture thread needs its share.
@@ -74,7 +75,8 @@ fixed_heavy() {
   node - "$T/f.json" "$(load)" "$N" <<'EOF'
 const s = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8')), bad = [], period = 1000 / 30, n = Number(process.argv[4]);
 console.log(`fixed 0.25: ${s.frames} processed, ${s.dropped} dropped; processing p50 ${s.proc_p50_ms} / p99 ${s.proc_p99_ms} ms; ` +
-  `latency p50 ${s.latency_p50_ms} / p99 ${s.latency_p99_ms} ms; age when taken p50 ${s.wait_p50_ms} / p99 ${s.wait_p99_ms} ms; ` +
+  `latency p50 ${s.latency_p50_ms} / p99 ${s.latency_p99_ms} ms (${s.latency_p99_before_end_ms} before the last frame); ` +
+  `age when taken p50 ${s.wait_p50_ms} / p99 ${s.wait_p99_ms} ms; ` +
   `run ${s.wall_s} s for a ${(n / 30).toFixed(1)} s stream; load ${process.argv[3]}`);
 if (s.duplicate_frames || s.non_increasing) bad.push(`frames processed twice: ${s.duplicate_frames}, out of order: ${s.non_increasing}`);
 if (!(s.dropped > 0)) bad.push('no frame was dropped');
@@ -83,7 +85,8 @@ if (s.last_frame !== n - 1) bad.push(`the last frame processed is ${s.last_frame
 if (s.frames < 3) bad.push(`only ${s.frames} frames processed`);
 else {
   if (!(s.wait_p99_ms <= 3 * period)) bad.push(`frames waited ${s.wait_p99_ms} ms (p99) before processing: more than 3 frame periods`);
-  if (!(s.latency_p99_ms <= s.proc_p99_ms + 3 * period)) bad.push(`latency p99 ${s.latency_p99_ms} ms > processing p99 ${s.proc_p99_ms} + 3 frame periods`);
+  if (!(s.latency_p99_before_end_ms <= s.proc_p99_ms + 3 * period))
+    bad.push(`latency p99 ${s.latency_p99_before_end_ms} ms (before the last frame) > processing p99 ${s.proc_p99_ms} + 3 frame periods`);
   if (!(s.wall_s * 1e3 <= n * period + 2 * s.proc_p99_ms + 500)) bad.push(`the run took ${s.wall_s} s for a ${n / 30} s stream: it fell behind`);
 }
 if (bad.length) { console.log('FAIL: ' + bad.join('\nFAIL: ')); process.exit(1); }
