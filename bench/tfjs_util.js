@@ -92,7 +92,8 @@ function summary(dir) {
   const plan = readJson(dir, 'plan.json');
   out.plan_total_mib = plan && r1(plan.total_bytes / 1048576);
   out.plan_mib = plan && {weights: r1(plan.weight_bytes / 1048576), arena: r1(plan.arena_bytes / 1048576),
-    state: r1(plan.state_bytes / 1048576), io: r1(plan.io_bytes / 1048576), kernels: r1((plan.kernel_bytes || 0) / 1048576)};
+    state: r1(plan.state_bytes / 1048576), io: r1(plan.io_bytes / 1048576), kernels: r1((plan.kernel_bytes || 0) / 1048576),
+    kernels_shared: r1((plan.kernel_shared_bytes || 0) / 1048576)};
   out.run_rss = [];
   const sz = `${cfg.width}x${cfg.height}`;
   for (const [name, file] of [['info (load only)', 'rss_info.time'], [`run jpeg frames resized to ${sz}`, 'rss_jpeg.time'],

@@ -82,14 +82,18 @@ int main(int argc, char **argv) {
   sa = open_session(m, w, h);
   sb = open_session(m, w, h);
   if (!sa || !sb) goto out;
-  /* The plan, known before the first frame. Note: it counts the model's float weights once, but
-   * XNNPACK (2022) also packs a copy of them per session, and sizes indirection buffers by the
-   * activations: measured at 256x144, a session takes ~27 MB of heap beyond arena + state. */
+  /* The plan, known before the first frame. The model holds the weights and, for sessions of the
+   * same size and ratio, the kernels' packed weights and indirection buffers: the first session
+   * made them, the second reuses them, so each session's own memory is mostly arena + state. */
   hr_plan_info pi;
+  hr_model_memory mm;
   hr_session_get_plan(sa, &pi);
-  printf("each session: %dx%d, processing %dx%d; arena %.1f MB + state %.1f MB of its own, model weights %.1f MB shared\n",
-         pi.width, pi.height, pi.proc_width, pi.proc_height, pi.arena_bytes / 1e6, pi.state_bytes / 1e6,
-         pi.weight_bytes / 1e6);
+  hr_model_get_memory(m, &mm);
+  printf("each session: %dx%d, processing %dx%d; %.1f MB of its own (arena %.1f + state %.1f + io %.1f + kernels %.1f)\n",
+         pi.width, pi.height, pi.proc_width, pi.proc_height, pi.session_bytes / 1e6, pi.arena_bytes / 1e6,
+         pi.state_bytes / 1e6, pi.io_bytes / 1e6, pi.kernel_bytes / 1e6);
+  printf("the model, once for both: weights %.1f MB + shared kernels %.1f MB\n", mm.weight_bytes / 1e6,
+         mm.kernel_shared_bytes / 1e6);
 
   for (int i = 0; i < n; i++) {
     /* 4. Half way, B starts afresh, as after a cut the caller knows about (a new shot, a camera

@@ -2,14 +2,17 @@
  * hard memory ceiling, and never degrade silently.
  *
  * This header is the reference manual. Phases: load a model (allocates, parses, packs nothing yet)
- * -> create a session (plans memory, allocates exactly the plan, packs weights once per model) ->
- * push frames (no heap allocation, no copies of whole frames). Every function returns an hr_status;
+ * -> create a session (plans memory, allocates exactly the plan; kernels are packed once per model
+ * and plan, shared by its sessions) -> push frames (no heap allocation, no copies of whole frames).
+ * Every function returns an hr_status;
  * on error, handles keep their previous state unless the function says otherwise, and the last
  * error message of a handle is available from *_last_error().
  *
  * Threads: an hr_model may be shared by any number of sessions on any threads once loaded (it is
- * read-only after load). One hr_session must be driven by one thread at a time; sessions are
- * independent and may run concurrently on different threads. */
+ * read-only after load, but for its cache of shared kernels, which is locked and touched only by
+ * session create, replan, resume, suspend and destroy, never by push). One hr_session must be
+ * driven by one thread at a time; sessions are independent and may run concurrently on different
+ * threads. */
 #ifndef HEADROOM_H
 #define HEADROOM_H
 
@@ -56,6 +59,15 @@ const char *hr_model_output_name(const hr_model *m, int i);
 /* Op histogram: i-th distinct op type and its count (i < number of distinct ops); NULL past end. */
 const char *hr_model_op_hist(const hr_model *m, int i, int *count);
 
+/* What a model holds for its sessions now, in bytes. */
+typedef struct hr_model_memory {
+  int64_t weight_bytes;        /* dequantised weights (from load to destroy) */
+  int64_t kernel_shared_bytes; /* kernels shared by its live sessions: one copy per distinct plan
+                                  (size, ratio), freed with the last session using it */
+  int n_shared_kernels;        /* XNNPACK operators held that way */
+} hr_model_memory;
+void hr_model_get_memory(const hr_model *m, hr_model_memory *mem);
+
 /* ---------------------------------------------------------------------------------------------
  * Session: one stream through one model, owning its recurrent state and its activation arena.
  * ------------------------------------------------------------------------------------------- */
@@ -87,7 +99,9 @@ void hr_session_params_default(hr_session_params *p);
 
 /* Create a session: plans shapes and memory for (width, height, ratio), allocates the arena, the
  * state (zeroed) and the kernels once. The dequantised weights are shared with the model's other
- * sessions; XNNPACK 2022 packs its own copy per session (counted in hr_plan_info.kernel_bytes).
+ * sessions, and so are the kernels' packed weights and indirection buffers of sessions planned at
+ * the same size and ratio (hr_plan_info.kernel_shared_bytes): a second such session costs its
+ * session_bytes only. The first session at a plan packs them (the create that takes time). 
  * On failure *out is NULL; HR_ENOMEM, or a planning error whose message hr_model_plan gives for the
  * same params (HR_EINVAL, HR_ERANGE, HR_ENOTSUP). */
 hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out);
@@ -155,10 +169,18 @@ typedef struct hr_plan_info {
   int64_t arena_bytes;         /* activations, liveness-planned */
   int64_t state_bytes;         /* recurrent state (per session) */
   int64_t io_bytes;            /* input tensor + output buffers (per session) */
-  int64_t kernel_bytes;        /* kernels' own memory (per session): XNNPACK packed weights and
-                                  indirection buffers, resize tables. hr_model_plan estimates it;
-                                  hr_session_get_plan reports what was actually allocated. */
-  int64_t total_bytes;         /* all of the above */
+  int64_t kernel_bytes;        /* kernels' memory of this session alone: XNNPACK operator structs,
+                                  our kernels' tables and scratch, operators that cannot be shared,
+                                  and the plan's own tables (values, ops, folded constants) */
+  int64_t kernel_shared_bytes; /* kernels' memory shared by every session of the model planned at
+                                  the same size and ratio: XNNPACK packed weights, indirection
+                                  buffers, resize tables. Made by the first such session, freed
+                                  with the last; a further session adds none of it. */
+  int64_t session_bytes;       /* what one more session at this plan adds beside the model's shared
+                                  memory: arena + state + io + kernel_bytes */
+  int64_t total_bytes;         /* a first session's memory: weight_bytes + kernel_shared_bytes +
+                                  session_bytes. hr_model_plan estimates the kernel figures;
+                                  hr_session_get_plan reports what was allocated. */
   int n_ops;                   /* ops run per frame */
   double gflop;                /* floating-point work per frame, 1e9 FLOP (multiply-add = 2) */
 } hr_plan_info;

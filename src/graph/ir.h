@@ -109,8 +109,13 @@ struct hr_model {
   int state_in[8], state_out[8]; /* signature index pairs rNi <-> rNo */
   int out_alpha, out_fgr;   /* signature output index, -1 if none */
   int fixed_w, fixed_h;
+  struct hr__kcache *kcache; /* XNNPACK operators shared by the sessions (the one mutable part, locked) */
 };
 
 int hr__model_find_node(const hr_model *m, const char *name); /* -1 if none */
+/* p points into the model's weight block (immutable while the model lives). */
+static inline int hr__model_owns(const hr_model *m, const void *p) {
+  return p && (const char *)p >= (const char *)m->weights && (const char *)p < (const char *)m->weights + m->weights_size;
+}
 
 #endif

@@ -12,6 +12,7 @@
 #include <malloc.h>
 #endif
 #include "graph/ir.h"
+#include "session/kcache.h"
 
 static const char *const op_names[] = {
 #define HR__OPN(e, s) s,
@@ -215,6 +216,7 @@ static void model_free_partial(hr_model *m) {
   for (int i = 0; i < m->n_outputs; i++) { free(m->outputs[i].key); free(m->outputs[i].tensor); }
   free(m->inputs); free(m->outputs);
   free(m->weights); free(m->path); free(m->name);
+  hr__kcache_destroy(m->kcache);
   free(m);
 }
 
@@ -293,7 +295,8 @@ hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_
     st = fail(&c, HR_ECORRUPT, "missing modelTopology.node or weightsManifest"); goto done;
   }
   m = calloc(1, sizeof *m);
-  if (!m) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
+  if (m) m->kcache = hr__kcache_create();
+  if (!m || !m->kcache) { st = fail(&c, HR_ENOMEM, "out of memory"); goto done; }
   m->path = strdup(json_path);
   {
     const char *b = strrchr(json_path, '/'); b = b ? b + 1 : json_path;

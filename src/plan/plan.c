@@ -22,7 +22,7 @@ static void *const_alloc(hr__plan *p, size_t bytes) {
   if (!na) return NULL;
   p->const_alloc = na;
   void *b = calloc(1, bytes ? bytes : 1);
-  if (b) p->const_alloc[p->n_const_alloc++] = b;
+  if (b) { p->const_alloc[p->n_const_alloc++] = b; p->const_bytes += (int64_t)bytes; }
   return b;
 }
 
@@ -248,26 +248,33 @@ static hr_status plan_arena(hr__plan *p) {
   return HR_OK;
 }
 
-/* What XNNPACK (2022) will allocate for the plan's ops: packed weights (output channels rounded to
- * the 16-wide AVX-512 tile, bias included), indirection buffers of indirect GEMM convolutions (one
- * pointer per output pixel and tap), depthwise indirection (per output row: taps plus the row's
- * columns x stride x kernel height), resize tables (4 pointers + 2 weights per output pixel). */
+/* What the kernels will allocate for the plan's ops. Shared through the model's kernel cache
+ * (*shared): XNNPACK packed weights (output channels rounded to the 16-wide AVX-512 tile, bias
+ * included), indirection buffers of indirect GEMM convolutions (one pointer per output pixel and
+ * tap), depthwise indirection (per output row: taps plus the row's columns x stride x kernel
+ * height), legacy resize tables (4 pointers + 2 weights per output pixel). The session's own
+ * (returned): an operator struct per XNNPACK op, deconvolutions (not shareable), and our kernels'
+ * tables. Mirrors the choices of exec.c. */
+#define HR__XNN_OP_STRUCT 2176 /* XNNPACK 2022's operator struct (2112 bytes asked, 64-aligned) */
 static int64_t ru16(int64_t x) { return (x + 15) & ~(int64_t)15; }
-static int64_t estimate_kernel_bytes(const hr__plan *p) {
-  int64_t total = 0;
+static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
+  int64_t own = 0, sh = 0;
   for (int i = 0; i < p->n_rops; i++) {
     const hr__rop *r = &p->rops[i];
+    if (r->dead) continue;
     const hr__attrs *a = r->node ? &r->node->a : &r->syn.a;
     const hr__tensor *o = &p->vals[r->out[0]].t;
     switch (r->op) {
       case HR_OP_CONV2D: case HR_OP_FUSED_CONV2D: {
         const hr__tensor *w = &p->vals[r->in[1]].t;
         int64_t kh = w->dims[0], kw = w->dims[1], c = w->dims[2], oc = w->dims[3];
-        total += ru16(oc) * (kh * kw * c + 1) * 4;
+        int64_t *acc = hr__model_owns(p->m, w->data) ? &sh : &own;
+        *acc += ru16(oc) * (kh * kw * c + 1) * 4;
         int pad = a->padding != HR_PAD_VALID &&
                   (a->padding == HR_PAD_SAME ? (kh > 1 || kw > 1) : (a->explicit_pad[2] | a->explicit_pad[3] | a->explicit_pad[4] | a->explicit_pad[5]) != 0);
         if (kh * kw > 1 || a->strides[1] > 1 || a->strides[2] > 1 || pad)
-          total += (o->dims[1] * o->dims[2] + 16) * kh * kw * 8;
+          *acc += (o->dims[1] * o->dims[2] + 16) * kh * kw * 8;
+        own += HR__XNN_OP_STRUCT;
         break;
       }
       case HR_OP_DWCONV: case HR_OP_FUSED_DWCONV: {
@@ -276,38 +283,50 @@ static int64_t estimate_kernel_bytes(const hr__plan *p) {
         if ((kh == 1 || kw == 1) && w->dims[3] == 1 && a->strides[1] == 1 && a->strides[2] == 1 && a->dilations[1] == 1 &&
             a->dilations[2] == 1)
         { /* our 1-D depthwise kernel: weights expanded to one output row, no indirection */
-          total += kh * kw * o->dims[2] * ch * 4;
+          own += kh * kw * o->dims[2] * ch * 4;
           break;
         }
-        total += ru16(ch) * (kh * kw + 1) * 4;
+        int64_t *acc = hr__model_owns(p->m, w->data) ? &sh : &own;
+        *acc += ru16(ch) * (kh * kw + 1) * 4;
         int64_t sw = a->dilations[2] > 1 ? kw : (a->strides[2] < kw ? a->strides[2] : kw);
-        total += o->dims[1] * (kh * kw + (o->dims[2] - 1) * sw * kh) * 8;
+        *acc += o->dims[1] * (kh * kw + (o->dims[2] - 1) * sw * kh) * 8;
+        own += HR__XNN_OP_STRUCT;
         break;
       }
       case HR_OP_DECONV2D: {
         const hr__tensor *w = &p->vals[r->in[1]].t;
-        total += ru16(w->dims[2]) * (w->dims[0] * w->dims[1] * w->dims[3] + 1) * 4;
-        total += o->dims[1] * o->dims[2] * 8 * 2;
+        own += ru16(w->dims[2]) * (w->dims[0] * w->dims[1] * w->dims[3] + 1) * 4;
+        own += o->dims[1] * o->dims[2] * 8 * 2 + HR__XNN_OP_STRUCT;
         break;
       }
       case HR_OP_MATMUL: {
         const hr__tensor *w = &p->vals[r->in[1]].t;
-        total += ru16(w->dims[1]) * (w->dims[0] + 1) * 4;
+        *(hr__model_owns(p->m, w->data) ? &sh : &own) += ru16(w->dims[1]) * (w->dims[0] + 1) * 4;
+        own += HR__XNN_OP_STRUCT;
         break;
       }
-      case HR_OP_RESIZE_BILINEAR: /* our kernel: a column table */
-        total += a->half_pixel && !a->align_corners ? o->dims[2] * 12 : o->dims[1] * o->dims[2] * (4 * 8 + 2 * 4);
+      case HR_OP_RESIZE_BILINEAR: /* our kernel: a column table; XNNPACK's (legacy): a table per output pixel */
+        if (a->half_pixel && !a->align_corners) own += o->dims[2] * 12;
+        else { sh += o->dims[1] * o->dims[2] * (4 * 8 + 2 * 4); own += HR__XNN_OP_STRUCT; }
         break;
       case HR_OP_FGF_TAIL:
-        total += o->dims[2] * 12 + o->dims[1] * 12 + 64 * 1024;
+        own += o->dims[2] * 12 + o->dims[1] * 12 + 64 * 1024;
         break;
       case HR_OP_SRC_RESIZE:
-        total += o->dims[2] * 40 + o->dims[1] * 12;
+        own += o->dims[2] * 40 + o->dims[1] * 12;
+        break;
+      case HR_OP_MUL: case HR_OP_ADD: case HR_OP_ADDV2: case HR_OP_SUB: case HR_OP_REALDIV: case HR_OP_MINIMUM:
+      case HR_OP_MAXIMUM:
+        if (o->dt == HR_DT_FLOAT) own += HR__XNN_OP_STRUCT;
+        break;
+      case HR_OP_RELU: case HR_OP_RELU6: case HR_OP_SIGMOID: case HR_OP_SQUARE: case HR_OP_HARDSWISH: case HR_OP_MEAN:
+        own += HR__XNN_OP_STRUCT;
         break;
       default: break;
     }
   }
-  return total;
+  *shared = sh;
+  return own;
 }
 
 hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, unsigned flags,
@@ -386,7 +405,9 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
   if (!st) st = plan_arena(p);
   if (!st) {
     for (int r = 0; r < p->n_rops; r++) p->flops += p->rops[r].flops;
-    p->kernel_bytes_est = flags & HR__PLAN_NO_LOWER ? 0 : estimate_kernel_bytes(p);
+    p->meta_bytes = (int64_t)(sizeof *p + sizeof *p->vals * (size_t)p->n_vals + sizeof *p->rops * (size_t)p->cap_rops +
+                              sizeof(void *) * (size_t)p->n_const_alloc) + p->const_bytes;
+    if (!(flags & HR__PLAN_NO_LOWER)) p->kernel_bytes_est = estimate_kernel_bytes(p, &p->kernel_shared_est);
     /* processing size: what RVM's graph computes, (int)(size * ratio) in float, when it downsamples */
     p->proc_w = width; p->proc_h = height;
     if (m->in_ratio >= 0 && p->ratio < 1.f) {

@@ -49,9 +49,12 @@ typedef struct hr__plan {
   int alpha_val, fgr_val;  /* value ids of outputs */
   int src_val;
   double flops;
-  int64_t kernel_bytes_est;  /* estimate of kernels' own memory (XNNPACK packing, indirection) */
+  int64_t kernel_bytes_est;  /* estimate of a session's own kernel memory (operator structs, our tables) */
+  int64_t kernel_shared_est; /* estimate of the shareable part (XNNPACK packed weights, indirection) */
   int n_const_alloc;
   void **const_alloc;      /* folded constants, owned by the plan */
+  int64_t const_bytes;     /* their bytes */
+  int64_t meta_bytes;      /* the plan's own memory: this struct, value and op tables, folded constants */
   char err[512];
 } hr__plan;
 

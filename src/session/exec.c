@@ -9,9 +9,30 @@
 #include "session/session_impl.h"
 #include "graph/ops.h"
 #include "session/kernels.h"
+#include "session/kcache.h"
 
 typedef enum { K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE } kkind;
 typedef enum { X_CONV, X_DECONV, X_BINARY, X_UNARY, X_RESIZE, X_GAP, X_FC, X_AVGPOOL } xkind;
+
+/* Everything an XNNPACK operator's create and setup depend on. Two ops with equal descriptors are
+ * interchangeable, so a descriptor is also the kernel cache's key: it is zeroed before it is
+ * filled (padding bytes compare too), and weights are named by their pointer (shared only when
+ * that points into the model's immutable weight block). */
+typedef struct xdesc {
+  xkind xk;
+  hr__op op;                     /* which binary / unary op */
+  uint32_t flags;
+  uint32_t pt, pr, pb, pl, kh, kw, sh, sw, dh, dw;
+  size_t groups, gic, goc;       /* conv / deconv: groups and channels per group */
+  size_t ch;                     /* unary, resize, global average pooling: channels */
+  size_t fc_k, fc_n;             /* fully connected: input and output channels */
+  float lo, hi;                  /* output clamp */
+  const float *w, *b;            /* weights as the graph holds them, bias */
+  /* setup shapes */
+  size_t n, ih, iw, oh, ow;      /* batch and spatial sizes (GAP: iw = pixels) */
+  size_t batch;                  /* unary, fully connected: rows */
+  size_t rank_a, rank_b, sa[XNN_MAX_TENSOR_DIMS], sb[XNN_MAX_TENSOR_DIMS]; /* binary operand shapes */
+} xdesc;
 
 typedef struct kern {
   kkind kind;
@@ -20,15 +41,19 @@ typedef struct kern {
   hr__resize rs;            /* K_RESIZE column taps */
   float *wexp;              /* K_DW1D weights expanded to the row width (VALID fast path) */
   pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
-  xkind xk;
+  xdesc xd;                 /* K_XNN: what the operator is (and its kernel-cache key) */
   xnn_operator_t op;
+  hr__kshare *share;        /* the template op is a clone of, or NULL for an operator of its own */
+  int64_t shared_bytes;     /* the template's memory (shared with the model's other sessions) */
   int reads_src;            /* re-setup when the src pointer changes (zero-copy input) */
+  int bound;                /* set up with this session's pointers (a clone starts with placeholders) */
   const void *last_src;
 } kern;
 
 struct hr__exec {
   int n;
   kern *k;
+  hr__kcache *kc;           /* the model's, where shared operators come from */
 };
 
 /* XNNPACK is initialised once per process; a failed attempt (out of memory) is retried next time. */
@@ -52,159 +77,179 @@ static void act_range(hr__act a, float *lo, float *hi) {
   else if (a == HR_ACT_RELU6) { *lo = 0; *hi = 6; }
 }
 
-/* Create the XNNPACK operator for rop r if one fits; returns 1 if created. */
-static int create_xnn(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
+/* Describe rop r as an XNNPACK operator; returns 0 if XNNPACK has none for it. */
+static int describe_xnn(hr_session *s, const hr__rop *r, xdesc *d) {
   const hr__plan *p = s->plan;
   const hr__node *n = r->node ? r->node : &r->syn;
   const hr__attrs *a = &n->a;
-  enum xnn_status xs = xnn_status_success;
-  *st = HR_OK;
+  memset(d, 0, sizeof *d);
+  d->op = r->op;
+  d->lo = -INFINITY; d->hi = INFINITY;
+  const hr__tensor *x = &p->vals[r->in[0]].t, *o = &p->vals[r->out[0]].t;
   switch (r->op) {
     case HR_OP_CONV2D: case HR_OP_FUSED_CONV2D: case HR_OP_DWCONV: case HR_OP_FUSED_DWCONV: {
       if (!is_const(s, r->in[1]) || (a->fused_bias && !is_const(s, r->in[2]))) return 0;
-      const hr__tensor *x = &p->vals[r->in[0]].t, *w = &p->vals[r->in[1]].t;
-      const hr__tensor *o = &p->vals[r->out[0]].t;
+      const hr__tensor *w = &p->vals[r->in[1]].t;
       int dw = r->op == HR_OP_DWCONV || r->op == HR_OP_FUSED_DWCONV;
       int KH = (int)w->dims[0], KW = (int)w->dims[1];
-      int64_t C = x->dims[3], OC = o->dims[3];
       int64_t oh, ow; int pt, pl;
       hr__conv_geom(a->padding, a->explicit_pad + 2, x->dims[1], KH, a->strides[1], a->dilations[1], &oh, &pt);
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       int pb = (int)((oh - 1) * a->strides[1] + (int64_t)(KH - 1) * a->dilations[1] + 1 - x->dims[1] - pt);
       int pr = (int)((ow - 1) * a->strides[2] + (int64_t)(KW - 1) * a->dilations[2] + 1 - x->dims[2] - pl);
-      if (pb < 0) pb = 0;
-      if (pr < 0) pr = 0;
-      float lo, hi; act_range(a->act, &lo, &hi);
-      const float *bias = a->fused_bias ? p->vals[r->in[2]].t.data : NULL;
-      const float *wt = p->vals[r->in[1]].t.data;
-      if (dw) {
-        int64_t M = w->dims[3];
-        xs = xnn_create_convolution2d_nhwc_f32(pt, pr, pb, pl, KH, KW, a->strides[1], a->strides[2],
-                                               a->dilations[1], a->dilations[2], (uint32_t)C, 1, (size_t)M,
-                                               (size_t)C, (size_t)OC, wt, bias, lo, hi,
-                                               XNN_FLAG_DEPTHWISE_CONVOLUTION, &k->op);
-      } else {
-        /* TF HWIO -> XNNPACK OHWI (packed by XNNPACK at create; the temporary goes right after) */
-        float *t = malloc(sizeof(float) * (size_t)(KH * KW * C * OC));
-        if (!t) { *st = HR_ENOMEM; return 0; }
-        for (int64_t oc = 0; oc < OC; oc++)
-          for (int64_t kk = 0; kk < KH * KW; kk++)
-            for (int64_t c = 0; c < C; c++) t[(oc * KH * KW + kk) * C + c] = wt[(kk * C + c) * OC + oc];
-        xs = xnn_create_convolution2d_nhwc_f32(pt, pr, pb, pl, KH, KW, a->strides[1], a->strides[2],
-                                               a->dilations[1], a->dilations[2], 1, (size_t)C, (size_t)OC,
-                                               (size_t)C, (size_t)OC, t, bias, lo, hi, 0, &k->op);
-        free(t);
-      }
-      k->xk = X_CONV;
-      break;
+      d->xk = X_CONV;
+      d->pt = (uint32_t)pt; d->pl = (uint32_t)pl; d->pb = pb > 0 ? (uint32_t)pb : 0; d->pr = pr > 0 ? (uint32_t)pr : 0;
+      d->kh = (uint32_t)KH; d->kw = (uint32_t)KW;
+      d->sh = (uint32_t)a->strides[1]; d->sw = (uint32_t)a->strides[2];
+      d->dh = (uint32_t)a->dilations[1]; d->dw = (uint32_t)a->dilations[2];
+      if (dw) { d->groups = (size_t)x->dims[3]; d->gic = 1; d->goc = (size_t)w->dims[3]; d->flags = XNN_FLAG_DEPTHWISE_CONVOLUTION; }
+      else { d->groups = 1; d->gic = (size_t)x->dims[3]; d->goc = (size_t)o->dims[3]; }
+      act_range(a->act, &d->lo, &d->hi);
+      d->w = w->data;
+      d->b = a->fused_bias ? p->vals[r->in[2]].t.data : NULL;
+      d->n = (size_t)x->dims[0]; d->ih = (size_t)x->dims[1]; d->iw = (size_t)x->dims[2];
+      return 1;
     }
     case HR_OP_DECONV2D: {
       if (!is_const(s, r->in[1])) return 0;
-      const hr__tensor *w = &p->vals[r->in[1]].t, *x = &p->vals[r->in[2]].t, *o = &p->vals[r->out[0]].t;
+      const hr__tensor *w = &p->vals[r->in[1]].t, *in = &p->vals[r->in[2]].t;
       int KH = (int)w->dims[0], KW = (int)w->dims[1];
-      int64_t OC = w->dims[2], IC = w->dims[3];
       int sh = a->strides[1], sw = a->strides[2];
-      int64_t toth = (x->dims[1] - 1) * sh + KH - o->dims[1], totw = (x->dims[2] - 1) * sw + KW - o->dims[2];
+      int64_t toth = (in->dims[1] - 1) * sh + KH - o->dims[1], totw = (in->dims[2] - 1) * sw + KW - o->dims[2];
       if (toth < 0 || totw < 0 || a->padding != HR_PAD_SAME) return 0;
-      float *t = malloc(sizeof(float) * (size_t)(KH * KW * OC * IC));
-      if (!t) { *st = HR_ENOMEM; return 0; }
-      const float *wt = w->data;
-      for (int64_t oc = 0; oc < OC; oc++)
-        for (int64_t kk = 0; kk < KH * KW; kk++)
-          for (int64_t ic = 0; ic < IC; ic++) t[(oc * KH * KW + kk) * IC + ic] = wt[(kk * OC + oc) * IC + ic];
-      xs = xnn_create_deconvolution2d_nhwc_f32((uint32_t)(toth / 2), (uint32_t)(totw - totw / 2), (uint32_t)(toth - toth / 2),
-                                               (uint32_t)(totw / 2), KH, KW, sh, sw, 1, 1, 1, (size_t)IC, (size_t)OC,
-                                               (size_t)IC, (size_t)OC, t, NULL, -INFINITY, INFINITY, 0, &k->op);
-      free(t);
-      k->xk = X_DECONV;
-      break;
+      d->xk = X_DECONV;
+      d->pt = (uint32_t)(toth / 2); d->pr = (uint32_t)(totw - totw / 2); d->pb = (uint32_t)(toth - toth / 2); d->pl = (uint32_t)(totw / 2);
+      d->kh = (uint32_t)KH; d->kw = (uint32_t)KW; d->sh = (uint32_t)sh; d->sw = (uint32_t)sw; d->dh = d->dw = 1;
+      d->groups = 1; d->gic = (size_t)w->dims[3]; d->goc = (size_t)w->dims[2];
+      d->w = w->data;
+      d->n = (size_t)in->dims[0]; d->ih = (size_t)in->dims[1]; d->iw = (size_t)in->dims[2];
+      return 1;
     }
     case HR_OP_MUL: case HR_OP_ADD: case HR_OP_ADDV2: case HR_OP_SUB: case HR_OP_REALDIV:
     case HR_OP_MINIMUM: case HR_OP_MAXIMUM: {
-      if (p->vals[r->out[0]].t.dt != HR_DT_FLOAT || p->vals[r->out[0]].t.rank > XNN_MAX_TENSOR_DIMS) return 0;
-      switch (r->op) {
-        case HR_OP_MUL: xs = xnn_create_multiply_nd_f32(-INFINITY, INFINITY, 0, &k->op); break;
-        case HR_OP_SUB: xs = xnn_create_subtract_nd_f32(-INFINITY, INFINITY, 0, &k->op); break;
-        case HR_OP_REALDIV: xs = xnn_create_divide_nd_f32(-INFINITY, INFINITY, 0, &k->op); break;
-        case HR_OP_MINIMUM: xs = xnn_create_minimum_nd_f32(0, &k->op); break;
-        case HR_OP_MAXIMUM: xs = xnn_create_maximum_nd_f32(0, &k->op); break;
-        default: xs = xnn_create_add_nd_f32(-INFINITY, INFINITY, 0, &k->op); break;
-      }
-      k->xk = X_BINARY;
-      break;
+      if (o->dt != HR_DT_FLOAT || o->rank > XNN_MAX_TENSOR_DIMS) return 0;
+      const hr__tensor *y = &p->vals[r->in[1]].t;
+      d->xk = X_BINARY;
+      d->rank_a = (size_t)x->rank; d->rank_b = (size_t)y->rank;
+      for (int k = 0; k < x->rank; k++) d->sa[k] = (size_t)x->dims[k];
+      for (int k = 0; k < y->rank; k++) d->sb[k] = (size_t)y->dims[k];
+      return 1;
     }
-    case HR_OP_RELU: case HR_OP_RELU6: case HR_OP_SIGMOID: case HR_OP_SQUARE: case HR_OP_HARDSWISH: {
-      const hr__tensor *o = &p->vals[r->out[0]].t;
-      size_t C = (size_t)o->dims[o->rank - 1];
-      if (r->op == HR_OP_RELU) xs = xnn_create_clamp_nc_f32(C, C, C, 0.f, INFINITY, 0, &k->op);
-      else if (r->op == HR_OP_RELU6) xs = xnn_create_clamp_nc_f32(C, C, C, 0.f, 6.f, 0, &k->op);
-      else if (r->op == HR_OP_SIGMOID) xs = xnn_create_sigmoid_nc_f32(C, C, C, 0, &k->op);
-      else if (r->op == HR_OP_HARDSWISH) xs = xnn_create_hardswish_nc_f32(C, C, C, 0, &k->op);
-      else xs = xnn_create_square_nc_f32(C, C, C, 0, &k->op);
-      k->xk = X_UNARY;
-      break;
-    }
-    case HR_OP_RESIZE_BILINEAR: {
-      const hr__tensor *o = &p->vals[r->out[0]].t;
+    case HR_OP_RELU: case HR_OP_RELU6: case HR_OP_SIGMOID: case HR_OP_SQUARE: case HR_OP_HARDSWISH:
+      d->xk = X_UNARY;
+      d->ch = (size_t)o->dims[o->rank - 1];
+      d->batch = (size_t)(hr__numel(o) / (int64_t)d->ch);
+      if (r->op == HR_OP_RELU) d->lo = 0.f;
+      if (r->op == HR_OP_RELU6) { d->lo = 0.f; d->hi = 6.f; }
+      return 1;
+    case HR_OP_RESIZE_BILINEAR:
       if (a->align_corners) return 0;
-      size_t C = (size_t)o->dims[3];
-      xs = xnn_create_resize_bilinear2d_nhwc_f32(C, C, C, a->half_pixel ? 0 : XNN_FLAG_TENSORFLOW_LEGACY_MODE, &k->op);
-      k->xk = X_RESIZE;
-      break;
-    }
+      d->xk = X_RESIZE;
+      d->ch = (size_t)o->dims[3];
+      d->flags = a->half_pixel ? 0 : XNN_FLAG_TENSORFLOW_LEGACY_MODE;
+      d->n = (size_t)x->dims[0]; d->ih = (size_t)x->dims[1]; d->iw = (size_t)x->dims[2];
+      d->oh = (size_t)o->dims[1]; d->ow = (size_t)o->dims[2];
+      return 1;
     case HR_OP_MEAN: {
-      const hr__tensor *x = &p->vals[r->in[0]].t;
       if (!is_const(s, r->in[1]) || x->rank != 4) return 0;
       const hr__tensor *ax = &p->vals[r->in[1]].t;
       if (hr__numel(ax) != 2) return 0;
       int a0 = ((int32_t *)ax->data)[0], a1 = ((int32_t *)ax->data)[1];
       if (!((a0 == 1 && a1 == 2) || (a0 == 2 && a1 == 1))) return 0;
-      size_t C = (size_t)x->dims[3];
-      xs = xnn_create_global_average_pooling_nwc_f32(C, C, C, -INFINITY, INFINITY, 0, &k->op);
-      k->xk = X_GAP;
-      break;
+      d->xk = X_GAP;
+      d->ch = (size_t)x->dims[3];
+      d->n = (size_t)x->dims[0]; d->iw = (size_t)(x->dims[1] * x->dims[2]);
+      return 1;
     }
     case HR_OP_MATMUL: {
       if (!is_const(s, r->in[1]) || a->transpose_a) return 0;
       const hr__tensor *w = &p->vals[r->in[1]].t;
-      size_t K = (size_t)(a->transpose_b ? w->dims[1] : w->dims[0]), N = (size_t)(a->transpose_b ? w->dims[0] : w->dims[1]);
-      xs = xnn_create_fully_connected_nc_f32(K, N, K, N, w->data, NULL, -INFINITY, INFINITY,
-                                             a->transpose_b ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS, &k->op);
-      k->xk = X_FC;
-      break;
+      d->xk = X_FC;
+      d->fc_k = (size_t)(a->transpose_b ? w->dims[1] : w->dims[0]);
+      d->fc_n = (size_t)(a->transpose_b ? w->dims[0] : w->dims[1]);
+      d->flags = a->transpose_b ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS;
+      d->w = w->data;
+      d->batch = (size_t)x->dims[0];
+      return 1;
     }
     default:
       return 0;
   }
-  if (xs != xnn_status_success) {
-    *st = xs == xnn_status_out_of_memory ? HR_ENOMEM : HR_ENOTSUP;
-    snprintf(s->err, sizeof s->err, "XNNPACK refused op %s (%s): status %d", hr__op_name(r->op), n->name, (int)xs);
-    return 0;
-  }
-  k->kind = K_XNN;
-  return 1;
 }
 
-static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
-  hr__tensor x = view(s, r->in[0]);
-  hr__tensor o = view(s, r->out[0]);
+static hr_status xnn_err(enum xnn_status xs) { return xs == xnn_status_out_of_memory ? HR_ENOMEM : HR_ENOTSUP; }
+
+/* Create the operator a descriptor describes (weights are packed here). */
+static hr_status create_desc(const xdesc *d, xnn_operator_t *op) {
   enum xnn_status xs = xnn_status_success;
-  switch (k->xk) {
+  *op = NULL;
+  switch (d->xk) {
     case X_CONV:
-      xs = xnn_setup_convolution2d_nhwc_f32(k->op, (size_t)x.dims[0], (size_t)x.dims[1], (size_t)x.dims[2], x.data, o.data, k->pool);
+      if (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) {
+        xs = xnn_create_convolution2d_nhwc_f32(d->pt, d->pr, d->pb, d->pl, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw,
+                                               (uint32_t)d->groups, 1, d->goc, d->groups, d->groups * d->goc, d->w, d->b,
+                                               d->lo, d->hi, d->flags, op);
+      } else {
+        /* TF HWIO -> XNNPACK OHWI (packed by XNNPACK at create; the temporary goes right after) */
+        size_t KK = (size_t)d->kh * d->kw, C = d->gic, OC = d->goc;
+        float *t = malloc(sizeof(float) * KK * C * OC);
+        if (!t) return HR_ENOMEM;
+        for (size_t oc = 0; oc < OC; oc++)
+          for (size_t kk = 0; kk < KK; kk++)
+            for (size_t c = 0; c < C; c++) t[(oc * KK + kk) * C + c] = d->w[(kk * C + c) * OC + oc];
+        xs = xnn_create_convolution2d_nhwc_f32(d->pt, d->pr, d->pb, d->pl, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, 1, C, OC,
+                                               C, OC, t, d->b, d->lo, d->hi, 0, op);
+        free(t);
+      }
       break;
     case X_DECONV: {
-      hr__tensor in = view(s, r->in[2]);
-      xs = xnn_setup_deconvolution2d_nhwc_f32(k->op, (size_t)in.dims[0], (size_t)in.dims[1], (size_t)in.dims[2], 0, 0, in.data, o.data, k->pool);
+      /* TF HW(OC)(IC) -> XNNPACK OHWI */
+      size_t KK = (size_t)d->kh * d->kw, IC = d->gic, OC = d->goc;
+      float *t = malloc(sizeof(float) * KK * OC * IC);
+      if (!t) return HR_ENOMEM;
+      for (size_t oc = 0; oc < OC; oc++)
+        for (size_t kk = 0; kk < KK; kk++)
+          for (size_t ic = 0; ic < IC; ic++) t[(oc * KK + kk) * IC + ic] = d->w[(kk * OC + oc) * IC + ic];
+      xs = xnn_create_deconvolution2d_nhwc_f32(d->pt, d->pr, d->pb, d->pl, d->kh, d->kw, d->sh, d->sw, 1, 1, 1, IC, OC, IC, OC,
+                                               t, NULL, -INFINITY, INFINITY, 0, op);
+      free(t);
       break;
     }
+    case X_BINARY:
+      switch (d->op) {
+        case HR_OP_MUL: xs = xnn_create_multiply_nd_f32(-INFINITY, INFINITY, 0, op); break;
+        case HR_OP_SUB: xs = xnn_create_subtract_nd_f32(-INFINITY, INFINITY, 0, op); break;
+        case HR_OP_REALDIV: xs = xnn_create_divide_nd_f32(-INFINITY, INFINITY, 0, op); break;
+        case HR_OP_MINIMUM: xs = xnn_create_minimum_nd_f32(0, op); break;
+        case HR_OP_MAXIMUM: xs = xnn_create_maximum_nd_f32(0, op); break;
+        default: xs = xnn_create_add_nd_f32(-INFINITY, INFINITY, 0, op); break;
+      }
+      break;
+    case X_UNARY:
+      switch (d->op) {
+        case HR_OP_RELU: case HR_OP_RELU6: xs = xnn_create_clamp_nc_f32(d->ch, d->ch, d->ch, d->lo, d->hi, 0, op); break;
+        case HR_OP_SIGMOID: xs = xnn_create_sigmoid_nc_f32(d->ch, d->ch, d->ch, 0, op); break;
+        case HR_OP_HARDSWISH: xs = xnn_create_hardswish_nc_f32(d->ch, d->ch, d->ch, 0, op); break;
+        default: xs = xnn_create_square_nc_f32(d->ch, d->ch, d->ch, 0, op); break;
+      }
+      break;
+    case X_RESIZE: xs = xnn_create_resize_bilinear2d_nhwc_f32(d->ch, d->ch, d->ch, d->flags, op); break;
+    case X_GAP: xs = xnn_create_global_average_pooling_nwc_f32(d->ch, d->ch, d->ch, -INFINITY, INFINITY, 0, op); break;
+    case X_FC: xs = xnn_create_fully_connected_nc_f32(d->fc_k, d->fc_n, d->fc_k, d->fc_n, d->w, NULL, -INFINITY, INFINITY, d->flags, op); break;
+    default: return HR_ENOTSUP;
+  }
+  if (xs != xnn_status_success) { *op = NULL; return xnn_err(xs); }
+  return HR_OK;
+}
+
+/* Bind an operator to its data: x (and y, the second operand of binary ops) in, o out. */
+static enum xnn_status setup_desc(const xdesc *d, xnn_operator_t op, const void *x, const void *y, void *o, pthreadpool_t pool) {
+  switch (d->xk) {
+    case X_CONV: return xnn_setup_convolution2d_nhwc_f32(op, d->n, d->ih, d->iw, x, o, pool);
+    case X_DECONV: return xnn_setup_deconvolution2d_nhwc_f32(op, d->n, d->ih, d->iw, 0, 0, x, o, pool);
     case X_BINARY: {
-      hr__tensor y = view(s, r->in[1]);
-      size_t sa[XNN_MAX_TENSOR_DIMS], sb[XNN_MAX_TENSOR_DIMS];
-      for (int d = 0; d < x.rank; d++) sa[d] = (size_t)x.dims[d];
-      for (int d = 0; d < y.rank; d++) sb[d] = (size_t)y.dims[d];
       enum xnn_status (*fn)(xnn_operator_t, size_t, const size_t *, size_t, const size_t *, const float *, const float *, float *, pthreadpool_t);
-      switch (r->op) {
+      switch (d->op) {
         case HR_OP_MUL: fn = xnn_setup_multiply_nd_f32; break;
         case HR_OP_SUB: fn = xnn_setup_subtract_nd_f32; break;
         case HR_OP_REALDIV: fn = xnn_setup_divide_nd_f32; break;
@@ -212,31 +257,65 @@ static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
         case HR_OP_MAXIMUM: fn = xnn_setup_maximum_nd_f32; break;
         default: fn = xnn_setup_add_nd_f32; break;
       }
-      xs = fn(k->op, (size_t)x.rank, sa, (size_t)y.rank, sb, x.data, y.data, o.data, k->pool);
-      break;
+      return fn(op, d->rank_a, d->sa, d->rank_b, d->sb, x, y, o, pool);
     }
-    case X_UNARY: {
-      size_t C = (size_t)o.dims[o.rank - 1], batch = (size_t)(hr__numel(&o) / (int64_t)C);
-      switch (r->op) {
-        case HR_OP_RELU: case HR_OP_RELU6: xs = xnn_setup_clamp_nc_f32(k->op, batch, x.data, o.data, k->pool); break;
-        case HR_OP_SIGMOID: xs = xnn_setup_sigmoid_nc_f32(k->op, batch, x.data, o.data, k->pool); break;
-        case HR_OP_HARDSWISH: xs = xnn_setup_hardswish_nc_f32(k->op, batch, x.data, o.data, k->pool); break;
-        default: xs = xnn_setup_square_nc_f32(k->op, batch, x.data, o.data, k->pool); break;
+    case X_UNARY:
+      switch (d->op) {
+        case HR_OP_RELU: case HR_OP_RELU6: return xnn_setup_clamp_nc_f32(op, d->batch, x, o, pool);
+        case HR_OP_SIGMOID: return xnn_setup_sigmoid_nc_f32(op, d->batch, x, o, pool);
+        case HR_OP_HARDSWISH: return xnn_setup_hardswish_nc_f32(op, d->batch, x, o, pool);
+        default: return xnn_setup_square_nc_f32(op, d->batch, x, o, pool);
       }
-      break;
-    }
-    case X_RESIZE:
-      xs = xnn_setup_resize_bilinear2d_nhwc_f32(k->op, (size_t)x.dims[0], (size_t)x.dims[1], (size_t)x.dims[2],
-                                                (size_t)o.dims[1], (size_t)o.dims[2], x.data, o.data, k->pool);
-      break;
-    case X_GAP:
-      xs = xnn_setup_global_average_pooling_nwc_f32(k->op, (size_t)x.dims[0], (size_t)(x.dims[1] * x.dims[2]), x.data, o.data, k->pool);
-      break;
-    case X_FC:
-      xs = xnn_setup_fully_connected_nc_f32(k->op, (size_t)x.dims[0], x.data, o.data, k->pool);
-      break;
-    default: break;
+    case X_RESIZE: return xnn_setup_resize_bilinear2d_nhwc_f32(op, d->n, d->ih, d->iw, d->oh, d->ow, x, o, pool);
+    case X_GAP: return xnn_setup_global_average_pooling_nwc_f32(op, d->n, d->iw, x, o, pool);
+    case X_FC: return xnn_setup_fully_connected_nc_f32(op, d->batch, x, o, pool);
+    default: return xnn_status_invalid_parameter;
   }
+}
+
+/* A template for the kernel cache: created, then set up at the descriptor's shapes with
+ * placeholder pointers (never dereferenced: the template never runs; clones record their own
+ * pointers' offset from these). */
+static hr_status build_template(const void *key, xnn_operator_t *op) {
+  const xdesc *d = key;
+  hr_status st = create_desc(d, op);
+  if (st) return st;
+  enum xnn_status xs = setup_desc(d, *op, (const void *)(uintptr_t)0x10000000, (const void *)(uintptr_t)0x20000000,
+                                  (void *)(uintptr_t)0x30000000, NULL);
+  return xs == xnn_status_success ? HR_OK : xnn_err(xs);
+}
+
+/* Operators whose packed weights and shape tables are shared through the model's kernel cache:
+ * setup writes only their struct (see kcache.h), and any weights are the model's own. */
+static int shareable(const hr_model *m, const xdesc *d) {
+  if (d->xk != X_CONV && d->xk != X_FC && d->xk != X_RESIZE) return 0;
+  return (!d->w || hr__model_owns(m, d->w)) && (!d->b || hr__model_owns(m, d->b));
+}
+
+/* The XNNPACK operator for rop r if one fits (k->op set, returns 1); *st is set on failure. */
+static int create_xnn(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
+  *st = HR_OK;
+  if (!describe_xnn(s, r, &k->xd)) return 0;
+  if (shareable(s->m, &k->xd))
+    *st = hr__kcache_acquire(s->m->kcache, &k->xd, sizeof k->xd, build_template, &k->op, &k->share, &k->shared_bytes);
+  else
+    *st = create_desc(&k->xd, &k->op);
+  if (*st) {
+    const hr__node *n = r->node ? r->node : &r->syn;
+    snprintf(s->err, sizeof s->err, "XNNPACK refused op %s (%s): %s", hr__op_name(r->op), n->name,
+             *st == HR_ENOMEM ? "out of memory" : "unsupported parameters");
+    return 0;
+  }
+  k->kind = K_XNN;
+  return 1;
+}
+
+static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
+  const xdesc *d = &k->xd;
+  hr__tensor x = view(s, r->in[d->xk == X_DECONV ? 2 : 0]);
+  hr__tensor o = view(s, r->out[0]);
+  const void *y = d->xk == X_BINARY ? view(s, r->in[1]).data : NULL;
+  enum xnn_status xs = setup_desc(d, k->op, x.data, y, o.data, k->pool);
   if (xs != xnn_status_success) {
     snprintf(s->err, sizeof s->err, "XNNPACK setup failed for %s: status %d", hr__op_name(r->op), (int)xs);
     return HR_ENOTSUP;
@@ -249,6 +328,8 @@ static int reads_src(hr_session *s, const hr__rop *r) {
     if (s->plan->vals[s->plan->vals[r->in[i]].root].storage == S_SRC) return 1;
   return 0;
 }
+
+int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1)); }
 
 hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   *out = NULL;
@@ -263,8 +344,10 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   ex->n = s->plan->n_rops;
   ex->k = calloc((size_t)ex->n + 1, sizeof *ex->k);
   if (!ex->k) { free(ex); return HR_ENOMEM; }
+  ex->kc = s->m->kcache;
   hr_status st = HR_OK;
   s->kernel_bytes = 0;
+  s->kernel_shared_bytes = 0;
   hr__xnn_account_begin(&s->kernel_bytes);
   for (int i = 0; i < ex->n && !st; i++) {
     const hr__rop *r = &s->plan->rops[i];
@@ -304,8 +387,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       }
       if (create_xnn(s, r, k, &st)) {
         /* inputs that are the caller's frame are bound at the first push (the pointer changes) */
-        if (!k->reads_src) st = setup_xnn(s, r, k);
-        k->last_src = NULL;
+        if (!k->reads_src) { st = setup_xnn(s, r, k); k->bound = !st; }
         continue;
       }
       if (st) break;
@@ -322,6 +404,13 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     }
   }
   hr__xnn_account_end();
+  /* shared templates, each counted once even where two ops of the plan use the same one */
+  for (int i = 0; i < ex->n; i++) {
+    int seen = 0;
+    for (int j = 0; j < i && !seen && ex->k[i].share; j++) seen = ex->k[j].share == ex->k[i].share;
+    if (ex->k[i].share && !seen) s->kernel_shared_bytes += ex->k[i].shared_bytes;
+  }
+  s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
     s->kernel_bytes += (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
                        (ex->k[i].wexp ? (int64_t)hr__numel(&s->plan->vals[s->plan->rops[i].in[1]].t) / s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] *
@@ -334,7 +423,8 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
 void hr__exec_destroy(hr__exec *ex) {
   if (!ex) return;
   for (int i = 0; i < ex->n; i++) {
-    if (ex->k[i].op) xnn_delete_operator(ex->k[i].op);
+    if (ex->k[i].op) xnn_delete_operator(ex->k[i].op); /* a clone: frees its struct only */
+    hr__kcache_release(ex->kc, ex->k[i].share);
     hr__fgf_free(&ex->k[i].fgf);
     hr__ingest_plan_free(&ex->k[i].ing);
     hr__resize_free(&ex->k[i].rs);
@@ -349,7 +439,7 @@ static double now_us(void) {
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-void hr__exec_run(hr_session *s, hr__exec *ex) {
+hr_status hr__exec_run(hr_session *s, hr__exec *ex) {
   const hr__plan *p = s->plan;
   for (int i = 0; i < ex->n; i++) {
     const hr__rop *r = &p->rops[i];
@@ -360,7 +450,11 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
     switch (k->kind) {
       case K_NOP: break;
       case K_XNN:
-        if (k->reads_src && k->last_src != s->src_ptr) { setup_xnn(s, r, k); k->last_src = s->src_ptr; }
+        if (k->reads_src && (!k->bound || k->last_src != s->src_ptr)) {
+          k->bound = !setup_xnn(s, r, k);
+          k->last_src = s->src_ptr;
+          if (!k->bound) return HR_ENOTSUP; /* not expected: only the pointer changed, not the shapes */
+        }
         xnn_run_operator(k->op, k->pool);
         break;
       default:
@@ -394,6 +488,7 @@ void hr__exec_run(hr_session *s, hr__exec *ex) {
     }
     if (s->profiling) s->op_us[i] = now_us() - t0;
   }
+  return HR_OK;
 }
 
 const char *hr__session_op_detail(const hr_session *s, int i) {

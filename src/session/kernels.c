@@ -1,49 +1,10 @@
 /* Data-movement kernels (contiguous block copies), tanh, and the fused guided-filter tail. */
 #include <math.h>
 #include <string.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <stdint.h>
-#include <xnnpack.h>
 #include "session/kernels.h"
 #include "graph/ops.h"
-
-/* XNNPACK allocates packed weights at operator create and indirection buffers at setup. Its memory
- * goes through this allocator so a session can say how much it owns: the bytes live at the end of
- * hr__exec_create are charged to the session being created (thread-local account). */
-static _Thread_local int64_t *xnn_account;
-static _Atomic int64_t xnn_live_total;
-
-static void account(void *p, int sign) {
-  if (!p) return;
-  int64_t n = (int64_t)malloc_usable_size(p) * sign;
-  xnn_live_total += n;
-  if (xnn_account) *xnn_account += n;
-}
-static void *xa_alloc(void *ctx, size_t n) { (void)ctx; void *p = malloc(n); account(p, 1); return p; }
-static void *xa_realloc(void *ctx, void *p, size_t n) {
-  (void)ctx;
-  account(p, -1);
-  void *q = realloc(p, n);
-  account(q ? q : p, 1);
-  return q;
-}
-static void xa_free(void *ctx, void *p) { (void)ctx; account(p, -1); free(p); }
-static void *xa_aligned(void *ctx, size_t align, size_t n) {
-  (void)ctx;
-  void *p = NULL;
-  if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, n)) return NULL;
-  account(p, 1);
-  return p;
-}
-static void xa_aligned_free(void *ctx, void *p) { (void)ctx; account(p, -1); free(p); }
-
-static const struct xnn_allocator xnn_alloc = {NULL, xa_alloc, xa_realloc, xa_free, xa_aligned, xa_aligned_free};
-
-const struct xnn_allocator *hr__xnn_allocator(void) { return &xnn_alloc; }
-void hr__xnn_account_begin(int64_t *acc) { xnn_account = acc; }
-void hr__xnn_account_end(void) { xnn_account = NULL; }
-int64_t hr__xnn_live_bytes(void) { return xnn_live_total; }
 
 static int norm_axis(int a, int rank) { return a < 0 ? a + rank : a; }
 

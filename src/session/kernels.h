@@ -3,13 +3,6 @@
 #define HR_SESSION_KERNELS_H
 #include "session/session_impl.h"
 
-struct xnn_allocator;
-const struct xnn_allocator *hr__xnn_allocator(void);
-/* Charge XNNPACK allocations made by this thread to *acc until _end (bytes, net of frees). */
-void hr__xnn_account_begin(int64_t *acc);
-void hr__xnn_account_end(void);
-int64_t hr__xnn_live_bytes(void);
-
 /* skip: bit k set = input k is already in place (written by its producer). */
 void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out, uint32_t skip);
 void hr__k_split(const hr__tensor *in, int axis, hr__tensor *out, int n);

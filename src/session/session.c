@@ -10,6 +10,7 @@
 #include <malloc.h>
 #endif
 #include "session/session_impl.h"
+#include "session/kcache.h"
 #include "ingest/ingest.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -71,7 +72,7 @@ static int64_t alpha_buf_bytes(const hr__plan *p) {
 }
 
 static void plan_info(const hr_model *m, const hr__plan *p, const hr_session_params *prm, int64_t kernel_bytes,
-                      hr_plan_info *info) {
+                      int64_t kernel_shared_bytes, hr_plan_info *info) {
   memset(info, 0, sizeof *info);
   info->width = p->width; info->height = p->height;
   info->proc_width = p->proc_w; info->proc_height = p->proc_h;
@@ -80,8 +81,10 @@ static void plan_info(const hr_model *m, const hr__plan *p, const hr_session_par
   info->arena_bytes = p->arena_bytes;
   for (int k = 0; k < p->n_state; k++) info->state_bytes += p->state_bytes[k];
   info->io_bytes = src_buf_bytes(p, prm) + alpha_buf_bytes(p);
-  info->kernel_bytes = kernel_bytes;
-  info->total_bytes = info->weight_bytes + info->arena_bytes + info->state_bytes + info->io_bytes + info->kernel_bytes;
+  info->kernel_bytes = kernel_bytes + p->meta_bytes;
+  info->kernel_shared_bytes = kernel_shared_bytes;
+  info->session_bytes = info->arena_bytes + info->state_bytes + info->io_bytes + info->kernel_bytes;
+  info->total_bytes = info->weight_bytes + info->kernel_shared_bytes + info->session_bytes;
   info->n_ops = p->n_rops;
   info->gflop = p->flops / 1e9;
 }
@@ -292,10 +295,11 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   unsigned csr = _mm_getcsr();
   _mm_setcsr(csr | 0x8040); /* FTZ | DAZ */
 #endif
-  hr__exec_run(s, s->ex);
+  hr_status run_st = hr__exec_run(s, s->ex);
 #ifdef HR_HAVE_MXCSR
   _mm_setcsr(csr);
 #endif
+  if (run_st) return run_st;
   hr__tensor a = hr__plan_view(p, p->alpha_val, s->arena, s->state, s->src_ptr);
   memset(out, 0, sizeof *out);
   out->height = (int)a.dims[1]; out->width = (int)a.dims[2];
@@ -322,7 +326,14 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
 
 void hr_session_get_plan(const hr_session *s, hr_plan_info *info) {
   memset(info, 0, sizeof *info);
-  if (s->plan) plan_info(s->m, s->plan, &s->p, s->kernel_bytes, info); /* nothing while suspended */
+  if (s->plan) plan_info(s->m, s->plan, &s->p, s->kernel_bytes, s->kernel_shared_bytes, info); /* nothing while suspended */
+}
+
+void hr_model_get_memory(const hr_model *m, hr_model_memory *mem) {
+  memset(mem, 0, sizeof *mem);
+  if (!m) return;
+  mem->weight_bytes = m->n_params * 4;
+  mem->kernel_shared_bytes = hr__kcache_bytes(m->kcache, &mem->n_shared_kernels);
 }
 
 hr_status hr_model_plan(hr_model *m, const hr_session_params *prm, hr_plan_info *info, char *err, size_t err_len) {
@@ -333,7 +344,7 @@ hr_status hr_model_plan(hr_model *m, const hr_session_params *prm, hr_plan_info 
   hr__plan *p = NULL;
   hr_status st = hr__plan_build(m, w, h, r, prm->want_fgr, plan_flags(prm, w, h), &p, err, err_len);
   if (st) return st;
-  plan_info(m, p, prm, p->kernel_bytes_est, info);
+  plan_info(m, p, prm, p->kernel_bytes_est + hr__exec_table_bytes(p->n_rops), p->kernel_shared_est, info);
   hr__plan_free(p);
   return HR_OK;
 }

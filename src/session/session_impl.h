@@ -27,13 +27,18 @@ struct hr_session {
   hr__ingest_plan ing;          /* frame size -> model input size resampling tables */
   hr_frame cur;                 /* the frame being pushed (caller's, or a view of src_buf); planes NULL between pushes */
   float *row_scratch;           /* one input row as float RGB (scene-cut detector) */
-  int64_t kernel_bytes;        /* measured: XNNPACK packed weights + indirection + our kernels' tables */
+  int64_t kernel_bytes;        /* measured: this session's own kernel memory (XNNPACK operator structs,
+                                  unshared operators, our kernels' tables) */
+  int64_t kernel_shared_bytes; /* measured: the model's shared templates this session's clones use */
   int64_t bytes_copied;        /* bytes copied by the library for the last frame (inputs converted) */
   char err[512];
 };
 
 hr_status hr__exec_create(hr_session *s, hr__exec **out);
+/* The executor's own per-op records for a plan of n_ops ops, in bytes. */
+int64_t hr__exec_table_bytes(int n_ops);
 void hr__exec_destroy(hr__exec *ex);
-/* Run every op of the plan. No allocation. */
-void hr__exec_run(hr_session *s, hr__exec *ex);
+/* Run every op of the plan. No allocation. Fails (s->err set) only if an operator reading the
+ * caller's frame cannot be bound to it. */
+hr_status hr__exec_run(hr_session *s, hr__exec *ex);
 #endif
