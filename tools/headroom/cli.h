@@ -10,6 +10,8 @@ const char *cli_model_path(const char *arg, char *buf, size_t n);
 bool cli_parse_size(const char *s, int *w, int *h);
 /* Load a model or print the error; returns NULL on failure. */
 hr_model *cli_load_model(const char *arg);
+/* Monotonic clock in milliseconds. */
+double cli_now_ms(void);
 
 /* Internal: kernel kind and shapes of op i, for bench --ops. */
 const char *hr__session_op_detail(const hr_session *s, int i);

@@ -11,7 +11,6 @@
 #include "headroom/io.h"
 #include "ingest/ingest.h"
 
-static double now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 
 static int bench_ingest(int argc, char **argv);
@@ -63,9 +62,9 @@ int cmd_bench(int argc, char **argv) {
   double *op_acc = calloc((size_t)nops + 1, sizeof(double));
   hr_session_set_profiling(s, false);
   for (int i = 0; i < frames; i++) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     hr_session_push(s, &f, &out);
-    t[i] = now_ms() - t0;
+    t[i] = cli_now_ms() - t0;
   }
   /* one more pass with per-op timing, to say where the time goes */
   hr_session_set_profiling(s, true);
@@ -287,9 +286,9 @@ static int bench_ingest(int argc, char **argv) {
 
   for (int r = 0; r < 5; r++) { hr__ingest_resample_rgbf(&plan, &f, a, (ptrdiff_t)pw * 3); hr__ingest_naive_rgbf(&f, full, pw, ph, b); }
   for (int r = 0; r < runs; r++) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     hr__ingest_resample_rgbf(&plan, &f, a, (ptrdiff_t)pw * 3);
-    t[r] = now_ms() - t0;
+    t[r] = cli_now_ms() - t0;
   }
   double fused = median_ms(t, runs);
   hr__ingest_stats stats = plan.last;
@@ -297,15 +296,15 @@ static int bench_ingest(int argc, char **argv) {
   volatile float sink = 0;
   int refiner = pw != w || ph != h; /* at the frame's own size the model reads the float input: no refiner */
   for (int r = 0; r < (refiner ? runs : 0); r++) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     for (int y = 0; y < h; y++) sink += hr__ingest_row_view(&f, y, row)[0];
-    t[r] = now_ms() - t0;
+    t[r] = cli_now_ms() - t0;
   }
   double rows = refiner ? median_ms(t, runs) : 0;
   for (int r = 0; r < runs; r++) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     hr__ingest_naive_rgbf(&f, full, pw, ph, b);
-    t[r] = now_ms() - t0;
+    t[r] = cli_now_ms() - t0;
   }
   double naive = median_ms(t, runs);
   (void)sink;

@@ -3,6 +3,9 @@
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include "cli.h"
 
 static int64_t rss_now(void) {
@@ -101,8 +104,59 @@ static int plan_admit(hr_model *m, const hr_session_params *base, const char *pr
   return st ? 1 : 0;
 }
 
+/* Heap bytes in use now (glibc: arenas + mmapped chunks), for --measure. */
+static int64_t heap_now(void) {
+#ifdef __GLIBC__
+  struct mallinfo2 mi = mallinfo2();
+  return (int64_t)(mi.uordblks + mi.hblkhd);
+#else
+  return 0;
+#endif
+}
+
+/* --measure: create the sessions (no frame pushed) and say what each one took, as the library
+ * measured it and as the heap grew, beside what the model shares among them. */
+static int plan_measure(hr_model *m, const hr_session_params *p, int n, int json) {
+  hr_session *s[16] = {0};
+  hr_plan_info pi[16];
+  int64_t heap[17];
+  double ms[16];
+  int rc = 0;
+  heap[0] = heap_now();
+  for (int i = 0; i < n; i++) {
+    double t0 = cli_now_ms();
+    hr_status st = hr_session_create(m, p, &s[i]);
+    ms[i] = cli_now_ms() - t0;
+    if (st) { fprintf(stderr, "headroom plan: session %d: %s\n", i + 1, hr_status_str(st)); rc = 1; n = i; break; }
+    hr_session_get_plan(s[i], &pi[i]);
+    heap[i + 1] = heap_now();
+  }
+  hr_model_memory mm;
+  hr_model_get_memory(m, &mm);
+  if (json) {
+    printf("{\"measured\":true,\"model_weight_bytes\":%lld,\"model_kernel_shared_bytes\":%lld,\"shared_kernels\":%d,\"sessions\":[",
+           (long long)mm.weight_bytes, (long long)mm.kernel_shared_bytes, mm.n_shared_kernels);
+    for (int i = 0; i < n; i++)
+      printf("%s{\"session_bytes\":%lld,\"arena_bytes\":%lld,\"state_bytes\":%lld,\"io_bytes\":%lld,\"kernel_bytes\":%lld,"
+             "\"kernel_shared_bytes\":%lld,\"heap_growth_bytes\":%lld,\"create_ms\":%.2f}", i ? "," : "", (long long)pi[i].session_bytes,
+             (long long)pi[i].arena_bytes, (long long)pi[i].state_bytes, (long long)pi[i].io_bytes, (long long)pi[i].kernel_bytes,
+             (long long)pi[i].kernel_shared_bytes, (long long)(heap[i + 1] - heap[i]), ms[i]);
+    printf("]}\n");
+  } else {
+    printf("measured     %d session(s) created, no frame pushed\n", n);
+    for (int i = 0; i < n; i++)
+      printf("session %-4d heap +%7.2f MB: its own %.2f MB (arena %.2f + state %.2f + io %.2f + kernels %.2f)%s; created in %.1f ms\n",
+             i + 1, (heap[i + 1] - heap[i]) / 1e6, pi[i].session_bytes / 1e6, pi[i].arena_bytes / 1e6, pi[i].state_bytes / 1e6,
+             pi[i].io_bytes / 1e6, pi[i].kernel_bytes / 1e6, i ? "" : " + the shared kernels it made", ms[i]);
+    printf("model        %.2f MB weights + %.2f MB shared kernels (%d XNNPACK templates), once for all sessions\n",
+           mm.weight_bytes / 1e6, mm.kernel_shared_bytes / 1e6, mm.n_shared_kernels);
+  }
+  for (int i = 0; i < n; i++) hr_session_destroy(s[i]);
+  return rc;
+}
+
 int cmd_plan(int argc, char **argv) {
-  const char *model = NULL, *profile = NULL, *input_format = NULL; int w = 0, h = 0, json = 0; float ratio = 0;
+  const char *model = NULL, *profile = NULL, *input_format = NULL; int w = 0, h = 0, json = 0, sessions = 1, measure = 0; float ratio = 0;
   int64_t baseline = rss_now(); /* this binary and its libraries, before the model: what `run` carries too */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
@@ -114,6 +168,12 @@ int cmd_plan(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
     else if (!strcmp(argv[i], "--input-format") && i + 1 < argc) input_format = argv[++i];
+    else if (!strcmp(argv[i], "--sessions") && i + 1 < argc) {
+      char *end;
+      long n = strtol(argv[++i], &end, 10);
+      if (*end || n < 1 || n > 16) { fprintf(stderr, "headroom plan: --sessions wants 1..16, got '%s'\n", argv[i]); return 2; }
+      sessions = (int)n;
+    } else if (!strcmp(argv[i], "--measure")) measure = 1;
     else { fprintf(stderr, "headroom plan: unknown option '%s'\n", argv[i]); return 2; }
   }
   if (!model) { fprintf(stderr, "headroom plan: --model is required\n"); return 2; }
@@ -133,15 +193,23 @@ int cmd_plan(int argc, char **argv) {
   char err[512];
   hr_status st = hr_model_plan(m, &p, &pi, err, sizeof err);
   if (st) { fprintf(stderr, "headroom plan: %s\n", err); hr_model_destroy(m); return 1; }
+  if (measure) {
+    int rc = plan_measure(m, &p, sessions, json);
+    hr_model_destroy(m);
+    return rc;
+  }
   int64_t frames = RUN_POOL * frame_bytes(input_format);
   int64_t process = baseline + pi.total_bytes + frames;
+  int64_t n_total = pi.total_bytes + (sessions - 1) * pi.session_bytes;
   if (json) {
     printf("{\"process_baseline_bytes\":%lld,\"frame_pool_bytes\":%lld,\"process_total_bytes\":%lld,", (long long)baseline,
            (long long)frames, (long long)process);
     printf("\"width\":%d,\"height\":%d,\"proc_width\":%d,\"proc_height\":%d,\"ratio\":%g,\"weight_bytes\":%lld,"
-           "\"arena_bytes\":%lld,\"state_bytes\":%lld,\"io_bytes\":%lld,\"kernel_bytes\":%lld,\"total_bytes\":%lld,\"ops\":%d,\"gflop\":%.3f}\n",
+           "\"arena_bytes\":%lld,\"state_bytes\":%lld,\"io_bytes\":%lld,\"kernel_bytes\":%lld,\"kernel_shared_bytes\":%lld,"
+           "\"session_bytes\":%lld,\"total_bytes\":%lld,\"sessions\":%d,\"sessions_total_bytes\":%lld,\"ops\":%d,\"gflop\":%.3f}\n",
            pi.width, pi.height, pi.proc_width, pi.proc_height, pi.downsample_ratio, (long long)pi.weight_bytes,
-           (long long)pi.arena_bytes, (long long)pi.state_bytes, (long long)pi.io_bytes, (long long)pi.kernel_bytes, (long long)pi.total_bytes,
+           (long long)pi.arena_bytes, (long long)pi.state_bytes, (long long)pi.io_bytes, (long long)pi.kernel_bytes,
+           (long long)pi.kernel_shared_bytes, (long long)pi.session_bytes, (long long)pi.total_bytes, sessions, (long long)n_total,
            pi.n_ops, pi.gflop);
   } else {
     printf("input        %dx%d, ratio %g -> processing %dx%d\n", pi.width, pi.height, pi.downsample_ratio, pi.proc_width, pi.proc_height);
@@ -149,8 +217,13 @@ int cmd_plan(int argc, char **argv) {
     printf("arena        %8.2f MB (activations, liveness-planned)\n", pi.arena_bytes / 1e6);
     printf("state        %8.2f MB (recurrent, per session)\n", pi.state_bytes / 1e6);
     printf("io           %8.2f MB (input tensor / output buffers, per session)\n", pi.io_bytes / 1e6);
-    printf("kernels      %8.2f MB (XNNPACK packed weights + indirection buffers, per session; estimated)\n", pi.kernel_bytes / 1e6);
-    printf("total        %8.2f MB (the library's memory)\n", pi.total_bytes / 1e6);
+    printf("kernels      %8.2f MB (operator structs, our kernels' tables, per session; estimated)\n", pi.kernel_bytes / 1e6);
+    printf("kernels, shared %5.2f MB (XNNPACK packed weights + indirection, once for all sessions at this size and ratio; estimated)\n",
+           pi.kernel_shared_bytes / 1e6);
+    printf("total        %8.2f MB (the library's memory, one session)\n", pi.total_bytes / 1e6);
+    printf("per session  %8.2f MB (what each further session adds: arena + state + io + kernels)\n", pi.session_bytes / 1e6);
+    if (sessions > 1)
+      printf("%2d sessions  %8.2f MB (weights and shared kernels once + %d x per session)\n", sessions, n_total / 1e6, sessions);
     printf("headroom run %8.2f MB expected peak RSS of this CLI: %.1f MB binary and libraries (measured now) + total%s",
            process / 1e6, baseline / 1e6, frames ? "" : "\n");
     if (frames) printf(" + %d frames of %s (%.1f MB)\n", RUN_POOL, input_format, frames / 1e6);

@@ -29,7 +29,6 @@ typedef struct run_opts {
   hr_backend backend;
 } run_opts;
 
-static double now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
 
 static void run_usage(void) {
   fprintf(stderr,
@@ -201,7 +200,7 @@ static void *capture_main(void *arg) {
     if (idx < o->start) continue;
     if (!o->realtime) {
       slot *sl = &c->slots[idx % POOL];
-      sl->f = f; sl->index = idx; sl->t_cap = now_ms();
+      sl->f = f; sl->index = idx; sl->t_cap = cli_now_ms();
       /* as fast as possible, lossless: wait until the consumer took the previous frame */
       hr_flow_stats fs;
       for (;;) { hr_flow_get_stats(c->flow, &fs); if (fs.pending == 0 || c->stop) break; usleep(200); }
@@ -209,7 +208,7 @@ static void *capture_main(void *arg) {
       if (hr_flow_put(c->flow, sl, &replaced) != HR_OK) break;
       continue;
     }
-    if (first) { t0 = now_ms(); ts0 = f.ts_ns; first = 0; }
+    if (first) { t0 = cli_now_ms(); ts0 = f.ts_ns; first = 0; }
     double due = t0 + (double)(f.ts_ns - ts0) / 1e6;
     /* a free buffer: not the newest put (pending, or being taken), not the one taken before it */
     int k = 0;
@@ -219,7 +218,7 @@ static void *capture_main(void *arg) {
       c->error = HR_ENOMEM; snprintf(c->errmsg, sizeof c->errmsg, "out of memory for a %dx%d frame", f.width, f.height);
       break;
     }
-    double wait = due - now_ms();
+    double wait = due - cli_now_ms();
     if (wait > 0) usleep((useconds_t)(wait * 1000));
     slot *sl = &c->slots[k];
     /* capture time is when the camera would have delivered the frame: a capture thread that falls
@@ -531,7 +530,7 @@ int cmd_run(int argc, char **argv) {
   pthread_mutex_init(&cap.mu, NULL); pthread_cond_init(&cap.cv, NULL);
   if (pthread_create(&cap_thread, NULL, capture_main, &cap)) { fprintf(stderr, "headroom run: cannot start capture thread\n"); goto out; }
   cap_started = 1;
-  double t_start = now_ms(), last_status = 0;
+  double t_start = cli_now_ms(), last_status = 0;
   int64_t done = 0, suspended_frames = 0, resets_by_health = 0, replans = 0;
   int suspended = 0, failed_stream = 0, damaged = 0, inj_suspended = 0, rebuild = 0;
   int64_t rebuilds = 0;
@@ -543,7 +542,7 @@ int cmd_run(int argc, char **argv) {
     if (hr_flow_take(flow, &item, -1) != HR_OK) break;
     slot *sl = item;
     pthread_mutex_lock(&cap.mu); cap.held = sl->index; pthread_mutex_unlock(&cap.mu);
-    double t_take = now_ms();
+    double t_take = cli_now_ms();
     int64_t num = sl->index;
     hr_frame f = sl->f;
     if (inj) {
@@ -551,7 +550,7 @@ int cmd_run(int argc, char **argv) {
       hr_fault_apply_input(inj, done, &f);
     }
     hr_health_observe_input(health, &f);
-    if (ballast) hr_ballast_tick(ballast, (now_ms() - t_start) / 1e3);
+    if (ballast) hr_ballast_tick(ballast, (cli_now_ms() - t_start) / 1e3);
     hr_telemetry_record rec; hr_telemetry_record_init(&rec);
     rec.frame = num;
     hr_outputs out; memset(&out, 0, sizeof out);
@@ -596,7 +595,7 @@ int cmd_run(int argc, char **argv) {
       hr_health_get(health, &hv);
       suspended_frames++;
     }
-    double t_post0 = now_ms();
+    double t_post0 = cli_now_ms();
     /* governor */
     const char *gov_action = NULL;
     if (gov) {
@@ -633,7 +632,7 @@ int cmd_run(int argc, char **argv) {
     }
     rec.governor_action = gov_action;
     /* budget controller, then the effective rung (the governor's cap wins) */
-    double frame_ms = now_ms() - t_take;
+    double frame_ms = cli_now_ms() - t_take;
     if (o.adapt && !suspended) ladder_observe(&lad, frame_ms, o.budget_ms);
     int want = lad.gov_rung > lad.budget_rung ? lad.gov_rung : lad.budget_rung;
     if (!suspended && want != lad.cur) {
@@ -648,7 +647,7 @@ int cmd_run(int argc, char **argv) {
       hr_session_get_plan(s, &pi);
       rec.proc_w = pi.proc_width; rec.proc_h = pi.proc_height; rec.ratio = pi.downsample_ratio;
     }
-    double t_out0 = now_ms();
+    double t_out0 = cli_now_ms();
     rec.post_ms = t_out0 - t_post0;
     /* outputs */
     if (alpha) {
@@ -688,7 +687,7 @@ int cmd_run(int argc, char **argv) {
       if (o.report && (done == 10 || done == 100 || done == 1000))
         save_sample(o.out, num, &f, alpha, out.width, out.height, &ro, sample_paths, &n_samples);
     }
-    double t_end = now_ms();
+    double t_end = cli_now_ms();
     rec.output_ms = t_end - t_out0;
     rec.latency_ms = t_end - sl->t_cap;
     rec.t_ms = t_end - t_start;
@@ -762,7 +761,7 @@ int cmd_run(int argc, char **argv) {
       damaged = 1;
     }
   }
-  double wall = now_ms() - t_start;
+  double wall = cli_now_ms() - t_start;
   hr_flow_stats fs; hr_flow_get_stats(flow, &fs);
   if (!o.quiet) {
     fprintf(stderr, "headroom run: %lld frames in %.1f s (%.1f fps delivered), dropped %llu, frame p50 %.1f / p99 %.1f ms, latency p99 %.1f ms\n",

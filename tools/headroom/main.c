@@ -1,5 +1,6 @@
 /* headroom CLI entry point: dispatches to subcommands (info, plan, run, bench). */
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,12 @@ const char *cli_model_path(const char *arg, char *buf, size_t n) {
   const char *dir = getenv("HR_MODEL_DIR");
   snprintf(buf, n, "%s/%s.json", dir && *dir ? dir : "models", arg);
   return buf;
+}
+
+double cli_now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 bool cli_parse_size(const char *s, int *w, int *h) {
@@ -30,7 +37,8 @@ static void usage(void) {
   fprintf(stderr,
           "usage: headroom COMMAND [options]\n"
           "  info  --model M                         inputs, outputs, state, parameters, op histogram\n"
-          "  plan  --model M --size WxH [--ratio R] [--profile P] [--json]   memory plan before running\n"
+          "  plan  --model M --size WxH [--ratio R] [--profile P] [--sessions N [--measure]] [--json]\n"
+          "                                                memory plan before running\n"
           "  run   --model M --input SRC --out DIR [--size WxH] [--ratio R|auto] [--frames N] [--raw] ...\n"
           "  bench --model M --size WxH [--ratio R] [--frames N] [--threads N] [--json] [--ops]\n"
           "  bench --ingest nv12|i420|bgra|rgb24 [--size 1920x1440] [--ratio 0.25] [--json]   ingest path alone\n"
