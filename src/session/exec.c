@@ -179,6 +179,17 @@ static int describe_xnn(hr_session *s, const hr__rop *r, xdesc *d) {
 
 static hr_status xnn_err(enum xnn_status xs) { return xs == xnn_status_out_of_memory ? HR_ENOMEM : HR_ENOTSUP; }
 
+/* Weights reordered into XNNPACK's OHWI, from TF's HWIO (convolution) or HWOI (deconvolution),
+ * for XNNPACK to pack at create; the caller frees the temporary right after. */
+static float *to_ohwi(const float *w, size_t KK, size_t I, size_t O, int hwoi) {
+  float *t = malloc(sizeof(float) * KK * I * O);
+  if (!t) return NULL;
+  for (size_t o = 0; o < O; o++)
+    for (size_t kk = 0; kk < KK; kk++)
+      for (size_t i = 0; i < I; i++) t[(o * KK + kk) * I + i] = hwoi ? w[(kk * O + o) * I + i] : w[(kk * I + i) * O + o];
+  return t;
+}
+
 /* Create the operator a descriptor describes (weights are packed here). */
 static hr_status create_desc(const xdesc *d, xnn_operator_t *op) {
   enum xnn_status xs = xnn_status_success;
@@ -190,26 +201,18 @@ static hr_status create_desc(const xdesc *d, xnn_operator_t *op) {
                                                (uint32_t)d->groups, 1, d->goc, d->groups, d->groups * d->goc, d->w, d->b,
                                                d->lo, d->hi, d->flags, op);
       } else {
-        /* TF HWIO -> XNNPACK OHWI (packed by XNNPACK at create; the temporary goes right after) */
-        size_t KK = (size_t)d->kh * d->kw, C = d->gic, OC = d->goc;
-        float *t = malloc(sizeof(float) * KK * C * OC);
+        size_t C = d->gic, OC = d->goc;
+        float *t = to_ohwi(d->w, (size_t)d->kh * d->kw, C, OC, 0);
         if (!t) return HR_ENOMEM;
-        for (size_t oc = 0; oc < OC; oc++)
-          for (size_t kk = 0; kk < KK; kk++)
-            for (size_t c = 0; c < C; c++) t[(oc * KK + kk) * C + c] = d->w[(kk * C + c) * OC + oc];
         xs = xnn_create_convolution2d_nhwc_f32(d->pt, d->pr, d->pb, d->pl, d->kh, d->kw, d->sh, d->sw, d->dh, d->dw, 1, C, OC,
                                                C, OC, t, d->b, d->lo, d->hi, 0, op);
         free(t);
       }
       break;
     case X_DECONV: {
-      /* TF HW(OC)(IC) -> XNNPACK OHWI */
-      size_t KK = (size_t)d->kh * d->kw, IC = d->gic, OC = d->goc;
-      float *t = malloc(sizeof(float) * KK * OC * IC);
+      size_t IC = d->gic, OC = d->goc;
+      float *t = to_ohwi(d->w, (size_t)d->kh * d->kw, IC, OC, 1);
       if (!t) return HR_ENOMEM;
-      for (size_t oc = 0; oc < OC; oc++)
-        for (size_t kk = 0; kk < KK; kk++)
-          for (size_t ic = 0; ic < IC; ic++) t[(oc * KK + kk) * IC + ic] = d->w[(kk * OC + oc) * IC + ic];
       xs = xnn_create_deconvolution2d_nhwc_f32(d->pt, d->pr, d->pb, d->pl, d->kh, d->kw, d->sh, d->sw, 1, 1, 1, IC, OC, IC, OC,
                                                t, NULL, -INFINITY, INFINITY, 0, op);
       free(t);
