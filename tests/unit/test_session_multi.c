@@ -154,15 +154,19 @@ int main(void) {
   /* The second session is its plan: arena, state and io, plus its own kernel tables and operator
    * structs. Before kernels were shared it took 27.4 MB beyond arena + state + io here (15.3 MB of
    * packed weights + 11.2 MB of indirection buffers, one copy per session). */
-  CHECKF(heap2 - heap1 - own <= 2000000, "second session: %.2f MB beyond arena + state + io", (heap2 - heap1 - own) / 1e6);
   CHECKF(pi2.kernel_bytes < pi.weight_bytes / 8, "second session's own kernels %.2f MB", pi2.kernel_bytes / 1e6);
-  /* the library's account of a session is what the heap says it took (to 0.5 MB) */
-  CHECKF(llabs((heap2 - heap1) - pi2.session_bytes) <= 500000, "second session: heap +%.2f MB, plan says %.2f MB",
-         (heap2 - heap1) / 1e6, pi2.session_bytes / 1e6);
-  /* the first session took the same plus the shared kernels, which the second reuses, not copies */
-  CHECKF(llabs((heap1 - heap0) - (heap2 - heap1) - mm.kernel_shared_bytes) <= 1000000,
-         "session 1 took %.2f MB, session 2 %.2f MB, shared kernels %.2f MB", (heap1 - heap0) / 1e6, (heap2 - heap1) / 1e6,
-         mm.kernel_shared_bytes / 1e6);
+  if (heap1 > heap0) {
+    CHECKF(heap2 - heap1 - own <= 2000000, "second session: %.2f MB beyond arena + state + io", (heap2 - heap1 - own) / 1e6);
+    /* the library's account of a session is what the heap says it took (to 0.5 MB) */
+    CHECKF(llabs((heap2 - heap1) - pi2.session_bytes) <= 500000, "second session: heap +%.2f MB, plan says %.2f MB",
+           (heap2 - heap1) / 1e6, pi2.session_bytes / 1e6);
+    /* the first session took the same plus the shared kernels, which the second reuses, not copies */
+    CHECKF(llabs((heap1 - heap0) - (heap2 - heap1) - mm.kernel_shared_bytes) <= 1000000,
+           "session 1 took %.2f MB, session 2 %.2f MB, shared kernels %.2f MB", (heap1 - heap0) / 1e6,
+           (heap2 - heap1) / 1e6, mm.kernel_shared_bytes / 1e6);
+  } else {
+    printf("heap figures unavailable (a sanitizer's allocator): the heap checks run in the Release pass\n");
+  }
   CHECK_EQ_INT(pi2.kernel_shared_bytes, pi.kernel_shared_bytes);
   CHECK(mm.kernel_shared_bytes == pi.kernel_shared_bytes && mm.kernel_shared_bytes > pi.weight_bytes);
   /* a session at another plan makes its own shared kernels; they go with it */
