@@ -189,8 +189,7 @@ static void drop_blocks(const hr__kshare *e) {
     if (reg[i].owner == e) {
       sblock b = reg[i];
       reg_remove(i);
-      if (b.mapped) mprotect(b.p, page_round(b.size), PROT_READ | PROT_WRITE);
-      block_release(&b);
+      block_release(&b); /* munmap needs no write access to sealed pages */
     }
   pthread_mutex_unlock(&reg_mu);
 }
@@ -209,6 +208,15 @@ static void discard(hr__kshare *e) {
   if (e->tmpl) xnn_delete_operator(e->tmpl);
   tl_account = acc;
   drop_blocks(e);
+}
+
+/* Unlink a template from the cache and delete it. Caller holds kc->mu. */
+static void drop_share(hr__kcache *kc, hr__kshare *e) {
+  hr__kshare **pp = &kc->head;
+  while (*pp && *pp != e) pp = &(*pp)->next;
+  if (*pp) *pp = e->next;
+  discard(e);
+  free(e);
 }
 
 /* Make the template's pages read-only (protection mode). */
@@ -273,11 +281,7 @@ hr_status hr__kcache_acquire(hr__kcache *kc, const void *key, size_t key_len, hr
     memcpy(c, e->tmpl, e->op_size);
     e->refs++;
   } else if (!e->refs) {
-    hr__kshare **pp = &kc->head;
-    while (*pp != e) pp = &(*pp)->next;
-    *pp = e->next;
-    discard(e);
-    free(e);
+    drop_share(kc, e); /* built for this call alone */
     e = NULL;
   }
   if (c) {
@@ -293,13 +297,7 @@ void hr__kcache_release(hr__kcache *kc, hr__kshare *share) {
   if (!kc || !share) return;
   pthread_mutex_lock(&kc->mu);
   assert(share->refs > 0);
-  if (--share->refs == 0) {
-    hr__kshare **pp = &kc->head;
-    while (*pp && *pp != share) pp = &(*pp)->next;
-    if (*pp) *pp = share->next;
-    discard(share);
-    free(share);
-  }
+  if (--share->refs == 0) drop_share(kc, share);
   pthread_mutex_unlock(&kc->mu);
 }
 
@@ -319,12 +317,7 @@ void hr__kcache_destroy(hr__kcache *kc) {
   if (!kc) return;
   /* a template left means a session outlived its model: the caller's bug */
   assert(!kc->head && "hr_model_destroy: sessions of this model are still alive");
-  while (kc->head) {
-    hr__kshare *e = kc->head;
-    kc->head = e->next;
-    discard(e);
-    free(e);
-  }
+  while (kc->head) drop_share(kc, kc->head);
   pthread_mutex_destroy(&kc->mu);
   free(kc);
 }
