@@ -3,6 +3,7 @@
  * when the ladder says so, without it (--no-governor) it only measures. Run it under
  * bench/gov_cgroup_run.sh to see which one the kernel kills. */
 #include "headroom/gov.h"
+#include "headroom/testing.h"
 
 #include <stdio.h>
 #include <stdlib.h>

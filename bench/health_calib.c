@@ -15,6 +15,7 @@
 #include <string.h>
 #include "headroom.h"
 #include "headroom/io.h"
+#include "headroom/testing.h"
 
 #define MAGIC 0x43485248u   /* "HRHC" */
 

@@ -197,4 +197,6 @@ bool hr_session_op_profile(const hr_session *s, int i, const char **op, const ch
 #ifdef __cplusplus
 }
 #endif
+/* The live loop (hr_stream) builds on everything above. */
+#include "headroom/stream.h"
 #endif

@@ -70,6 +70,18 @@ const char *hr_pixfmt_name(hr_pixfmt fmt);
  * Writes a one-line reason into why (if non-NULL) on failure. */
 hr_status hr_frame_validate(const hr_frame *f, char *why, size_t why_len);
 
+/* A writable copy of a frame, row by row with dense strides, into *buf (*cap bytes), which grows
+ * (realloc-free: freed and allocated again) only when the frame needs more: a loop that copies
+ * frames of one size allocates once. *out describes the copy (planes into *buf, ts_ns kept). The
+ * caller frees *buf. HR_EINVAL for a frame hr_frame_validate refuses; HR_ENOMEM (buffer and cap
+ * then 0). */
+hr_status hr_frame_copy(const hr_frame *in, void **buf, size_t *cap, hr_frame *out);
+
+/* Row y of a frame as float RGB in [0,1], width*3 floats interleaved: the model's own colour
+ * conversion (the values the session reads when the frame is its input). f must pass
+ * hr_frame_validate and be a colour format; y in 0..height-1. No allocation. */
+void hr_frame_row_rgbf(const hr_frame *f, int y, float *dst);
+
 #ifdef __cplusplus
 }
 #endif

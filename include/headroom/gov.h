@@ -264,33 +264,6 @@ int hr_gov_info(const hr_gov *g, char *buf, size_t len);
 /* Last error / admission message ("" if none). Owned by the governor. */
 const char *hr_gov_last_error(const hr_gov *g);
 
-/* ---------------------------------------------------------------------------------------------
- * Ballast: a memory-pressure generator that plays the host app in tests and demos. It allocates
- * with mmap directly (1 MB chunks, every page written so it is resident), outside any accounting
- * of the library's own allocations. Not for production use.
- * ------------------------------------------------------------------------------------------- */
-typedef struct hr_ballast hr_ballast;
-
-typedef struct hr_ballast_params {
-  double rate_mb_s;        /* growth in MB per second, >= 0 */
-  uint64_t max_mb;         /* stop growing here; default (when parsed without ":MAX") 65536 */
-  double hold_s;           /* after reaching max, hold this long, then release everything (the
-                              host app freed its memory: the recovery half of a pressure test);
-                              0 = hold forever (default) */
-} hr_ballast_params;
-
-/* Parse "RATE[:MAX[:HOLD_S]]" (MB/s, MB, s), e.g. "50:300", "12.5", "50:250:10". HR_EINVAL with a message on error. */
-hr_status hr_ballast_parse(const char *s, hr_ballast_params *out, char *err, size_t err_len);
-/* Allocates only the chunk table (max_mb pointers). */
-hr_status hr_ballast_create(const hr_ballast_params *p, hr_ballast **out);
-/* Grow to min(max, floor(rate x elapsed_s)) MB, elapsed_s = seconds since the ballast started
- * (the caller's clock). Never shrinks. HR_ENOMEM if mmap fails (what was reached is kept). */
-hr_status hr_ballast_tick(hr_ballast *b, double elapsed_s);
-/* MB currently held. */
-uint64_t hr_ballast_mb(const hr_ballast *b);
-/* NULL-safe; unmaps everything. */
-void hr_ballast_destroy(hr_ballast *b);
-
 #ifdef __cplusplus
 }
 #endif

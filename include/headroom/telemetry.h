@@ -86,9 +86,12 @@ size_t hr_telemetry_format(const hr_telemetry_record *r, char *buf, size_t n);
 typedef struct hr_telemetry hr_telemetry;
 
 typedef struct hr_telemetry_params {
-  int flush_every;     /* flush the file every N records; 0 = only when the stdio buffer fills
-                        * and at close. Default 60 (once a second at 60 fps). */
-  size_t buffer_bytes; /* stdio buffer, allocated at open. Default 65536. */
+  int flush_every;     /* write the buffered lines every N records; 1 = every line as it comes
+                        * (what a live loop that must never lose a line wants). Lines are also
+                        * written once a second at least (checked at each write) and at close.
+                        * 0 = only when the buffer fills, a second passes, or at close. Default 60. */
+  size_t buffer_bytes; /* line buffer, allocated at open; at least HR_TELEMETRY_LINE_MAX.
+                        * Default 65536. */
   bool append;         /* append to an existing file instead of truncating. Default false. */
 } hr_telemetry_params;
 
@@ -101,19 +104,25 @@ void hr_telemetry_params_default(hr_telemetry_params *p);
 hr_status hr_telemetry_open(const char *path, const hr_telemetry_params *p, hr_telemetry **out,
                             char *err, size_t err_len);
 
-/* Append one record as one line. No heap allocation; formats into a buffer owned by t and hands it
- * to stdio. Returns HR_OK, HR_EINVAL, or HR_EIO (write or flush failed: disk full, closed pipe;
- * the line may be partly written; later writes are still attempted). One thread at a time. */
+/* Append one record as one line. No heap allocation: lines are formatted into the handle's buffer
+ * and written with write(2) (see flush_every). The file only ever holds whole lines: when a write
+ * fails or falls short (disk full, a removed folder's file system, a closed pipe) the partial line
+ * is cut off again (regular files), the lines still buffered are dropped, and HR_EIO is returned
+ * with the reason (strerror) in hr_telemetry_last_error; errno is left set. Later writes are still
+ * attempted. One thread at a time. */
 hr_status hr_telemetry_write(hr_telemetry *t, const hr_telemetry_record *r);
 
-/* Records written so far (successfully handed to stdio). */
+/* Write what is buffered now. Same errors as hr_telemetry_write. NULL-safe. */
+hr_status hr_telemetry_flush(hr_telemetry *t);
+
+/* Records whose whole line is in the file (written, not merely buffered). */
 int64_t hr_telemetry_count(const hr_telemetry *t);
 
 /* Last error message of this handle ("" if none). Owned by t. */
 const char *hr_telemetry_last_error(const hr_telemetry *t);
 
-/* Flush and close; frees t. Returns HR_EIO if any buffered data could not be written. NULL-safe
- * (returns HR_OK). */
+/* Write what is buffered and close; frees t. Returns HR_EIO if buffered lines could not be written
+ * (the file still ends with a whole line). NULL-safe (returns HR_OK). */
 hr_status hr_telemetry_close(hr_telemetry *t);
 
 /* ---------------------------------------------------------------------------------------------

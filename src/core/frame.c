@@ -1,6 +1,9 @@
 /* Frame descriptor helpers: pixel-format facts and validation of caller-supplied planes. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "headroom.h"
+#include "ingest/ingest.h"
 
 int hr_pixfmt_bpp(hr_pixfmt fmt) {
   switch (fmt) {
@@ -56,3 +59,33 @@ hr_status hr_frame_validate(const hr_frame *f, char *why, size_t why_len) {
   return HR_OK;
 #undef FAIL
 }
+
+hr_status hr_frame_copy(const hr_frame *in, void **buf, size_t *cap, hr_frame *out) {
+  if (!in || !buf || !cap || !out || hr_frame_validate(in, NULL, 0)) return HR_EINVAL;
+  size_t rows[3] = {(size_t)in->height, (size_t)(in->height + 1) / 2, (size_t)(in->height + 1) / 2};
+  size_t row_bytes[3] = {(size_t)in->width * (size_t)hr_pixfmt_bpp(in->fmt), 0, 0};
+  int planes = 1;
+  if (in->fmt == HR_PIX_NV12_FULL || in->fmt == HR_PIX_NV12_VIDEO) { planes = 2; row_bytes[1] = (size_t)(in->width + 1) / 2 * 2; }
+  if (in->fmt == HR_PIX_I420_FULL || in->fmt == HR_PIX_I420_VIDEO) { planes = 3; row_bytes[1] = row_bytes[2] = (size_t)(in->width + 1) / 2; }
+  size_t need = 0;
+  for (int p = 0; p < planes; p++) need += rows[p] * row_bytes[p];
+  if (need > *cap) {
+    free(*buf);
+    *buf = malloc(need);
+    *cap = *buf ? need : 0;
+    if (!*buf) return HR_ENOMEM;
+  }
+  uint8_t *dst = *buf;
+  *out = *in;
+  size_t off = 0;
+  for (int p = 0; p < planes; p++) {
+    for (size_t y = 0; y < rows[p]; y++)
+      memcpy(dst + off + y * row_bytes[p], (const uint8_t *)in->planes[p] + (ptrdiff_t)y * in->strides[p], row_bytes[p]);
+    out->planes[p] = dst + off;
+    out->strides[p] = (ptrdiff_t)row_bytes[p];
+    off += rows[p] * row_bytes[p];
+  }
+  return HR_OK;
+}
+
+void hr_frame_row_rgbf(const hr_frame *f, int y, float *dst) { hr__ingest_row_rgbf(f, y, dst); }

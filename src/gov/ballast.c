@@ -3,6 +3,7 @@
  * the library's allocator and is not part of the library's own allocation accounting: it lives in
  * src/gov/ only so that the CLI and the tests can share it. */
 #include "gov/gov_internal.h"
+#include "headroom/testing.h"
 
 #include <errno.h>
 #include <math.h>

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "headroom.h"
+#include "headroom/testing.h"
 
 struct hr_fault_injector {
   hr_fault_spec f[HR_FAULT_MAX];

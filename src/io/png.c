@@ -160,8 +160,12 @@ static hr_status png_write(const char *path, int w, int h, int color_type, int b
   hr_status st = HR_OK;
   struct spng_ihdr ih = {(uint32_t)w, (uint32_t)h, (uint8_t)bit_depth, (uint8_t)color_type, 0, 0, 0};
   int r = spng_set_option(c, SPNG_ENCODE_TO_BUFFER, 1);
-  /* Masks are written every frame: fast zlib level, adaptive filters. */
-  if (!r) r = spng_set_option(c, SPNG_IMG_COMPRESSION_LEVEL, 3);
+  /* Masks are written every frame, at camera sizes: zlib level 1 with run-length matching and no
+   * row filter. A 1920x1440 matte encodes in ~5.6 ms (174 KB) this way, against ~36 ms (133 KB) at
+   * level 3 with adaptive filters (measured on an RVM matte of sam2-bedroom, one core). */
+  if (!r) r = spng_set_option(c, SPNG_IMG_COMPRESSION_LEVEL, 1);
+  if (!r) r = spng_set_option(c, SPNG_IMG_COMPRESSION_STRATEGY, 3 /* Z_RLE */);
+  if (!r) r = spng_set_option(c, SPNG_FILTER_CHOICE, SPNG_FILTER_CHOICE_NONE);
   if (!r) r = spng_set_ihdr(c, &ih);
   if (!r) r = spng_encode_image(c, NULL, 0, SPNG_FMT_PNG, SPNG_ENCODE_PROGRESSIVE | SPNG_ENCODE_FINALIZE);
   for (int y = 0; !r && y < h; y++) {

@@ -1,5 +1,8 @@
 /* Per-frame telemetry records written as JSON lines, formatted into an owned buffer without allocation. */
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,14 +10,18 @@
 #include "headroom/telemetry.h"
 
 struct hr_telemetry {
-  FILE *fp;
+  int fd;
   bool is_stdout;
   int flush_every;
   int since_flush;
-  int64_t count;
-  char *iobuf;                        /* stdio buffer, so stdio never allocates */
+  int64_t count;                      /* records whose whole line is in the file */
+  int64_t pending;                    /* records formatted into buf, not yet written */
+  char *buf;                          /* whole lines waiting for the next flush */
+  size_t cap, used;
+  off_t committed;                    /* file offset after the last whole line written */
+  double last_flush_ms;
   char line[HR_TELEMETRY_LINE_MAX];   /* one formatted record */
-  char err[160];
+  char err[256];
 };
 
 void hr_telemetry_record_init(hr_telemetry_record *r) {
@@ -193,6 +200,12 @@ void hr_telemetry_params_default(hr_telemetry_params *p) {
   p->append = false;
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static void set_err(char *err, size_t n, const char *a, const char *b) {
   if (err && n) snprintf(err, n, "%s: %s", a, b);
 }
@@ -208,51 +221,84 @@ hr_status hr_telemetry_open(const char *path, const hr_telemetry_params *pp, hr_
     set_err(err, err_len, path, "invalid telemetry params");
     return HR_EINVAL;
   }
-  if (p.buffer_bytes < 4096) p.buffer_bytes = 4096;
+  if (p.buffer_bytes < HR_TELEMETRY_LINE_MAX) p.buffer_bytes = HR_TELEMETRY_LINE_MAX;
   hr_telemetry *t = calloc(1, sizeof *t);
   if (!t) return HR_ENOMEM;
-  t->iobuf = malloc(p.buffer_bytes);
-  if (!t->iobuf) { free(t); return HR_ENOMEM; }
+  t->buf = malloc(p.buffer_bytes);
+  if (!t->buf) { free(t); return HR_ENOMEM; }
+  t->cap = p.buffer_bytes;
   if (strcmp(path, "-") == 0) {
-    t->fp = stdout;
+    t->fd = STDOUT_FILENO;
     t->is_stdout = true;
   } else {
-    t->fp = fopen(path, p.append ? "ab" : "wb");
-    if (!t->fp) {
+    t->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (p.append ? O_APPEND : O_TRUNC), 0666);
+    if (t->fd < 0) {
       set_err(err, err_len, path, strerror(errno));
-      free(t->iobuf);
+      free(t->buf);
       free(t);
       return HR_EIO;
     }
+    t->committed = lseek(t->fd, 0, SEEK_END);
+    if (t->committed < 0) t->committed = 0;
   }
-  /* stdout may already have its buffer in use; only take over a file we opened. */
-  if (!t->is_stdout) setvbuf(t->fp, t->iobuf, _IOFBF, p.buffer_bytes);
   t->flush_every = p.flush_every;
+  t->last_flush_ms = now_ms();
   *out = t;
   return HR_OK;
+}
+
+/* Write the buffered lines. On a short or failed write the file is cut back to the last whole
+ * line (a regular file; a pipe keeps what went through) and the lines not written are dropped. */
+static hr_status flush_lines(hr_telemetry *t) {
+  size_t done = 0;
+  int e = 0;
+  while (done < t->used) {
+    ssize_t w = write(t->fd, t->buf + done, t->used - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) { e = w < 0 ? errno : EIO; break; }
+    done += (size_t)w;
+  }
+  t->last_flush_ms = now_ms();
+  t->since_flush = 0;
+  if (!e) {
+    t->committed += (off_t)t->used;
+    t->count += t->pending;
+    t->used = 0; t->pending = 0;
+    return HR_OK;
+  }
+  /* keep the lines that went through whole; cut the partial one */
+  size_t whole = 0;
+  int64_t lines = 0;
+  for (size_t i = 0; i < done; i++) if (t->buf[i] == '\n') { whole = i + 1; lines++; }
+  if (!t->is_stdout && done > whole && ftruncate(t->fd, t->committed + (off_t)whole) == 0)
+    lseek(t->fd, t->committed + (off_t)whole, SEEK_SET);
+  t->committed += (off_t)whole;
+  t->count += lines;
+  snprintf(t->err, sizeof t->err, "telemetry: %lld line(s) not written: %s", (long long)(t->pending - lines), strerror(e));
+  t->used = 0; t->pending = 0;
+  errno = e;
+  return HR_EIO;
 }
 
 hr_status hr_telemetry_write(hr_telemetry *t, const hr_telemetry_record *r) {
   if (!t || !r) return HR_EINVAL;
   size_t len = hr_telemetry_format(r, t->line, sizeof t->line);
   if (len >= sizeof t->line) len = sizeof t->line - 1;   /* cannot happen by construction */
-  if (fwrite(t->line, 1, len, t->fp) != len) {
-    snprintf(t->err, sizeof t->err, "telemetry write failed at frame %lld: %s",
-             (long long)r->frame, strerror(errno));
-    clearerr(t->fp);
-    return HR_EIO;
+  if (t->used + len > t->cap) {
+    hr_status st = flush_lines(t);
+    if (st) return st;
   }
-  t->count++;
-  if (t->flush_every > 0 && ++t->since_flush >= t->flush_every) {
-    t->since_flush = 0;
-    if (fflush(t->fp) != 0) {
-      snprintf(t->err, sizeof t->err, "telemetry flush failed at frame %lld: %s",
-               (long long)r->frame, strerror(errno));
-      clearerr(t->fp);
-      return HR_EIO;
-    }
-  }
+  memcpy(t->buf + t->used, t->line, len);
+  t->used += len;
+  t->pending++;
+  if (t->flush_every <= 1 || ++t->since_flush >= t->flush_every || now_ms() - t->last_flush_ms >= 1000.0)
+    return flush_lines(t);
   return HR_OK;
+}
+
+hr_status hr_telemetry_flush(hr_telemetry *t) {
+  if (!t) return HR_OK;
+  return t->used ? flush_lines(t) : HR_OK;
 }
 
 int64_t hr_telemetry_count(const hr_telemetry *t) { return t ? t->count : 0; }
@@ -261,13 +307,9 @@ const char *hr_telemetry_last_error(const hr_telemetry *t) { return t ? t->err :
 
 hr_status hr_telemetry_close(hr_telemetry *t) {
   if (!t) return HR_OK;
-  hr_status st = HR_OK;
-  if (t->is_stdout) {
-    if (fflush(t->fp) != 0) st = HR_EIO;
-  } else {
-    if (fclose(t->fp) != 0) st = HR_EIO;   /* flushes; the iobuf is freed only after */
-  }
-  free(t->iobuf);
+  hr_status st = hr_telemetry_flush(t);
+  if (!t->is_stdout && close(t->fd) != 0 && !st) st = HR_EIO;
+  free(t->buf);
   free(t);
   return st;
 }

@@ -1,6 +1,7 @@
 /* Governor: measurement on fake statm / cgroup files (re-read with pread, available, peaks, info),
  * the real process, the ballast, no allocation per frame and the cost of a frame's measurement. */
 #include "headroom/gov.h"
+#include "headroom/testing.h"
 #include "hr_test.h"
 
 #include <malloc.h>

@@ -1,6 +1,7 @@
 /* Governor: profile parsing (every name, bad strings), cgroup discovery on fake v1/v2 trees, cgroup
  * value parsing and ballast spec parsing. */
 #include "headroom/gov.h"
+#include "headroom/testing.h"
 #include "hr_test.h"
 
 #include <stdint.h>

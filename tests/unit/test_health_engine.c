@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "headroom.h"
 #include "headroom/io.h"
+#include "headroom/testing.h"
 #include "hr_test.h"
 
 #define W 256

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "headroom.h"
+#include "headroom/testing.h"
 #include "hr_test.h"
 
 /* ---- allocation counter: glibc lets the executable interpose malloc (not under ASan) ---- */

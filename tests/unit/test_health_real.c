@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <turbojpeg.h>
 #include "headroom.h"
+#include "headroom/testing.h"
 #include "hr_test.h"
 
 #define NF 200

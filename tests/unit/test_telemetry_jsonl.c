@@ -1,5 +1,9 @@
 /* Telemetry JSONL writer: schema, null encoding, escaping, bounds, I/O errors, cost and zero allocation per frame. */
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -238,6 +242,9 @@ static void test_file(const char *dir) {
     fill(&r, i);
     CHECK(hr_telemetry_write(t, &r) == HR_OK);
   }
+  /* count is what is in the file: the 40 lines since the last flush (every 60) are not yet */
+  CHECK_EQ_INT(hr_telemetry_count(t), 960);
+  CHECK(hr_telemetry_flush(t) == HR_OK);
   CHECK_EQ_INT(hr_telemetry_count(t), 1000);
   CHECK(hr_telemetry_close(t) == HR_OK);
   FILE *fp = fopen(path, "r");
@@ -336,6 +343,66 @@ static void test_cost(const char *dir) {
   CHECKF(dt / N < 50e-6, "telemetry write too slow: %.1f us", dt / N * 1e6);
 }
 
+/* A file that cannot grow past a limit (RLIMIT_FSIZE: the write that crosses it falls short, the
+ * next one fails with EFBIG, as on a full disk) holds whole lines only, one per record counted,
+ * for every flush policy; the error names the reason. */
+static void test_whole_lines(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tel_full_%d.jsonl", dir, (int)getpid());
+  struct rlimit old;
+  getrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, SIG_IGN);
+  static const int policy[] = {1, 7, 0};
+  for (int k = 0; k < 3; k++) {
+    hr_telemetry_params tp;
+    hr_telemetry_params_default(&tp);
+    tp.flush_every = policy[k];
+    tp.buffer_bytes = 16384;
+    hr_telemetry *t = NULL;
+    char err[256];
+    CHECK(hr_telemetry_open(path, &tp, &t, err, sizeof err) == HR_OK);
+    if (!t) continue;
+    struct rlimit lim = old;
+    lim.rlim_cur = 20000 + 1234 * (rlim_t)k;   /* mid-line, whatever the line lengths */
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    hr_telemetry_record r;
+    int fails = 0, i;
+    for (i = 0; i < 2000 && !fails; i++) {
+      fill(&r, i);
+      if (hr_telemetry_write(t, &r) != HR_OK) fails++;
+    }
+    if (!fails) fails = hr_telemetry_close(t) != HR_OK, t = NULL;
+    CHECK(fails == 1);
+    if (t) {
+      CHECK(strstr(hr_telemetry_last_error(t), strerror(EFBIG)) != NULL);
+      int64_t counted = hr_telemetry_count(t);
+      hr_telemetry_close(t);
+      setrlimit(RLIMIT_FSIZE, &old);
+      FILE *fp = fopen(path, "r");
+      CHECK(fp != NULL);
+      if (!fp) continue;
+      char *line = NULL;
+      size_t cap = 0;
+      int n = 0, bad = 0;
+      ssize_t len;
+      while ((len = getline(&line, &cap, fp)) > 0) {
+        cJSON *j = cJSON_Parse(line);
+        if (!j || line[len - 1] != '\n') bad++;
+        else if ((int64_t)num(j, "frame") != n) bad++;
+        cJSON_Delete(j);
+        n++;
+      }
+      free(line);
+      fclose(fp);
+      CHECK_EQ_INT(bad, 0);
+      CHECK_EQ_INT(n, counted);
+      CHECK(n > 10 && n < i);
+    }
+    setrlimit(RLIMIT_FSIZE, &old);
+  }
+  unlink(path);
+}
+
 int main(void) {
   const char *dir = getenv("TMPDIR");
   if (!dir || !*dir) dir = "/tmp";
@@ -343,6 +410,7 @@ int main(void) {
   test_values();
   test_escaping();
   test_file(dir);
+  test_whole_lines(dir);
   test_cost(dir);
   return hr_test_finish("test_telemetry_jsonl");
 }

@@ -13,6 +13,12 @@ hr_model *cli_load_model(const char *arg);
 /* Monotonic clock in milliseconds. */
 double cli_now_ms(void);
 
+/* SIGINT / SIGTERM end a loop at a frame boundary: the first one sets a flag that loops poll, a
+ * second one exits at once (status 128 + signal). cli_stop_signal: the signal caught, 0 if none. */
+void cli_catch_stop_signals(void);
+int cli_stop_requested(void);
+int cli_stop_signal(void);
+
 /* Internal: kernel kind and shapes of op i, for bench --ops. */
 const char *hr__session_op_detail(const hr_session *s, int i);
 

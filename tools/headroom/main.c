@@ -1,6 +1,8 @@
 /* headroom CLI entry point: dispatches to subcommands (info, plan, run, bench). */
+#include <signal.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +21,25 @@ double cli_now_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) {
+  if (stop_signal) _exit(128 + sig);   /* the second one: at once */
+  stop_signal = sig;
+}
+
+void cli_catch_stop_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;   /* no SA_RESTART: sleeps and waits return early */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_stop_requested(void) { return stop_signal != 0; }
+int cli_stop_signal(void) { return stop_signal; }
 
 bool cli_parse_size(const char *s, int *w, int *h) {
   char x;

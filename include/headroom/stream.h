@@ -1,0 +1,146 @@
+/* headroom stream: the live loop as a library object. One hr_stream owns a session and everything
+ * that keeps it alive at frame rate: the processing-resolution ladder and its budget controller,
+ * the memory governor, the health monitor, fault injection (a testing hook) and the per-frame
+ * telemetry record. Included by headroom.h.
+ *
+ * One frame, one call: hr_stream_push(frame) -> hr_stream_result. What happens inside a push, in
+ * this fixed order:
+ *   1. Decisions taken on the previous frame are applied: a new rung (replan), a governor suspend
+ *      or resume, a rebuild after health FAILED. This is the only place where the stream frees or
+ *      allocates session memory, and it happens only after the caller has had the previous
+ *      frame's outputs for as long as it wanted (until this call).
+ *   2. The frame is observed (health input checks) and, unless suspended, run through the model.
+ *   3. Health judges the output; the governor measures memory; the budget controller looks at how
+ *      long the frame took. Their decisions are recorded for step 1 of the next push.
+ * So the result of push N — alpha, foreground, raw output, the health verdict and the telemetry
+ * record — stays valid until push N+1 (or destroy), whatever rung or governor change frame N
+ * caused: outputs of frame N are handed to the caller before any replan frame N asked for.
+ *
+ * Memory: create plans and allocates (the session at the admitted rung, the monitor, the
+ * governor's files). A push in steady state allocates nothing; a rung change or a resume
+ * allocates the new plan in step 1 (replan builds the new plan before freeing the old one; a
+ * memory-driven step down or resume releases first). Fault injection copies the frame it alters
+ * into a buffer that grows once.
+ *
+ * Threads: one stream is driven by one thread at a time. */
+#ifndef HEADROOM_STREAM_H
+#define HEADROOM_STREAM_H
+#include "headroom.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hr_stream hr_stream;
+
+#define HR_STREAM_MAX_RUNGS 8
+
+typedef struct hr_stream_params {
+  /* The session: model input size, declared frame size, threads, backend, stateless, fgr, scene
+   * cuts (see hr_session_params). downsample_ratio is rung 0 of the ladder (0 = auto: processing
+   * side ~512 px). Default hr_session_params_default(). */
+  hr_session_params session;
+  double budget_ms;            /* frame processing budget in ms. Default 16.7 (60 fps). */
+  bool adapt;                  /* the budget controller moves along the ladder to keep the p90 of
+                                  the processing time within the budget. Default false. */
+  int max_rungs;               /* ladder length, 1..HR_STREAM_MAX_RUNGS; rung k runs at
+                                  ratio x {1, .8, .64, .5, .4, .32, .24, .18}[k], down to a
+                                  64x48 processing size. Models without a ratio have one rung.
+                                  Default 8. */
+  /* memory governor */
+  bool governor;               /* measure memory every frame and shed along the ladder. Default false. */
+  hr_gov_profile profile;      /* ceilings (hr_gov_profile_parse); a cgroup limit is always seen.
+                                  Default: none. */
+  bool governor_observe_only;  /* measure and decide, but take no action (the kill test's control).
+                                  Default false. */
+  /* health */
+  const hr_health_params *health; /* NULL = hr_health_params_default() with state names r1..r8 */
+  /* Testing hook, not a stable interface: a fault spec for hr_fault_create ("black-input@60:20"),
+   * applied to the frames this stream counts. NULL = none. */
+  const char *inject;
+  uint64_t inject_seed;        /* Default 42. */
+} hr_stream_params;
+
+/* Defaults as documented above. */
+void hr_stream_params_default(hr_stream_params *p);
+
+/* Build the ladder, admit a rung against the governor's ceiling (the largest that fits), create
+ * the session there, the health monitor and the injector. On failure *out is NULL, err holds one
+ * line: a planning error, "admission refused: ..." (HR_ENOFIT), HR_ENOMEM, or a bad fault spec. */
+hr_status hr_stream_create(hr_model *m, const hr_stream_params *p, hr_stream **out, char *err, size_t err_len);
+/* NULL-safe. */
+void hr_stream_destroy(hr_stream *s);
+
+/* Stream events, in hr_stream_result.events beside the session's HR_EVENT_* bits. */
+enum {
+  HR_STREAM_EVENT_RUNG_CHANGED = 1u << 8,   /* this frame ran on another rung than the previous one */
+  HR_STREAM_EVENT_SUSPENDED    = 1u << 9,   /* no inference on this frame (governor or injected pressure) */
+  HR_STREAM_EVENT_RESUMED      = 1u << 10,  /* first inference after a suspension */
+  HR_STREAM_EVENT_REBUILT      = 1u << 11,  /* state and monitor started over after health FAILED */
+  HR_STREAM_EVENT_CHANGE_FAILED= 1u << 12,  /* a replan or resume failed; hr_stream_last_error says
+                                               why; the stream kept its plan (replan) or stays
+                                               suspended and retries (resume) */
+};
+
+/* One frame's outcome: borrowed views, valid until the next push on the stream (or destroy). */
+typedef struct hr_stream_result {
+  const hr_frame *input;       /* the frame as the model saw it: the caller's, or the stream's copy
+                                  when a fault altered it */
+  const float *alpha;          /* width x height matte; NULL when no inference ran (suspended) */
+  int width, height;
+  const float *fgr;            /* width x height x 3, NULL unless want_fgr */
+  const float *raw;            /* the model's own output (see hr_outputs.raw) */
+  int raw_channels;
+  const float *model_input;    /* the model's float RGB input (width x height x 3) when the frame was
+                                  converted into one; NULL when the frame itself was read in place
+                                  (convert its rows with hr_frame_row_rgbf) or nothing ran */
+  int64_t frame;               /* frames pushed into this stream before this one */
+  uint32_t events;             /* HR_EVENT_* | HR_STREAM_EVENT_* */
+  int rung;                    /* rung this frame ran on */
+  hr_health_verdict health;    /* reason borrowed like the rest */
+  /* Telemetry for this frame. Filled: frame (= the field above; callers may renumber), ingest_ms,
+   * infer_ms, post_ms (health + governor + controller), rss_bytes, headroom and ceilings (with a
+   * governor), governor_action, state_reset, proc_w, proc_h, ratio, health, health_reason,
+   * confidence, bytes_copied. Left to the caller: t_ms, latency_ms, output_ms, dropped, depth. */
+  hr_telemetry_record record;
+  double change_ms;            /* time spent in step 1 (replan, suspend, resume) before this frame */
+} hr_stream_result;
+
+/* Push one frame. The frame is read during the call only (or copied when a fault is injected).
+ * Returns HR_OK; HR_EINVAL for a bad frame (nothing changed, message in hr_stream_last_error);
+ * another status when the session failed on this frame (message says why; the stream stays
+ * usable). A failed rung change is not an error of the push: it is reported through
+ * HR_STREAM_EVENT_CHANGE_FAILED. */
+hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out);
+
+/* Counters for a run summary. */
+typedef struct hr_stream_stats {
+  int64_t frames;              /* pushes that returned HR_OK */
+  int64_t inferred;            /* of which ran the model */
+  int64_t suspended_frames;    /* of which passed through suspended */
+  int64_t replans;             /* rung changes and resumes applied */
+  int64_t change_failures;     /* rung changes or resumes that failed */
+  int64_t governor_actions;    /* governor decisions other than none */
+  int64_t health_resets;       /* state resets asked by the health monitor */
+  int64_t rebuilds;            /* restarts after health FAILED */
+  int64_t health_frames[6];    /* frames per hr_health_state */
+  int n_rungs, rung;           /* ladder length, rung now */
+  float rung_ratio[HR_STREAM_MAX_RUNGS];
+} hr_stream_stats;
+void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st);
+
+/* The session, for what the stream does not wrap (state save/load, plan figures). Borrowed; do
+ * not replan, suspend, resume or destroy it behind the stream's back. NULL-safe. */
+hr_session *hr_stream_session(hr_stream *s);
+/* The health monitor, to note events the stream cannot see (e.g. HR_HEALTH_EVENT_DEPTH_MISALIGNED
+ * from the caller's depth pairing). Borrowed. */
+hr_health *hr_stream_health(hr_stream *s);
+/* The governor (NULL without one): to read hr_gov_info or samples. Borrowed. */
+hr_gov *hr_stream_governor(hr_stream *s);
+/* Last error message ("" if none). Owned by the stream. */
+const char *hr_stream_last_error(const hr_stream *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

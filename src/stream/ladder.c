@@ -1,0 +1,82 @@
+/* The processing-resolution ladder (ratios planned up front) and the frame-budget controller. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stream/ladder.h"
+
+int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, float r0, int max_rungs, char *err, size_t err_len) {
+  static const float f[HR_STREAM_MAX_RUNGS] = {1.f, 0.8f, 0.64f, 0.5f, 0.4f, 0.32f, 0.24f, 0.18f};
+  memset(l, 0, sizeof *l);
+  l->up_wait = 60; l->up_at = -1;
+  l->n = max_rungs < 1 ? 1 : max_rungs > HR_STREAM_MAX_RUNGS ? HR_STREAM_MAX_RUNGS : max_rungs;
+  for (int k = 0; k < l->n; k++) {
+    l->ratio[k] = r0 * f[k];
+    hr_session_params p = *base;
+    p.downsample_ratio = l->ratio[k];
+    hr_plan_info pi;
+    char e[256];
+    if (hr_model_plan(m, &p, &pi, k ? e : err, k ? sizeof e : err_len)) { l->n = k; break; }
+    l->bytes[k] = pi.total_bytes - pi.weight_bytes;
+    if (pi.proc_width < 64 || pi.proc_height < 48) { l->n = k + 1; break; }
+  }
+  return l->n;
+}
+
+static int cmp_dbl(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
+
+/* q-quantile (nearest rank) of the last m samples of the ring */
+static double recent_q(const hr__ladder *l, int m, double q) {
+  double tmp[64];
+  for (int i = 0; i < m; i++) tmp[i] = l->recent[(l->n_recent - 1 - i) % 64];
+  qsort(tmp, (size_t)m, sizeof(double), cmp_dbl);
+  int k = (int)ceil(q * m) - 1;
+  return tmp[k < 0 ? 0 : k >= m ? m - 1 : k];
+}
+
+/* Budget controller on the frame processing time (ms). The first frame after a change is not
+ * counted (it carries the new plan's setup). Rung costs are predicted from what the current rung
+ * costs, scaled by the processed pixels (ratio^2): part of the cost (ingest, the full-size refiner)
+ * does not shrink with the ratio, so the prediction is low for smaller rungs and high for larger
+ * ones: down-jumps fall short rather than overshoot, up-steps are cautious.
+ *   down, fast: when the last 2 frames are both over twice the budget, the median of the last 4 is
+ *     over budget, or the p90 of the last 12 is: jump to the largest rung predicted (from that
+ *     figure) to fit in 70% of the budget, at least one rung down.
+ *   up, slow: after up_wait frames on a rung, if the rung above is predicted (from the p90 of the
+ *     last 32 frames) to fit in 90% of the budget. up_wait starts at 60 frames and doubles (to at
+ *     most 1920) whenever a rung reached by an up-step has to be left within 2 x up_wait frames;
+ *     it halves back (not below 60) after 8 x up_wait frames without a change.
+ * Hysteresis: down when the p90 is over the budget; up only when the rung above is predicted at
+ * <= 90% of it (one rung up is 1.25x the ratio, 1.56x the pixels; the prediction runs ~10% high
+ * on RVM at 1920x1440, so about 80% in fact), and not sooner than up_wait frames. */
+void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
+  l->frames++;
+  l->since_change++;
+  if (l->since_change <= 1) return;
+  l->recent[l->n_recent++ % 64] = ms;
+  int n = l->n_recent < 64 ? l->n_recent : 64, cur = l->cur;
+  double basis = 0;   /* the cost that calls for a step down, 0: none */
+  if (n >= 2) {
+    double a = l->recent[(l->n_recent - 1) % 64], b = l->recent[(l->n_recent - 2) % 64], lo = a < b ? a : b;
+    if (lo > 2 * budget) basis = lo;
+  }
+  if (!basis && n >= 4) { double med = recent_q(l, 4, 0.5); if (med > budget) basis = med; }
+  if (!basis && n >= 12) { double p90 = recent_q(l, 12, 0.9); if (p90 > budget) basis = p90; }
+  if (basis && l->budget_rung < l->n - 1) {
+    int t = cur + 1;
+    while (t < l->n - 1 && basis * (l->ratio[t] * l->ratio[t]) / (l->ratio[cur] * l->ratio[cur]) > 0.7 * budget) t++;
+    if (t > l->budget_rung) l->budget_rung = t;
+    if (l->up_at >= 0 && l->frames - l->up_at < 2 * l->up_wait) l->up_wait = l->up_wait * 2 > 1920 ? 1920 : l->up_wait * 2;
+    l->up_at = -1; l->calm_since = l->frames;
+    return;
+  }
+  if (l->up_wait > 60 && l->frames - l->calm_since > 8 * l->up_wait) { l->up_wait /= 2; l->calm_since = l->frames; }
+  if (cur > 0 && l->budget_rung >= cur && l->since_change >= l->up_wait && n >= 32) {
+    double p90 = recent_q(l, 32, 0.9);
+    if (p90 * (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]) <= 0.9 * budget) {
+      l->budget_rung = cur - 1;
+      l->up_at = l->calm_since = l->frames;
+    }
+  }
+}
+
+void hr__ladder_changed(hr__ladder *l) { l->n_recent = 0; l->since_change = 0; }

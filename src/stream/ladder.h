@@ -1,0 +1,25 @@
+/* The processing-resolution ladder and the frame-budget controller that moves along it. */
+#ifndef HR_STREAM_LADDER_H
+#define HR_STREAM_LADDER_H
+#include "headroom.h"
+
+typedef struct hr__ladder {
+  int n;
+  float ratio[HR_STREAM_MAX_RUNGS];
+  int64_t bytes[HR_STREAM_MAX_RUNGS];  /* planned bytes without weights */
+  int budget_rung, gov_rung, cur;      /* the controller's wish, the governor's cap, the rung in use */
+  double recent[64];                   /* frame processing times since the last change (ring) */
+  int n_recent, since_change;
+  /* the controller's memory of its up-steps (see hr__ladder_observe) */
+  int up_wait;
+  int64_t frames, up_at, calm_since;
+} hr__ladder;
+
+/* Plan rung k at ratio r0 x {1, .8, .64, .5, .4, .32, .24, .18}[k] for k < max_rungs, stopping at
+ * a 64x48 processing size. Returns the number of rungs (0: rung 0 cannot be planned; err says why). */
+int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, float r0, int max_rungs, char *err, size_t err_len);
+/* One frame's processing time (ms) against the budget: may move budget_rung. */
+void hr__ladder_observe(hr__ladder *l, double ms, double budget);
+/* The rung in use changed: the controller starts its window over. */
+void hr__ladder_changed(hr__ladder *l);
+#endif

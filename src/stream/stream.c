@@ -1,0 +1,350 @@
+/* The live loop as a library object: one session plus the ladder, the budget controller, the
+ * governor, the health monitor and fault injection, driven one frame per push. Decisions a frame
+ * causes are applied at the start of the next push, so a frame's outputs outlive them. */
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "headroom.h"
+#include "headroom/testing.h"
+#include "session/session_impl.h"
+#include "stream/ladder.h"
+
+struct hr_stream {
+  hr_model *m;
+  hr_stream_params p;
+  hr_session_params sp;        /* the session's params (size fixed; the ratio follows the rung) */
+  hr_session *s;
+  hr_gov *gov;
+  hr_health *health;
+  hr_fault_injector *inj;
+  hr__ladder lad;
+  /* decisions for the next push */
+  int want_suspend;            /* the governor said suspend */
+  int want_resume;             /* the governor said resume (at lad.gov_rung) */
+  int gov_step;                /* the governor moved its rung: a memory-driven change (release first) */
+  int rebuild;                 /* health FAILED: start over before the next frame */
+  /* where the session is */
+  int suspended;               /* no plan: frames pass through */
+  int inj_suspended;           /* suspended by an injected memory-pressure fault */
+  int resume_failed;           /* a resume failed: retry every RETRY_FRAMES frames */
+  int64_t retry_at;
+  int prev_rung;
+  int64_t n;                   /* frames pushed */
+  void *copy; size_t copy_cap; /* the frame a fault alters */
+  hr_frame cur;                /* the frame of the last result */
+  hr_stream_stats stats;
+  char reason[HR_HEALTH_REASON_LEN];
+  int statm_fd;                /* /proc/self/statm for RSS without a governor, -1 if none */
+  char err[512];
+};
+
+enum { RETRY_FRAMES = 30 };
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static hr_status fail(hr_stream *s, hr_status st, const char *fmt, ...) {
+  va_list ap; va_start(ap, fmt);
+  vsnprintf(s->err, sizeof s->err, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+static void errf(char *err, size_t n, const char *fmt, ...) {
+  if (!err || !n) return;
+  va_list ap; va_start(ap, fmt);
+  vsnprintf(err, n, fmt, ap);
+  va_end(ap);
+}
+
+void hr_stream_params_default(hr_stream_params *p) {
+  memset(p, 0, sizeof *p);
+  hr_session_params_default(&p->session);
+  p->budget_ms = 1000.0 / 60.0;
+  p->max_rungs = HR_STREAM_MAX_RUNGS;
+  p->inject_seed = 42;
+  hr_gov_profile_parse("none", &p->profile, NULL, 0);
+}
+
+hr_session *hr_stream_session(hr_stream *s) { return s ? s->s : NULL; }
+hr_gov *hr_stream_governor(hr_stream *s) { return s ? s->gov : NULL; }
+hr_health *hr_stream_health(hr_stream *s) { return s ? s->health : NULL; }
+const char *hr_stream_last_error(const hr_stream *s) { return s ? s->err : ""; }
+
+void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st) {
+  memset(st, 0, sizeof *st);
+  if (!s) return;
+  *st = s->stats;
+  st->n_rungs = s->lad.n;
+  st->rung = s->lad.cur;
+  for (int k = 0; k < s->lad.n; k++) st->rung_ratio[k] = s->lad.ratio[k];
+}
+
+void hr_stream_destroy(hr_stream *s) {
+  if (!s) return;
+  hr_session_destroy(s->s);
+  hr_health_destroy(s->health);
+  hr_fault_destroy(s->inj);
+  hr_gov_destroy(s->gov);
+  free(s->copy);
+  if (s->statm_fd >= 0) close(s->statm_fd);
+  free(s);
+}
+
+hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **out, char *err, size_t err_len) {
+  errf(err, err_len, "%s", "");
+  if (!m || !out) return HR_EINVAL;
+  *out = NULL;
+  hr_stream *s = calloc(1, sizeof *s);
+  if (!s) { errf(err, err_len, "out of memory"); return HR_ENOMEM; }
+  if (pp) s->p = *pp; else hr_stream_params_default(&s->p);
+  s->m = m;
+  s->sp = s->p.session;
+  s->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  hr_status st = HR_OK;
+  if (!(s->p.budget_ms > 0) || s->p.max_rungs < 1 || s->p.max_rungs > HR_STREAM_MAX_RUNGS) {
+    errf(err, err_len, "stream: budget_ms must be > 0 and max_rungs in 1..%d", HR_STREAM_MAX_RUNGS);
+    st = HR_EINVAL; goto fail;
+  }
+  hr_model_info mi; hr_model_get_info(m, &mi);
+  if (!s->sp.width) { s->sp.width = mi.fixed_width; s->sp.height = mi.fixed_height; }
+  if (s->sp.width <= 0 || s->sp.height <= 0) { errf(err, err_len, "stream: no model input size (set session.width/height)"); st = HR_EINVAL; goto fail; }
+  /* the ladder: rung 0 = the asked ratio (or auto), then smaller */
+  float r0 = s->sp.downsample_ratio;
+  if (r0 <= 0) { int side = s->sp.width > s->sp.height ? s->sp.width : s->sp.height; r0 = side > 512 ? 512.f / (float)side : 1.f; }
+  char perr[512] = "";
+  if (!hr__ladder_build(&s->lad, m, &s->sp, r0, mi.has_ratio ? s->p.max_rungs : 1, perr, sizeof perr)) {
+    errf(err, err_len, "cannot plan %s at %dx%d: %s", mi.name, s->sp.width, s->sp.height, perr);
+    st = HR_EINVAL; goto fail;
+  }
+  if (s->p.governor) {
+    hr_gov_params gp; hr_gov_params_default(&gp);
+    gp.profile = s->p.profile;
+    gp.ladder.n_rungs = s->lad.n;
+    for (int k = 0; k < s->lad.n; k++) gp.ladder.rung_bytes[k] = (uint64_t)s->lad.bytes[k];
+    char gerr[256] = "";
+    st = hr_gov_create(&gp, &s->gov, gerr, sizeof gerr);
+    if (st) { errf(err, err_len, "governor: %s", gerr); goto fail; }
+    hr_gov_candidate cands[HR_STREAM_MAX_RUNGS]; char names[HR_STREAM_MAX_RUNGS][48];
+    for (int k = 0; k < s->lad.n; k++) {
+      snprintf(names[k], sizeof names[k], "ratio %.3f", s->lad.ratio[k]);
+      cands[k].name = names[k]; cands[k].planned_bytes = (uint64_t)s->lad.bytes[k];
+    }
+    size_t chosen = 0;
+    if (!s->p.governor_observe_only &&
+        hr_gov_admit_now(s->gov, (uint64_t)mi.weight_bytes, cands, (size_t)s->lad.n, &chosen)) {
+      errf(err, err_len, "admission refused: %s", hr_gov_last_error(s->gov));
+      st = HR_ENOFIT; goto fail;
+    }
+    s->lad.gov_rung = (int)chosen;
+    hr_gov_ladder_set_rung(hr_gov_get_ladder(s->gov), (int)chosen);
+  }
+  s->lad.cur = s->lad.gov_rung > s->lad.budget_rung ? s->lad.gov_rung : s->lad.budget_rung;
+  s->prev_rung = s->lad.cur;
+  hr_session_params sp = s->sp;
+  sp.downsample_ratio = s->lad.ratio[s->lad.cur];
+  st = hr_session_create(m, &sp, &s->s);
+  if (st) {
+    char why[512] = "";
+    hr_plan_info tmp;
+    if (st != HR_ENOMEM) hr_model_plan(m, &sp, &tmp, why, sizeof why);
+    errf(err, err_len, "cannot create session: %s%s%s", hr_status_str(st), why[0] ? ": " : "", why);
+    goto fail;
+  }
+  hr_plan_info pi; hr_session_get_plan(s->s, &pi);
+  hr_health_params hp;
+  if (s->p.health) hp = *s->p.health; else hr_health_params_default(&hp);
+  static const char *const names[] = {"r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"};
+  if (!hp.state_names) hp.state_names = names;
+  char herr[256] = "";
+  st = hr_health_create(&hp, pi.width, pi.height, &s->health, herr, sizeof herr);
+  if (st) { errf(err, err_len, "health: %s", herr); goto fail; }
+  if (s->p.inject) {
+    st = hr_fault_create(s->p.inject, s->p.inject_seed, &s->inj, herr, sizeof herr);
+    if (st) { errf(err, err_len, "inject: %s", herr); goto fail; }
+  }
+  *out = s;
+  return HR_OK;
+fail:
+  hr_stream_destroy(s);
+  return st;
+}
+
+/* Step 1 of a push: apply what the previous frame decided. Returns the events it raised. */
+static uint32_t apply_decisions(hr_stream *s, int pressure) {
+  uint32_t ev = 0;
+  hr__ladder *l = &s->lad;
+  const int gov_hold = s->gov && hr_gov_get_ladder(s->gov)->level == HR_GOV_LEVEL_SUSPEND;
+  if (!s->suspended && (s->want_suspend || pressure)) {
+    /* critical headroom: pass frames through; arena, kernels and state go back to the OS */
+    hr_session_suspend(s->s);
+    s->suspended = 1; s->inj_suspended = pressure && !s->want_suspend;
+    hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_SUSPEND, pressure && !s->want_suspend ? "injected memory pressure" : NULL);
+    s->want_suspend = 0;
+    return ev;
+  }
+  s->want_suspend = 0;
+  if (s->suspended) {
+    int go = (s->want_resume && !pressure) || (s->inj_suspended && !pressure && !gov_hold) ||
+             (s->resume_failed && !pressure && !gov_hold && s->n >= s->retry_at);
+    s->want_resume = 0;
+    if (!go) return ev;
+    int rung = l->gov_rung > l->budget_rung ? l->gov_rung : l->budget_rung;
+    hr_status st = hr_session_resume(s->s, s->sp.width, s->sp.height, l->ratio[rung]);
+    if (st) {
+      s->resume_failed = 1; s->retry_at = s->n + RETRY_FRAMES; s->stats.change_failures++;
+      fail(s, st, "resume at ratio %.3f failed (still suspended, retrying in %d frames): %s", l->ratio[rung], RETRY_FRAMES,
+           hr_session_last_error(s->s));
+      return ev | HR_STREAM_EVENT_CHANGE_FAILED;
+    }
+    s->suspended = s->inj_suspended = s->resume_failed = 0;
+    l->cur = rung; hr__ladder_changed(l); s->stats.replans++;
+    hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_RESUME, NULL);
+    return ev | HR_STREAM_EVENT_RESUMED;
+  }
+  if (s->rebuild) {   /* resets did not help: the session starts over (state zeroed), and so does its monitor */
+    hr_session_reset(s->s); hr_health_reset(s->health);
+    s->stats.rebuilds++; s->rebuild = 0;
+    ev |= HR_STREAM_EVENT_REBUILT;
+  }
+  int want = l->gov_rung > l->budget_rung ? l->gov_rung : l->budget_rung;
+  if (want != l->cur) {
+    /* a step down the governor asked for is made under memory pressure: release the old plan
+     * first (suspend, then resume smaller); any other change builds the new plan beside the old
+     * one and keeps the old one if that fails */
+    const int release_first = s->gov_step && want > l->cur;
+    hr_status st;
+    if (release_first) {
+      hr_session_suspend(s->s);
+      st = hr_session_resume(s->s, s->sp.width, s->sp.height, l->ratio[want]);
+      if (st) { s->suspended = 1; s->resume_failed = 1; s->retry_at = s->n + RETRY_FRAMES; }
+    } else {
+      st = hr_session_replan(s->s, s->sp.width, s->sp.height, l->ratio[want]);
+    }
+    if (st) {
+      s->stats.change_failures++;
+      fail(s, st, "%s to ratio %.3f failed (%s): %s", release_first ? "step down" : "replan", l->ratio[want],
+           s->suspended ? "suspended, retrying" : "kept the previous plan", hr_session_last_error(s->s));
+      if (!s->suspended) { l->budget_rung = l->cur; }   /* do not retry a failing change every frame */
+      s->gov_step = 0;
+      return ev | HR_STREAM_EVENT_CHANGE_FAILED;
+    }
+    l->cur = want; hr__ladder_changed(l); s->stats.replans++;
+    hr_plan_info pi; hr_session_get_plan(s->s, &pi);
+    char detail[96];
+    snprintf(detail, sizeof detail, "rung %d of %d, processing %dx%d", want, l->n, pi.proc_width, pi.proc_height);
+    hr_health_note_event(s->health, HR_HEALTH_EVENT_REPLANNED, detail);
+  }
+  s->gov_step = 0;
+  return ev;
+}
+
+hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out) {
+  if (!s || !f || !out) return HR_EINVAL;
+  char why[256];
+  if (hr_frame_validate(f, why, sizeof why)) return fail(s, HR_EINVAL, "bad frame: %s", why);
+  const double t0 = now_ms();
+  const int64_t n = s->n;
+  const uint32_t faults = s->inj ? hr_fault_active(s->inj, n) : 0;
+  uint32_t ev = apply_decisions(s, (faults & HR_FAULT_BIT(HR_FAULT_MEMORY_PRESSURE)) != 0);
+  const double t1 = now_ms();
+  memset(out, 0, sizeof *out);
+  hr_telemetry_record *rec = &out->record;
+  hr_telemetry_record_init(rec);
+  out->change_ms = t1 - t0;
+  out->frame = rec->frame = n;
+  out->rung = s->lad.cur;
+  if (s->lad.cur != s->prev_rung) ev |= HR_STREAM_EVENT_RUNG_CHANGED;
+  s->prev_rung = s->lad.cur;
+  /* the input, altered by an injected fault when one is active (into the stream's own copy) */
+  s->cur = *f;
+  if (s->inj) {
+    hr_status st = hr_frame_copy(f, &s->copy, &s->copy_cap, &s->cur);
+    if (st) return fail(s, st, "out of memory copying a %dx%d frame for fault injection", f->width, f->height);
+    hr_fault_apply_input(s->inj, n, &s->cur);
+  }
+  out->input = &s->cur;
+  hr_health_observe_input(s->health, &s->cur);
+  hr_health_verdict *hv = &out->health;
+  if (!s->suspended) {
+    if (faults & HR_FAULT_BIT(HR_FAULT_NAN_STATE)) {
+      size_t lens[8];
+      for (int k = 0; k < s->s->plan->n_state; k++) lens[k] = (size_t)s->s->plan->state_bytes[k] / 4;
+      hr_fault_apply_state(s->inj, n, s->s->state, lens, s->s->plan->n_state);
+    }
+    hr_outputs o;
+    hr_status st = hr_session_push(s->s, &s->cur, &o);
+    if (st) return fail(s, st, "frame %lld: %s", (long long)n, hr_session_last_error(s->s));
+    ev |= o.events;
+    hr_health_note_session_events(s->health, o.events);
+    out->alpha = s->inj ? hr_fault_apply_output(s->inj, n, o.alpha, o.width, o.height) : o.alpha;
+    out->width = o.width; out->height = o.height;
+    out->fgr = o.fgr; out->raw = o.raw; out->raw_channels = o.raw_channels;
+    out->model_input = s->s->src_ptr;
+    const float *sv[8]; size_t sl[8];
+    int ns = hr_session_state_views(s->s, sv, sl, 8);
+    hr_health_observe_output(s->health, out->alpha, o.width, o.height, sv, sl, ns, hv);
+    if (hv->action == HR_HEALTH_ACTION_RESET_STATE) { hr_session_reset(s->s); s->stats.health_resets++; }
+    if (hv->state == HR_HEALTH_FAILED) s->rebuild = 1;
+    rec->ingest_ms = o.ingest_ms; rec->infer_ms = o.infer_ms;
+    rec->bytes_copied = o.bytes_copied;
+    rec->state_reset = (o.events & HR_EVENT_STATE_RESET) != 0;
+    hr_plan_info pi; hr_session_get_plan(s->s, &pi);
+    rec->proc_w = pi.proc_width; rec->proc_h = pi.proc_height; rec->ratio = pi.downsample_ratio;
+    s->stats.inferred++;
+  } else {
+    hr_health_get(s->health, hv);
+    ev |= HR_STREAM_EVENT_SUSPENDED;
+    s->stats.suspended_frames++;
+  }
+  const double t_post = now_ms();
+  /* the governor: measure, decide now, act at the next push */
+  if (s->gov) {
+    hr_gov_decision d; hr_gov_sample gs;
+    hr_gov_frame(s->gov, &d, &gs);
+    rec->rss_bytes = (int64_t)gs.rss_bytes;
+    rec->headroom_bytes = gs.available_bytes;
+    rec->ceiling_safe_bytes = gs.safe_bytes ? (int64_t)gs.safe_bytes : HR_TELEMETRY_NONE;
+    rec->ceiling_kill_bytes = gs.kill_bytes ? (int64_t)gs.kill_bytes : HR_TELEMETRY_NONE;
+    if (d.action != HR_GOV_ACTION_NONE) {
+      rec->governor_action = hr_gov_action_name(d.action);
+      s->stats.governor_actions++;
+      if (!s->p.governor_observe_only) {
+        if (d.rung != s->lad.gov_rung) s->gov_step = 1;
+        s->lad.gov_rung = d.rung;
+        if (d.action == HR_GOV_ACTION_SUSPEND) s->want_suspend = 1;
+        if (d.action == HR_GOV_ACTION_RESUME) s->want_resume = 1;
+        if (d.action == HR_GOV_ACTION_STEP_DOWN) hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_SHED, NULL);
+        if (d.action == HR_GOV_ACTION_STEP_UP && d.rung == 0) hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_RESTORED, NULL);
+      }
+    }
+  } else {
+    /* RSS only: one pread of statm, opened at create (no stdio, no allocation) */
+    char buf[128];
+    long pages = 0, res = 0;
+    ssize_t k = s->statm_fd >= 0 ? pread(s->statm_fd, buf, sizeof buf - 1, 0) : -1;
+    if (k > 0) { buf[k] = 0; if (sscanf(buf, "%ld %ld", &pages, &res) == 2) rec->rss_bytes = (int64_t)res * sysconf(_SC_PAGESIZE); }
+  }
+  /* the budget controller, on this frame's processing time (not the change before it) */
+  if (s->p.adapt && !s->suspended && out->alpha) hr__ladder_observe(&s->lad, now_ms() - t1, s->p.budget_ms);
+  rec->post_ms = now_ms() - t_post;
+  /* the verdict's reason outlives the monitor's next call: keep it with the result */
+  snprintf(s->reason, sizeof s->reason, "%s", hv->reason ? hv->reason : "");
+  hv->reason = s->reason;
+  rec->health = hr_health_state_name(hv->state);
+  rec->health_reason = s->reason;
+  rec->confidence = out->alpha ? hv->confidence : NAN;
+  if ((unsigned)hv->state < 6) s->stats.health_frames[hv->state]++;
+  out->events = ev;
+  s->stats.frames++;
+  s->n++;
+  return HR_OK;
+}

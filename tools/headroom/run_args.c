@@ -1,0 +1,107 @@
+/* `headroom run` options: usage text and parsing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "run.h"
+
+static void run_usage(void) {
+  fprintf(stderr,
+          "usage: headroom run --model M --input SRC --out DIR [options]\n"
+          "input and model\n"
+          "  --size WxH            model input size (frames are resized to it; default: the source's size)\n"
+          "  --ratio R|auto        RVM downsample_ratio (default auto: processing side ~512 px)\n"
+          "  --frames N            stop after N processed frames     --start N  skip the first N input frames\n"
+          "  --input-format F      raw input, e.g. nv12:1920x1440@60 (SRC is a file or -)\n"
+          "  --backend xnnpack|reference   --threads N\n"
+          "state\n"
+          "  --stateless           zero the state before every frame\n"
+          "  --state-in FILE       load the state before the first frame   --state-out FILE  save it after the last\n"
+          "  --scene-cut           reset the state at hard scene cuts\n"
+          "live loop\n"
+          "  --realtime            replay at the source's own rate; late frames are dropped (newest wins)\n"
+          "  --budget-ms MS        frame budget (default 16.7)\n"
+          "  --adapt               move the processing resolution to keep p99 within the budget (on with --realtime)\n"
+          "  --fixed               never adapt\n"
+          "memory\n"
+          "  --profile P           ceiling profile: a14 a15 a16 m1 cgroup none SAFE:KILL (MB)\n"
+          "  --ballast R[:MAX]     play the host app: allocate R MB/s up to MAX MB in this process\n"
+          "  --no-governor         measure, but take no action (for the kill test)\n"
+          "health\n"
+          "  --inject KIND@FRAME[:LEN][,...]  nan-state freeze-input black-input noise-input stuck-output memory-pressure\n"
+          "depth\n"
+          "  --depth SRC           depth stream (a TUM folder) fused within the window\n"
+          "  --depth-scale U       depth units per metre (TUM 5000, RealSense 1000; default 1000)\n"
+          "  --depth-window-ms MS  pairing window (default 16)      --occlude-at METRES  occlusion mask\n"
+          "outputs\n"
+          "  --raw                 also DIR/raw/NNNNNN.pha.f32     --dump-input  DIR/input/NNNNNN.src.f32\n"
+          "  --no-alpha            do not write alpha PNGs\n"
+          "  --telemetry FILE      one JSON line per frame   --report FILE.html   --overlay FILE.mp4\n"
+          "  --quiet\n"
+          "Ctrl-C (or SIGTERM) ends the run at a frame boundary with every output written (exit 130 / 143);\n"
+          "a second one exits at once.\n");
+}
+
+int run_parse(int argc, char **argv, run_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->backend = HR_BACKEND_XNNPACK;
+  o->budget_ms = 16.7;
+  o->depth_scale = 1000;
+  o->depth_window_ms = 16;
+  o->adapt = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define ARG(name) (!strcmp(a, name) && v && (i++, 1))
+    if (ARG("--model")) o->model = v;
+    else if (ARG("--input")) o->input = v;
+    else if (ARG("--out")) o->out = v;
+    else if (ARG("--size")) { if (!cli_parse_size(v, &o->w, &o->h)) { fprintf(stderr, "headroom run: --size wants WxH, got '%s'\n", v); return -1; } }
+    else if (ARG("--ratio")) o->ratio = !strcmp(v, "auto") ? 0 : (float)atof(v);
+    else if (ARG("--frames")) o->frames = atoi(v);
+    else if (ARG("--start")) o->start = atoi(v);
+    else if (ARG("--threads")) o->threads = atoi(v);
+    else if (ARG("--state-in")) o->state_in = v;
+    else if (ARG("--state-out")) o->state_out = v;
+    else if (ARG("--input-format")) o->input_format = v;
+    else if (ARG("--telemetry")) o->telemetry = v;
+    else if (ARG("--report")) o->report = v;
+    else if (ARG("--overlay")) o->overlay = v;
+    else if (ARG("--profile")) o->profile = v;
+    else if (ARG("--ceiling")) o->profile = v;
+    else if (ARG("--ballast")) o->ballast = v;
+    else if (ARG("--inject")) o->inject = v;
+    else if (ARG("--depth")) o->depth = v;
+    else if (ARG("--depth-scale")) o->depth_scale = atof(v);
+    else if (ARG("--depth-window-ms")) o->depth_window_ms = atof(v);
+    else if (ARG("--occlude-at")) o->occlude_m = atof(v);
+    else if (ARG("--budget-ms")) o->budget_ms = atof(v);
+    else if (ARG("--backend")) {
+      if (!strcmp(v, "reference") || !strcmp(v, "ref")) o->backend = HR_BACKEND_REFERENCE;
+      else if (!strcmp(v, "xnnpack")) o->backend = HR_BACKEND_XNNPACK;
+      else { fprintf(stderr, "headroom run: --backend is xnnpack or reference, not '%s'\n", v); return -1; }
+    }
+    else if (!strcmp(a, "--raw")) o->raw = 1;
+    else if (!strcmp(a, "--dump-input")) o->dump_input = 1;
+    else if (!strcmp(a, "--stateless")) o->stateless = 1;
+    else if (!strcmp(a, "--scene-cut")) o->scene_cut = 1;
+    else if (!strcmp(a, "--realtime")) o->realtime = 1;
+    else if (!strcmp(a, "--adapt")) o->adapt = 1;
+    else if (!strcmp(a, "--fixed")) o->adapt = 0;
+    else if (!strcmp(a, "--no-governor")) o->no_governor = 1;
+    else if (!strcmp(a, "--no-alpha")) o->no_alpha = 1;
+    else if (!strcmp(a, "--quiet")) o->quiet = 1;
+    else if (!strcmp(a, "--help")) { run_usage(); exit(0); }
+    else { fprintf(stderr, "headroom run: unknown option or missing value: '%s'\n", a); run_usage(); return -1; }
+#undef ARG
+  }
+  if (!o->model || !o->input || !o->out) { fprintf(stderr, "headroom run: --model, --input and --out are required\n"); run_usage(); return -1; }
+  if (o->ratio < 0 || o->ratio > 1) { fprintf(stderr, "headroom run: --ratio must be in (0,1] or auto\n"); return -1; }
+  if (!(o->budget_ms > 0)) { fprintf(stderr, "headroom run: --budget-ms must be > 0\n"); return -1; }
+  if (o->adapt < 0) o->adapt = o->realtime;
+  /* telemetry is always written when a report is asked (the report is made from it) */
+  if (o->report && !o->telemetry) { snprintf(o->tel_path, sizeof o->tel_path, "%s/telemetry.jsonl", o->out); o->telemetry = o->tel_path; }
+  o->status = !o->quiet && isatty(2);
+  return 0;
+}
