@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The governor at camera size (issue 12): RVM at 1920x1440, ratio 0.5 asked, alpha PNGs written,
+# inside a 420 MB memory cgroup (the a14 profile's kill figure) while ballast grows to 191 MB in
+# the same process. Governed: exits 0, steps down (replans with outputs being written: the path
+# that crashed), and every delivered frame has its PNG and its telemetry line. --no-governor: the
+# kernel kills it (137), and its telemetry (written line by line) shows the frames it made first.
+# Under ASan+UBSan the same test runs with the ceilings raised by what the sanitizer itself costs
+# (measured here, on a short run without ballast, against a 16 MB quarantine), not skipped.
+# Exit 77 only where no memory cgroup can be made (not root, no controller).
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+CLI=${HR_CLI:-$here/build/headroom}
+MODEL=${HR_MODEL_DIR:-$here/models}/rvm.json
+DATA=${HR_DATA_DIR:-$here/../shared/data}
+for need in "$CLI" "$MODEL" "$DATA/sam2-bedroom/bedroom.mp4"; do [ -e "$need" ] || { echo "FAIL: missing $need"; exit 1; }; done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ffmpeg -v error -i "$DATA/sam2-bedroom/bedroom.mp4" -vf scale=1920:1440,setpts=2*PTS -r 15 -c:v libx264 -preset ultrafast -crf 28 "$T/bed1440.mp4"
+safe=380 kill=420
+asan=0
+if grep -q -a -m1 __asan_init "$CLI"; then
+  asan=1
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}:quarantine_size_mb=16:detect_leaks=0
+  # what ASan adds at this size: peak RSS of 8 frames without ballast, minus the plan's prediction
+  /usr/bin/time -f %M "$CLI" run --model "$MODEL" --input "$T/bed1440.mp4" --ratio 0.4 --frames 8 --quiet --out "$T/cal" 2> "$T/cal.log" || { cat "$T/cal.log"; exit 1; }
+  peak=$(( $(tail -1 "$T/cal.log") / 1024 ))
+  plan=$("$CLI" plan --model "$MODEL" --size 1920x1440 --ratio 0.4 --json | node -e 'const j = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(Math.round(j.process_total_bytes / 1048576))')
+  extra=$(( peak > plan ? peak - plan : 0 ))
+  safe=$((safe + extra)); kill=$((kill + extra))
+  echo "ASan build: peak $peak MB vs plan $plan MB at ratio 0.4: ceilings raised by $extra MB to $safe:$kill"
+fi
+common=(run --model "$MODEL" --input "$T/bed1440.mp4" --ratio 0.5 --profile "$safe:$kill" --ballast 20:191:2 --threads 2 --realtime --fixed --quiet)
+bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --out "$T/g" --telemetry "$T/g/t.jsonl" 2> "$T/g.log"
+rc_g=$?
+[ $rc_g -eq 77 ] && { tail -1 "$T/g.log"; exit 77; }
+bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --no-governor --out "$T/u" --telemetry "$T/u/t.jsonl" 2> "$T/u.log"
+rc_u=$?
+tail -1 "$T/g.log"; tail -1 "$T/u.log"
+node - "$T" "$rc_g" "$rc_u" "$safe" <<'JS'
+const fs = require('fs'), [T, rcg, rcu, safe] = process.argv.slice(2), bad = [];
+const rows = (f) => fs.readFileSync(f, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
+const g = rows(`${T}/g/t.jsonl`), u = rows(`${T}/u/t.jsonl`);
+const pngs = fs.readdirSync(`${T}/g/alpha`).sort(), want = g.filter((r) => r.proc_w).map((r) => String(r.frame).padStart(6, '0') + '.png');
+const actions = g.filter((r) => r.governor_action).map((r) => `${r.frame}:${r.governor_action}`);
+const maxRss = Math.max(...g.map((r) => r.rss_bytes || 0)) / 1048576;
+const peak = +((fs.readFileSync(`${T}/g.log`, 'utf8').match(/peak_mb=([\d.]+)/) || [])[1]);
+console.log(`governed: exit ${rcg}, ${g.length} frames, ${pngs.length} PNGs, ratios ${[...new Set(g.map((r) => r.ratio))].join(' ')}, ` +
+  `actions ${actions.join(' ')}, max RSS ${maxRss.toFixed(1)} MB, cgroup peak ${peak} MB (safe ${safe})`);
+console.log(`ungoverned: exit ${rcu}, ${u.length} telemetry lines before the kill, last RSS ${u.length ? (u[u.length - 1].rss_bytes / 1048576).toFixed(1) : '-'} MB`);
+if (+rcg !== 0) bad.push(`governed run exited ${rcg}`);
+if (!actions.some((a) => /step_down|suspend/.test(a))) bad.push('the governor never stepped down');
+if (JSON.stringify(pngs) !== JSON.stringify(want)) bad.push(`${pngs.length} PNGs for ${want.length} inferred frames`);
+if (g.length < 10) bad.push(`only ${g.length} frames`);
+if (+rcu !== 137) bad.push(`ungoverned run exited ${rcu}, not killed`);
+if (u.length < 1) bad.push(`ungoverned telemetry has ${u.length} lines: the kill lost them`);
+if (bad.length) { console.log('FAIL: ' + bad.join('\nFAIL: ')); process.exit(1); }
+console.log('gov_kill_1440: 2 passed, 0 failed');
+JS
