@@ -1,0 +1,191 @@
+/* The stream (hr_stream) on real frames: (1) its outputs are exactly a plain session's, fed the
+ * same frames with hr_session_replan at the frames where the stream changed rung, and every
+ * result is read whole after its push, so an output freed by a replan it caused would show (ASan);
+ * (2) steady-state pushes with health, governor (cgroup or none) and telemetry records allocate
+ * nothing, and the counter is shown to count (a positive control inside the counted window). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "headroom.h"
+#include "headroom/io.h"
+#include "hr_test.h"
+
+/* ---- counting allocator ---------------------------------------------------------------------
+ * The malloc family is defined here and forwarded to glibc's own entry points, so every
+ * allocation of the process goes through it: the library, XNNPACK, pthreadpool (on any thread).
+ * It counts only while `counting` is set. Not under AddressSanitizer, which owns malloc. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HR_COUNTING 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HR_COUNTING 0
+#endif
+#endif
+#ifndef HR_COUNTING
+#define HR_COUNTING 1
+#endif
+
+static int counting;
+static long n_alloc, n_free;
+static long long bytes_alloc;
+
+#if HR_COUNTING
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+extern void __libc_free(void *);
+
+static void count_alloc(size_t n) {
+  if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) {
+    __atomic_fetch_add(&n_alloc, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&bytes_alloc, (long long)n, __ATOMIC_RELAXED);
+  }
+}
+static void count_free(void *p) {
+  if (p && __atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_fetch_add(&n_free, 1, __ATOMIC_RELAXED);
+}
+void *malloc(size_t n) { count_alloc(n); return __libc_malloc(n); }
+void *calloc(size_t a, size_t b) { count_alloc(a * b); return __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) {
+  count_alloc(n);
+  if (!n) count_free(p);
+  return __libc_realloc(p, n);
+}
+void free(void *p) { count_free(p); __libc_free(p); }
+void *memalign(size_t a, size_t n) { count_alloc(n); return __libc_memalign(a, n); }
+void *aligned_alloc(size_t a, size_t n) { count_alloc(n); return __libc_memalign(a, n); }
+void *valloc(size_t n) { count_alloc(n); return __libc_valloc(n); }
+void *pvalloc(size_t n) { count_alloc(n); return __libc_pvalloc(n); }
+int posix_memalign(void **out, size_t a, size_t n) {
+  if (a < sizeof(void *) || (a & (a - 1))) return EINVAL;
+  count_alloc(n);
+  void *p = __libc_memalign(a, n);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+#endif
+
+static void count_start(void) {
+  n_alloc = n_free = 0; bytes_alloc = 0;
+  __atomic_store_n(&counting, 1, __ATOMIC_SEQ_CST);
+}
+static void count_stop(void) { __atomic_store_n(&counting, 0, __ATOMIC_SEQ_CST); }
+
+#define NF 24
+
+static double sum(const float *a, size_t n) { double s = 0; for (size_t i = 0; i < n; i++) s += a[i]; return s; }
+
+/* (1) the stream with a budget no rung can keep (steps down every other frame) against a session
+ * replanned at the same frames */
+static void stream_vs_session(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  hr_stream_params_default(&p);
+  p.session.width = fr[0].width; p.session.height = fr[0].height;
+  p.session.downsample_ratio = 0.5f; p.session.threads = 1;
+  p.adapt = true; p.budget_ms = 0.01;
+  p.inject = "memory-pressure@12:3";   /* a suspension and a resume on top of the step down */
+  hr_stream *st = NULL;
+  char err[512];
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
+  hr_session *ref = NULL;
+  CHECK_EQ_INT(hr_session_create(m, &p.session, &ref), HR_OK);
+  if (!st || !ref) { hr_stream_destroy(st); hr_session_destroy(ref); return; }
+  size_t n = (size_t)fr[0].width * fr[0].height;
+  float *keep = malloc(n * 4);
+  int changes = 0, diff = 0, suspended = 0;
+  for (int i = 0; i < NF; i++) {
+    hr_stream_result r;
+    CHECK_EQ_INT(hr_stream_push(st, &fr[i], &r), HR_OK);
+    if (!r.alpha) { CHECK(r.events & HR_STREAM_EVENT_SUSPENDED); hr_session_suspend(ref); suspended++; continue; }
+    memcpy(keep, r.alpha, n * 4);
+    if (r.events & HR_STREAM_EVENT_RESUMED) {
+      changes++;
+      CHECK_EQ_INT(hr_session_resume(ref, fr[0].width, fr[0].height, (float)r.record.ratio), HR_OK);
+    } else if (r.events & HR_STREAM_EVENT_RUNG_CHANGED) {
+      changes++;
+      CHECK_EQ_INT(hr_session_replan(ref, fr[0].width, fr[0].height, (float)r.record.ratio), HR_OK);
+    }
+    hr_outputs o;
+    CHECK_EQ_INT(hr_session_push(ref, &fr[i], &o), HR_OK);
+    if (memcmp(o.alpha, keep, n * 4)) diff++;
+    /* the stream's result, read again after the reference ran: still the same bytes */
+    if (memcmp(r.alpha, keep, n * 4)) diff++;
+    CHECK(isfinite(sum(r.alpha, n)));
+  }
+  hr_stream_stats ss;
+  hr_stream_get_stats(st, &ss);
+  printf("stream vs session: %d frames, %d changes (a step down to ratio %.3f, a resume), %d suspended, %d frames differ\n", NF, changes,
+         ss.rung_ratio[ss.rung], suspended, diff);
+  CHECK(changes >= 2);
+  CHECK_EQ_INT(suspended, 3);
+  CHECK_EQ_INT(diff, 0);
+  free(keep);
+  hr_stream_destroy(st);
+  hr_session_destroy(ref);
+}
+
+/* (2) no allocation in steady-state pushes */
+static void stream_noalloc(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  hr_stream_params_default(&p);
+  p.session.width = 256; p.session.height = 144;
+  p.session.frame_width = fr[0].width; p.session.frame_height = fr[0].height;
+  p.session.downsample_ratio = 1.f; p.session.threads = 1;
+  p.governor = true;   /* profile none: the cgroup's limit if there is one */
+  hr_stream *st = NULL;
+  char err[512];
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
+  if (!st) { printf("create: %s\n", err); return; }
+  hr_stream_result r;
+  for (int i = 0; i < 5; i++) CHECK_EQ_INT(hr_stream_push(st, &fr[i % NF], &r), HR_OK);
+  count_start();
+  for (int i = 0; i < 60; i++) CHECK_EQ_INT(hr_stream_push(st, &fr[i % NF], &r), HR_OK);
+  count_stop();
+  long a = n_alloc, f = n_free;
+  /* positive control: the same window with one allocation in it */
+  count_start();
+  CHECK_EQ_INT(hr_stream_push(st, &fr[0], &r), HR_OK);
+  void *volatile probe = malloc(100);
+  count_stop();
+  free(probe);
+  long control = n_alloc;
+  printf("stream push, 60 frames 960x540 -> 256x144 with health + governor: %ld allocations, %ld frees; control %ld\n", a, f, control);
+  if (HR_COUNTING) {
+    CHECK_EQ_INT(a, 0);
+    CHECK_EQ_INT(f, 0);
+    CHECK_EQ_INT(control, 1);
+  }
+  hr_stream_destroy(st);
+}
+
+int main(void) {
+  char mp[1024], ap[1024];
+  if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp) || !hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", ap, sizeof ap)) {
+    fprintf(stderr, "FAIL: HR_MODEL_DIR / HR_DATA_DIR unset\n");
+    return 1;
+  }
+  if (!HR_COUNTING) printf("AddressSanitizer build: allocation counting off (ASan owns malloc); the output checks run\n");
+  char err[512];
+  hr_model *m = NULL;
+  CHECK_EQ_INT(hr_model_load(mp, &m, err, sizeof err), HR_OK);
+  hr_source_params sp;
+  hr_source_params_default(&sp);
+  sp.pool_size = NF;
+  hr_source *src = NULL;
+  CHECK_EQ_INT(hr_source_open(ap, &sp, &src, err, sizeof err), HR_OK);
+  if (!m || !src) { printf("%s\n", err); return hr_test_finish("test_stream"); }
+  hr_frame fr[NF];
+  for (int i = 0; i < NF; i++) CHECK_EQ_INT(hr_source_read(src, &fr[i]), HR_OK);
+  stream_vs_session(m, fr);
+  stream_noalloc(m, fr);
+  hr_source_destroy(src);
+  hr_model_destroy(m);
+  return hr_test_finish("test_stream");
+}
