@@ -132,6 +132,66 @@ void hr_source_get_stats(const hr_source *s, hr_source_stats *out);
 void hr_source_destroy(hr_source *s);
 
 /* ---------------------------------------------------------------------------------------------
+ * Memory of a source, predicted before its frames are read: what reading it adds to the process's
+ * peak RSS, part by part, when the reader keeps pool_size frames valid (as hr_source_read's
+ * lifetime rule allows). Bytes are resident bytes (pages written), not address space.
+ *
+ * How each kind is modelled (figures measured on x86-64 Debian 12: libspng 0.7, libjpeg-turbo
+ * 2.1, FFmpeg 5.1; the model's error against measured peaks is in tests/cli/plan_rss.sh):
+ *   pool      image lists, raw input, swscale conversion, V4L2 YUYV/MJPEG: pool_size packed frames
+ *             of the source's format (RGB24 for images and conversions). In-place video: 0.
+ *   file      image lists: the whole-file read buffer, as large as the largest file of the list
+ *             (each file is stat()ed: no file is read).
+ *   decoder   libspng: zlib's inflate state and window, scanline rows. libjpeg-turbo: component
+ *             rows (baseline), or the whole image's DCT coefficients (progressive: 2 bytes per
+ *             sample). FFmpeg: the decoder's context (2 MB + 0.4 bytes a pixel, fitted on H.264),
+ *             each further frame thread's context, stack and malloc arena (1.9 MB), swscale's
+ *             context when converting, the demuxer's I/O buffer, the packets it read while
+ *             probing and its index.
+ *   frames    FFmpeg's decoded pictures, each the frame buffer as FFmpeg's default allocator
+ *             aligns it plus the codec's per-picture side data (H.264: motion vectors, macroblock
+ *             types, reference indices, exactly as h264_slice.c allocates them). How many:
+ *               refs + 1 (decoding) + 1.32 x (frame threads - 1) + frames held beyond those,
+ *             refs from the H.264 SPS (max_num_ref_frames; else the level's DPB size), a table
+ *             for other codecs (intra-only 0, MPEG-1/2/4 and H.263 2, VP8 3, VP9 4, HEVC 5, others
+ *             2 + reorder delay). The 1.32 pictures a frame thread adds (its picture in flight and
+ *             its own side-data pools) and the frames held (pool_size - 2 when the newest is
+ *             still a reference, else pool_size - 1) were fitted on H.264 at 960x540 and
+ *             1920x1440 with 1..4 threads and 1..8 references. Against the measured growth of
+ *             open + 24 frames (pool_size 3, FFmpeg's 3 threads on 2 cores) the whole source
+ *             estimate is within 5% for H.264 (1, 4, 8 references; both sizes), and within 15%
+ *             for the codecs whose references come from the table (HEVC +5%, MPEG-4 -7% / +15%,
+ *             VP9 +11%, MJPEG +14%).
+ *             V4L2: the driver's mmap buffers (pool_size + 2).
+ *   code      library code paged in: measured by hr_source_open (growth of the process's
+ *             file-backed RSS across the open, which for video decodes the first frame), plus
+ *             for image lists the decoder code first touched at the first decode (measured
+ *             constants). 0 when the code was already resident (a second source of a kind).
+ * The per-session memory of the model (the session's io buffer when frames are resized, etc.) is
+ * the core library's, in hr_plan_info. */
+typedef struct hr_source_memory {
+  int64_t pool_bytes;          /* the source's own pool of packed frames */
+  int64_t file_bytes;          /* whole-file read buffer (image lists) */
+  int64_t decoder_bytes;       /* decoder, threads, converter and demuxer state */
+  int64_t frames_bytes;        /* decoder's pictures (FFmpeg), driver buffers (V4L2) */
+  int64_t code_bytes;          /* library code paged in */
+  int64_t total_bytes;         /* the sum of the five above */
+  /* FFmpeg's picture model (0 for other kinds of source). */
+  int refs;                    /* reference pictures the decoder keeps */
+  int threads;                 /* decoder threads (FFmpeg's choice when opened with 0) */
+  int frame_threads;           /* of those, frame threads (each decodes a picture of its own) */
+  double pictures;             /* pictures alive at the peak, held frames included */
+  int64_t picture_bytes;       /* one picture: frame buffer + side data */
+  char detail[256];            /* one line on how the figures were made, e.g. "h264 refs 4 (SPS)" */
+} hr_source_memory;
+
+/* Fill *out for s read with pool_size frames kept valid (0: the pool_size it was opened with;
+ * another value asks what the same source would take with that many). Cheap: no frame is decoded
+ * (image lists stat() their files). Returns HR_OK, or HR_EINVAL (s or out NULL, pool_size outside
+ * 0..64; *out is then zeroed). */
+hr_status hr_source_memory_estimate(const hr_source *s, int pool_size, hr_source_memory *out);
+
+/* ---------------------------------------------------------------------------------------------
  * Output writers. Each writes NAME.tmp next to NAME and renames it over NAME (no fsync), so a
  * file that exists is always complete, even after a crash; on failure NAME is untouched and
  * NAME.tmp is removed. Strides are in bytes, >= the row size. Return HR_EINVAL (bad arguments),
@@ -141,6 +201,13 @@ hr_status hr_png_write_gray8(const char *path, int w, int h, const uint8_t *px, 
 /* 16-bit grayscale, host-endian samples (written big-endian as PNG requires). */
 hr_status hr_png_write_gray16(const char *path, int w, int h, const uint16_t *px, ptrdiff_t stride_bytes);
 hr_status hr_png_write_rgb24(const char *path, int w, int h, const uint8_t *px, ptrdiff_t stride);
+/* Peak heap one hr_png_write_* call takes beyond the caller's pixels, for a w x h image of
+ * channels samples (1 gray, 3 RGB) of bit_depth bits (8 or 16): zlib's deflate state (256 KB at
+ * the default window and memLevel), libspng's context and two scanlines, and the encoded file in
+ * memory, which libspng grows to the next power of two (sized here for a file of an eighth of the
+ * raw bytes: an RVM matte at the writer's settings is ~1/16, 174 KB at 1920x1440; photos compress
+ * far less). 0 for invalid arguments. */
+int64_t hr_png_write_memory_estimate(int w, int h, int channels, int bit_depth);
 hr_status hr_file_write_atomic(const char *path, const void *data, size_t len);
 /* Create a folder and its parents (mkdir -p). HR_EIO with errno set on failure. */
 hr_status hr_mkdirs(const char *path);

@@ -83,6 +83,17 @@ const char *hr__basename(const char *path) {
   return b && b[1] ? b + 1 : path;
 }
 
+int64_t hr__rss_file_bytes(void) {
+  FILE *f = fopen("/proc/self/status", "re");
+  if (!f) return 0;
+  char line[256];
+  long long kb = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "RssFile: %lld kB", &kb) == 1) break;
+  fclose(f);
+  return (int64_t)kb * 1024;
+}
+
 int hr__is_png(const uint8_t *b, size_t n) {
   static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   return n >= 8 && memcmp(b, sig, 8) == 0;
@@ -247,6 +258,9 @@ hr_status hr_source_open(const char *spec, const hr_source_params *params, hr_so
   s->last_ts = INT64_MIN;
 
   hr_status st;
+  /* Library code the open pages in (demuxers probed, the first video frame decoded): measured,
+   * for hr_source_memory_estimate. */
+  int64_t file_rss0 = hr__rss_file_bytes();
   int is_v4l2 = strncmp(spec, "v4l2:", 5) == 0 || strncmp(spec, "/dev/video", 10) == 0;
   const char *kind_needs_color = NULL;
   if (is_v4l2) {
@@ -298,7 +312,26 @@ hr_status hr_source_open(const char *spec, const hr_source_params *params, hr_so
     hr_source_destroy(s);
     return st;
   }
+  int64_t grown = hr__rss_file_bytes() - file_rss0;
+  s->code_bytes = grown > 0 ? grown : 0;
   *out = s;
+  return HR_OK;
+}
+
+hr_status hr_source_memory_estimate(const hr_source *s, int pool_size, hr_source_memory *out) {
+  if (out) memset(out, 0, sizeof *out);
+  if (!s || !out || pool_size < 0 || pool_size > 64) return HR_EINVAL;
+  int pool = pool_size ? pool_size : s->params.pool_size;
+  if (s->ops && s->ops->memory) {
+    s->ops->memory(s, pool, out);
+  } else {
+    out->pool_bytes = (int64_t)pool * (int64_t)hr__frame_bytes(s->fmt, s->width, s->height);
+    snprintf(out->detail, sizeof out->detail, "%d frames of %dx%d %s", pool, s->width, s->height,
+             hr_pixfmt_name(s->fmt));
+  }
+  out->code_bytes += s->code_bytes;
+  out->total_bytes = out->pool_bytes + out->file_bytes + out->decoder_bytes + out->frames_bytes +
+                     out->code_bytes;
   return HR_OK;
 }
 

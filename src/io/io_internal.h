@@ -15,6 +15,10 @@ typedef struct hr__source_ops {
   /* Optional: the decoder's / driver's own plane pointers of the last frame handed out (for tests
    * proving in-place delivery). Returns 0 if the last frame was not in place. */
   int (*native_planes)(const hr_source *s, const void *planes[3]);
+  /* Optional: the kind's parts of hr_source_memory_estimate for pool frames kept valid (m is
+   * zeroed; code_bytes, total_bytes and the pool of packed frames when this is NULL are filled by
+   * the caller). */
+  void (*memory)(const hr_source *s, int pool, hr_source_memory *m);
 } hr__source_ops;
 
 /* A ring of pool_size buffers. Each take returns the next slot (the oldest), grown if needed. */
@@ -35,6 +39,7 @@ struct hr_source {
   hr_pixfmt fmt;                /* format and size of the first frame */
   int width, height;
   hr_status sticky;             /* HR_OK, or the status every later read returns */
+  int64_t code_bytes;           /* file-backed RSS the open added (library code paged in), 0 if unknown */
   char desc[320];
   char err[512];
 };
@@ -55,6 +60,8 @@ const char *hr__basename(const char *path);
 /* Read a whole file into *buf (grown with realloc to *cap if needed); *len = bytes read. */
 hr_status hr__file_read_all(const char *path, uint8_t **buf, size_t *cap, size_t *len,
                             char *err, size_t err_len);
+/* Resident file-backed bytes of this process (RssFile of /proc/self/status), 0 where unknown. */
+int64_t hr__rss_file_bytes(void);
 /* 1 if the bytes start with a PNG / JPEG signature. */
 int hr__is_png(const uint8_t *b, size_t n);
 int hr__is_jpeg(const uint8_t *b, size_t n);
@@ -63,6 +70,12 @@ int hr__is_jpeg(const uint8_t *b, size_t n);
 typedef struct hr__jpeg hr__jpeg;   /* a reusable libjpeg-turbo decompressor */
 hr_status hr__jpeg_create(hr__jpeg **out);
 void hr__jpeg_destroy(hr__jpeg *j);
+/* Working memory of one decode beyond the destination buffer. PNG: libspng's context, zlib's
+ * inflate state and window, scanlines of a w-pixel row of up to 4 samples of bytes_per_sample.
+ * JPEG: libjpeg-turbo's persistent state and component rows, and for a progressive (multi-scan)
+ * JPEG the whole image's DCT coefficients; read from the JPEG's header (data, len). */
+int64_t hr__png_decode_memory(int w, int bytes_per_sample);
+int64_t hr__jpeg_decode_memory(hr__jpeg *j, const uint8_t *data, size_t len, int *progressive);
 /* Size of a PNG or JPEG image in memory (header only). */
 hr_status hr__image_probe(hr__jpeg *j, const uint8_t *data, size_t len, int *w, int *h,
                           const char *name, char *err, size_t err_len);

@@ -81,3 +81,40 @@ hr_status hr__image_decode_rgb24(hr__jpeg *j, const uint8_t *data, size_t len, u
     return hr__jpeg_decode_rgb24(j, data, len, dst, dst_cap, want_w, want_h, warned, name, err, err_len);
   return hr__errf(err, err_len, HR_ECORRUPT, "%s is neither PNG nor JPEG (bad signature)", name);
 }
+
+/* ---- memory -------------------------------------------------------------------------------- */
+
+/* The frame header's marker: walk the segments from SOI to the first SOFn (each segment is FF xx
+ * and a big-endian length that counts itself). Multi-scan (progressive) SOFs: 2, 6, 10, 14. */
+static int jpeg_sof(const uint8_t *b, size_t n) {
+  size_t i = 2;
+  while (i + 4 <= n) {
+    if (b[i] != 0xff) return -1;
+    uint8_t m = b[i + 1];
+    if (m == 0xff) { i++; continue; }                     /* fill byte */
+    if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) return m - 0xc0;
+    if (m == 0xd9 || m == 0xda) return -1;                /* EOI / SOS before any SOF */
+    i += 2 + (size_t)((b[i + 2] << 8) | b[i + 3]);
+  }
+  return -1;
+}
+
+int64_t hr__jpeg_decode_memory(hr__jpeg *j, const uint8_t *data, size_t len, int *progressive) {
+  int w = 0, h = 0, sub = TJSAMP_420, cs = 0;
+  *progressive = 0;
+  if (len > (size_t)0xffffffffu || tjDecompressHeader3(j->tj, data, (unsigned long)len, &w, &h, &sub, &cs) != 0)
+    return 0;
+  int sof = jpeg_sof(data, len);
+  *progressive = sof == 2 || sof == 6 || sof == 10 || sof == 14;
+  /* Chroma samples per luma sample, in quarters, of each subsampling (gray: none). */
+  int chroma4 = sub == TJSAMP_444 ? 8 : sub == TJSAMP_422 || sub == TJSAMP_440 ? 4 : sub == TJSAMP_GRAY ? 0 : 2;
+  int64_t px = (int64_t)w * h;
+  /* Persistent state (the decompressor, Huffman and quantisation tables, ~64 KB), the main and
+   * upsampling buffers (two context groups of up to 16 rows of each component, and the colour
+   * converter's rows: ~48 bytes a pixel of width) and tjDecompress2's row pointers. Measured at
+   * 1920x1440 4:2:0 baseline: 0.12-0.17 MB. */
+  int64_t m = 64 * 1024 + 48 * (int64_t)w + 8 * (int64_t)h;
+  /* Multi-scan: every component's DCT coefficients for the whole image, 2 bytes a sample. */
+  if (*progressive) m += px * 2 * (4 + chroma4) / 4;
+  return m;
+}

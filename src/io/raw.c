@@ -55,7 +55,8 @@ static hr_status raw_read(hr_source *s, hr_frame *out) {
   return HR_OK;
 }
 
-static const hr__source_ops raw_ops = {"raw", raw_read, raw_destroy, NULL};
+/* Memory: pool_size frames of the format, nothing else (no decoder; read(2) into the pool). */
+static const hr__source_ops raw_ops = {"raw", raw_read, raw_destroy, NULL, NULL};
 
 hr_status hr__raw_open(hr_source *s, const char *path, char *err, size_t err_len) {
   raw *r = calloc(1, sizeof *r);

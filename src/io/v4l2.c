@@ -186,7 +186,22 @@ static int v4l2_native_planes(const hr_source *s, const void *planes[3]) {
   return 1;
 }
 
-static const hr__source_ops v4l2_ops = {"v4l2", v4l2_read, v4l2_destroy, v4l2_native_planes};
+/* Memory: the driver's mmap buffers (pool_size + 2 of sizeimage; resident once the process maps
+ * and reads them, for drivers whose buffers are ordinary pages), and for YUYV / MJPEG the pool of
+ * converted frames and, MJPEG, libjpeg-turbo's state (baseline JPEG assumed). */
+static void v4l2_memory(const hr_source *s, int pool, hr_source_memory *m) {
+  const v4l2 *c = s->impl;
+  int nbuf = pool == s->params.pool_size ? (int)c->nbuf : pool + 2;
+  m->frames_bytes = (int64_t)nbuf * (int64_t)c->sizeimage;
+  if (c->fourcc != V4L2_PIX_FMT_NV12)
+    m->pool_bytes = (int64_t)pool * (int64_t)hr__frame_bytes(s->fmt, s->width, s->height);
+  if (c->fourcc == V4L2_PIX_FMT_MJPEG)
+    m->decoder_bytes = 64 * 1024 + 48 * (int64_t)s->width + 8 * (int64_t)s->height;
+  snprintf(m->detail, sizeof m->detail, "%d driver buffers of %u bytes%s", nbuf, c->sizeimage,
+           c->fourcc == V4L2_PIX_FMT_NV12 ? ", NV12 handed out in place" : ", converted into the pool");
+}
+
+static const hr__source_ops v4l2_ops = {"v4l2", v4l2_read, v4l2_destroy, v4l2_native_planes, v4l2_memory};
 
 static void fourcc_str(uint32_t f, char out[5]) {
   for (int i = 0; i < 4; i++) {

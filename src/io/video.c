@@ -26,6 +26,9 @@ typedef struct video {
   int skipped_packets;     /* undecodable packets since the last frame handed out */
   struct SwsContext *sws;
   int sws_w, sws_h, sws_fmt;
+  int refs;                /* reference pictures the decoder keeps, for the memory model */
+  const char *refs_from;   /* where that figure came from: "SPS", "level", "codec" */
+  int64_t probed_bytes;    /* bytes the demuxer read while opening and probing (packets it keeps) */
 } video;
 
 static hr_status averr(hr_source *s, hr_status st, const char *what, int e) {
@@ -202,7 +205,235 @@ static int video_native_planes(const hr_source *s, const void *planes[3]) {
   return 1;
 }
 
-static const hr__source_ops video_ops = {"video", video_read, video_destroy, video_native_planes};
+
+/* ---- memory model (hr_source_memory_estimate) ---------------------------------------------- */
+
+/* An RBSP bit reader: a NAL unit's payload with its emulation-prevention bytes (00 00 03) removed,
+ * the first 512 bytes (an SPS is far shorter). Reads past the end set bad. */
+typedef struct rbsp { uint8_t b[512]; size_t n, pos; int bad; } rbsp;
+
+static void rbsp_init(rbsp *r, const uint8_t *p, size_t len) {
+  r->n = r->pos = 0;
+  r->bad = 0;
+  int zeros = 0;
+  for (size_t i = 0; i < len && r->n < sizeof r->b; i++) {
+    if (zeros >= 2 && p[i] == 3) { zeros = 0; continue; }
+    zeros = p[i] == 0 ? zeros + 1 : 0;
+    r->b[r->n++] = p[i];
+  }
+}
+static unsigned rb1(rbsp *r) {
+  if (r->pos >= r->n * 8) { r->bad = 1; return 0; }
+  unsigned v = (unsigned)(r->b[r->pos >> 3] >> (7 - (r->pos & 7))) & 1u;
+  r->pos++;
+  return v;
+}
+static unsigned rbn(rbsp *r, int n) { unsigned v = 0; while (n-- > 0) v = v << 1 | rb1(r); return v; }
+static unsigned rbue(rbsp *r) {
+  int z = 0;
+  while (!rb1(r)) if (r->bad || ++z > 31) { r->bad = 1; return 0; }
+  return (1u << z) - 1 + rbn(r, z);
+}
+static int rbse(rbsp *r) { unsigned k = rbue(r); return k & 1 ? (int)((k + 1) / 2) : -(int)(k / 2); }
+
+/* max_num_ref_frames of an H.264 sequence parameter set (nal: its NAL header byte first; H.264
+ * 7.3.2.1.1, read up to that field), -1 if it does not parse. */
+static int h264_sps_refs(const uint8_t *nal, size_t len) {
+  if (len < 4 || (nal[0] & 0x1f) != 7) return -1;
+  rbsp r;
+  rbsp_init(&r, nal + 1, len - 1);
+  unsigned profile = rbn(&r, 8);
+  rbn(&r, 16);                       /* constraint flags, level_idc */
+  rbue(&r);                          /* seq_parameter_set_id */
+  static const unsigned high[] = {100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135};
+  int is_high = 0;
+  for (size_t i = 0; i < sizeof high / sizeof high[0]; i++) is_high |= profile == high[i];
+  if (is_high) {
+    unsigned chroma = rbue(&r);
+    if (chroma == 3) rb1(&r);        /* separate_colour_plane_flag */
+    rbue(&r); rbue(&r); rb1(&r);     /* bit depths, qpprime_y_zero_transform_bypass_flag */
+    if (rb1(&r)) {                   /* seq_scaling_matrix_present_flag */
+      for (int i = 0; i < (chroma != 3 ? 8 : 12) && !r.bad; i++) {
+        if (!rb1(&r)) continue;
+        int last = 8, next = 8;
+        for (int j = 0; j < (i < 6 ? 16 : 64) && next; j++) {
+          next = (last + rbse(&r) + 256) % 256;
+          if (next) last = next;
+        }
+      }
+    }
+  }
+  rbue(&r);                          /* log2_max_frame_num_minus4 */
+  unsigned poc = rbue(&r);
+  if (poc == 0) {
+    rbue(&r);
+  } else if (poc == 1) {
+    rb1(&r); rbse(&r); rbse(&r);
+    unsigned n = rbue(&r);
+    if (n > 255) return -1;
+    for (unsigned i = 0; i < n; i++) rbse(&r);
+  }
+  unsigned refs = rbue(&r);
+  return r.bad || refs > 16 ? -1 : (int)refs;
+}
+
+/* The first SPS of H.264 extradata: avcC (ISO 14496-15, in MP4/MKV) or Annex B start codes. */
+static int h264_extradata_refs(const uint8_t *ed, size_t n) {
+  if (!ed || n < 8) return -1;
+  if (ed[0] == 1) {
+    if ((ed[5] & 0x1f) < 1) return -1;
+    size_t len = (size_t)ed[6] << 8 | ed[7];
+    return 8 + len <= n ? h264_sps_refs(ed + 8, len) : -1;
+  }
+  for (size_t i = 0; i + 3 < n; i++) {
+    if (ed[i] || ed[i + 1] || ed[i + 2] != 1 || (ed[i + 3] & 0x1f) != 7) continue;
+    size_t b = i + 3, e = b;
+    while (e + 2 < n && !(ed[e] == 0 && ed[e + 1] == 0 && ed[e + 2] <= 1)) e++;
+    return h264_sps_refs(ed + b, e + 2 < n ? e - b : n - b);
+  }
+  return -1;
+}
+
+/* The DPB size an H.264 level allows at this size (Table A-1 MaxDpbMbs / frame macroblocks, at
+ * most 16): the decoder's bound when the SPS gives no figure. */
+static int h264_level_dpb(int level, int w, int h) {
+  static const struct { int level, mbs; } t[] = {
+      {9, 396}, {10, 396}, {11, 900}, {12, 2376}, {13, 2376}, {20, 2376}, {21, 4752}, {22, 8100},
+      {30, 8100}, {31, 18000}, {32, 20480}, {40, 32768}, {41, 32768}, {42, 34816}, {50, 110400},
+      {51, 184320}, {52, 184320}, {60, 696320}, {61, 696320}, {62, 696320}};
+  int mbs = 0;
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) if (t[i].level == level) mbs = t[i].mbs;
+  if (!mbs) return 16;
+  int64_t frame = (int64_t)((w + 15) / 16) * ((h + 15) / 16);
+  int64_t n = frame > 0 ? mbs / frame : 16;
+  return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
+/* Reference pictures a decoder keeps; *from names the source of the figure. */
+static int codec_refs(const AVCodecParameters *par, const char **from) {
+  const AVCodecDescriptor *d = avcodec_descriptor_get(par->codec_id);
+  if (d && (d->props & AV_CODEC_PROP_INTRA_ONLY)) { *from = "intra-only"; return 0; }
+  switch (par->codec_id) {
+    case AV_CODEC_ID_H264: {
+      int r = h264_extradata_refs(par->extradata, (size_t)(par->extradata_size > 0 ? par->extradata_size : 0));
+      if (r >= 0) { *from = "SPS"; return r; }
+      *from = "level";
+      return h264_level_dpb(par->level, par->width, par->height);
+    }
+    case AV_CODEC_ID_HEVC: *from = "codec table"; return 5;   /* x265 defaults, measured; SPS not read */
+    case AV_CODEC_ID_MPEG1VIDEO: case AV_CODEC_ID_MPEG2VIDEO: case AV_CODEC_ID_MPEG4: case AV_CODEC_ID_H263:
+    case AV_CODEC_ID_H263P: case AV_CODEC_ID_H261: case AV_CODEC_ID_MSMPEG4V1: case AV_CODEC_ID_MSMPEG4V2:
+    case AV_CODEC_ID_MSMPEG4V3: case AV_CODEC_ID_WMV1: case AV_CODEC_ID_WMV2: case AV_CODEC_ID_WMV3:
+    case AV_CODEC_ID_VC1: case AV_CODEC_ID_FLV1:
+      *from = "codec table"; return 2;                          /* the last and the next picture */
+    case AV_CODEC_ID_VP8: *from = "codec table"; return 3;     /* last, golden, altref */
+    case AV_CODEC_ID_VP9: *from = "codec table"; return 4;     /* measured (libvpx streams) */
+    default:
+      *from = "guess";
+      return 2 + (par->video_delay > 0 ? par->video_delay : 0);
+  }
+}
+
+/* Bytes of one frame as FFmpeg's default get_buffer2 allocates it (libavcodec/get_buffer.c:
+ * dimensions aligned by avcodec_align_dimensions2, linesizes widened until aligned, one pool
+ * buffer a plane with 16 + STRIDE_ALIGN - 1 bytes of slack). */
+static int64_t ff_frame_bytes(AVCodecContext *dec, int w, int h, enum AVPixelFormat pf) {
+  int aw = w, ah = h, align[AV_NUM_DATA_POINTERS] = {0};
+  avcodec_align_dimensions2(dec, &aw, &ah, align);
+  int ls[4];
+  for (int tries = 0;; tries++) {
+    if (av_image_fill_linesizes(ls, pf, aw) < 0 || tries > 16)
+      return (int64_t)av_image_get_buffer_size(pf, w, h, 64);
+    int unaligned = 0;
+    for (int i = 0; i < 4; i++) if (align[i] > 0 && ls[i] % align[i]) unaligned = 1;
+    if (!unaligned) break;
+    aw += aw & ~(aw - 1);
+  }
+  size_t sizes[4] = {0};
+  ptrdiff_t pl[4] = {ls[0], ls[1], ls[2], ls[3]};
+  if (av_image_fill_plane_sizes(sizes, pf, ah, pl) < 0) return (int64_t)av_image_get_buffer_size(pf, w, h, 64);
+  int64_t b = 0;
+  for (int i = 0; i < 4; i++) if (sizes[i]) b += (int64_t)sizes[i] + 16 + 64 - 1;
+  return b;
+}
+
+/* The codec's own per-picture tables beside the frame. H.264 (h264_slice.c, init_table_pools and
+ * alloc_picture): qscale and mb_type per macroblock, two motion-vector tables per 4x4 block and
+ * two reference-index tables per 8x8 block. MPEG-4 / H.263 family (mpegpicture.c): two
+ * motion-vector tables per 8x8 block, mb_type. HEVC: a motion field per 4x4 block (12 bytes). */
+static int64_t codec_side_bytes(enum AVCodecID id, int w, int h) {
+  int64_t mbw = (w + 15) / 16, mbh = (h + 15) / 16, mbs = mbw + 1;
+  switch (id) {
+    case AV_CODEC_ID_H264: {
+      int64_t big = mbs * (mbh + 1) + 1, b4 = (mbw * 4 + 1) * mbh * 4;
+      return (big + mbs) + (big + mbs) * 4 + 2 * (2 * (b4 + 4) * 2) + 2 * (4 * mbs * mbh);
+    }
+    case AV_CODEC_ID_MPEG4: case AV_CODEC_ID_H263: case AV_CODEC_ID_H263P: case AV_CODEC_ID_MSMPEG4V1:
+    case AV_CODEC_ID_MSMPEG4V2: case AV_CODEC_ID_MSMPEG4V3: case AV_CODEC_ID_WMV1: case AV_CODEC_ID_WMV2:
+    case AV_CODEC_ID_FLV1: {
+      int64_t b8 = (mbw * 2 + 1) * mbh * 2;
+      return 2 * (2 * (b8 + 4) * 2) + (mbs * (mbh + 1) + 1) * 4 + mbs * (mbh + 1);
+    }
+    case AV_CODEC_ID_HEVC: return (int64_t)((w + 3) / 4) * ((h + 3) / 4) * 12;
+    default: return 0;
+  }
+}
+
+/* FFmpeg's decoder, fitted on H.264 (1 to 4 threads, 960x540 and 1920x1440, RssAnon growth over
+ * open and 24 decoded frames, minus the pictures above): the context and its first-decode tables
+ * 2 MB + 0.4 bytes a pixel; each further frame thread its own context, stack and malloc arena
+ * 1.9 MB plus 1.32 pictures (its picture in flight and its own side-data pools). A slice thread
+ * keeps no picture: its slice context, 0.25 MB. */
+#define HR__FF_CTX_BYTES (2000 * 1000)
+#define HR__FF_CTX_PER_PX 0.4
+#define HR__FF_FRAME_THREAD_BYTES (1900 * 1000)
+#define HR__FF_FRAME_THREAD_PICTURES 1.32
+#define HR__FF_SLICE_THREAD_BYTES (250 * 1000)
+
+static void video_memory(const hr_source *s, int pool, hr_source_memory *m) {
+  video *v = s->impl;
+  AVCodecContext *dec = v->dec;
+  const AVStream *st = v->fmt->streams[v->stream];
+  const AVFrame *f = v->ring[v->last_slot];
+  int w = f->width > 0 ? f->width : s->width, h = f->height > 0 ? f->height : s->height;
+  enum AVPixelFormat pf = f->format >= 0 ? (enum AVPixelFormat)f->format : dec->pix_fmt;
+  /* After the end of a stream with pool_size 1 the last slot may be empty: the open's format. */
+  int converts = f->format >= 0 ? native_fmt(f) == HR_PIX_NONE : s->fmt == HR_PIX_RGB24 && pf != AV_PIX_FMT_RGB24;
+  int64_t px = (int64_t)w * h;
+  int64_t frame = ff_frame_bytes(dec, w, h, pf);
+  int64_t pic = frame + codec_side_bytes(dec->codec_id, w, h);
+  int threads = dec->thread_count > 0 ? dec->thread_count : 1;
+  int frame_threads = (dec->active_thread_type & FF_THREAD_FRAME) ? threads : 1;
+  /* Held frames beyond the decoder's own: the newest handed out is usually still a reference. */
+  int held = pool - 1 - (v->refs > 0 ? 1 : 0);
+  if (held < 0) held = 0;
+  double decoding = v->refs + 1 + HR__FF_FRAME_THREAD_PICTURES * (frame_threads - 1);
+  m->refs = v->refs;
+  m->threads = threads;
+  m->frame_threads = frame_threads > 1 ? frame_threads : 0;
+  m->pictures = decoding + held;
+  m->picture_bytes = pic;
+  m->frames_bytes = (int64_t)(decoding * (double)pic + 0.5) + (int64_t)held * frame;
+  m->decoder_bytes = HR__FF_CTX_BYTES + (int64_t)(HR__FF_CTX_PER_PX * (double)px) +
+                     (int64_t)(threads - 1) * (frame_threads > 1 ? HR__FF_FRAME_THREAD_BYTES : HR__FF_SLICE_THREAD_BYTES);
+  /* The demuxer: its I/O buffer, the packets probing read (kept until the decoder asks for them)
+   * and the stream's index. */
+  m->decoder_bytes += 32 * 1024 + v->probed_bytes +
+                      (int64_t)avformat_index_get_entries_count((AVStream *)st) * (int64_t)sizeof(AVIndexEntry);
+  if (converts) {
+    /* Converted to RGB24 into the pool; swscale's context: filters and a ring of line buffers. */
+    m->pool_bytes = (int64_t)pool * px * 3;
+    m->decoder_bytes += 256 * 1024 + 64 * (int64_t)w;
+  }
+  snprintf(m->detail, sizeof m->detail,
+           "%s %dx%d %s, refs %d (%s), %d %s thread%s: %.2f pictures of %.2f MB (frame %.2f + side data)%s",
+           avcodec_get_name(dec->codec_id), w, h, av_get_pix_fmt_name(pf) ? av_get_pix_fmt_name(pf) : "?",
+           v->refs, v->refs_from, threads, frame_threads > 1 ? "frame" : threads > 1 ? "slice" : "decoder",
+           threads == 1 ? "" : "s", m->pictures, (double)pic / 1e6, (double)frame / 1e6,
+           converts ? ", converted by swscale into the pool" : ", handed out in place");
+}
+
+static const hr__source_ops video_ops = {"video", video_read, video_destroy, video_native_planes, video_memory};
 
 hr_status hr__video_open(hr_source *s, const char *path, char *err, size_t err_len) {
   video *v = calloc(1, sizeof *v);
@@ -231,6 +462,7 @@ hr_status hr__video_open(hr_source *s, const char *path, char *err, size_t err_l
     av_strerror(r, eb, sizeof eb);
     return hr__errf(err, err_len, HR_ENOTSUP, "%s is not a video FFmpeg can read (no stream info: %s)", path, eb);
   }
+  if (v->fmt->pb) v->probed_bytes = avio_tell(v->fmt->pb);
   v->stream = -1;
   int64_t best = -1;
   int n_audio = 0, n_other = 0;
@@ -267,6 +499,7 @@ hr_status hr__video_open(hr_source *s, const char *path, char *err, size_t err_l
   /* Only the chosen stream's packets are demuxed. */
   for (unsigned i = 0; i < v->fmt->nb_streams; i++)
     if ((int)i != v->stream) v->fmt->streams[i]->discard = AVDISCARD_ALL;
+  v->refs = codec_refs(st->codecpar, &v->refs_from);
   v->tb = st->time_base;
   v->start_pts = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
   AVRational fr = av_guess_frame_rate(v->fmt, st, NULL);

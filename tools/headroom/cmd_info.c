@@ -6,13 +6,24 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include "capture.h"
 #include "cli.h"
+#include "headroom/io.h"
 
 static int64_t rss_now(void) {
   FILE *f = fopen("/proc/self/statm", "r");
   long pages = 0, res = 0;
   if (f) { if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0; fclose(f); }
   return (int64_t)res * sysconf(_SC_PAGESIZE);
+}
+
+/* Bytes of one dense frame of fmt (as hr_frame_copy lays it out: 4:2:0 chroma rounded up). */
+static int64_t fmt_frame_bytes(hr_pixfmt fmt, int w, int h) {
+  int64_t y = (int64_t)w * h, c = (int64_t)((w + 1) / 2) * ((h + 1) / 2);
+  switch (fmt) {
+    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO: return y + 2 * c;
+    default: return y * hr_pixfmt_bpp(fmt);
+  }
 }
 
 /* Bytes of one frame of a raw input format "fmt:WxH[@fps]", 0 if unknown. */
@@ -27,7 +38,16 @@ static int64_t frame_bytes(const char *spec) {
   if (!strcmp(fmt, "depth16")) return px * 2;
   return 0;
 }
-#define RUN_POOL 3 /* frames the run's source keeps (tools/headroom/cmd_run.c POOL) */
+#define RUN_POOL CAPTURE_POOL /* frames the run's source keeps valid; --realtime: a source pool of 1 and
+                              * RUN_POOL dense copies the capture thread makes */
+
+/* What `headroom run` holds beside the library, the source and the alpha PNGs, measured as the
+ * residual of its peak RSS (VmHWM) over binary + plan + source + alpha PNGs (RVM ratio 0.25, raw
+ * NV12 and JPEG input at 960x540 and 1920x1440: 1.7-2.1 MB at both sizes): code paged in by model
+ * loading and inference (XNNPACK's kernels, libm: ~1.0 MB of file-backed pages at the peak), the
+ * stream's health and statistics buffers and telemetry record (~0.4 MB), the capture, worker and
+ * main threads' stacks, and malloc's slack above the library's own account. */
+#define RUN_LOOP_BYTES (2000 * 1000)
 
 int cmd_info(int argc, char **argv) {
   const char *model = NULL;
@@ -155,8 +175,20 @@ static int plan_measure(hr_model *m, const hr_session_params *p, int n, int json
   return rc;
 }
 
+/* The peak RSS `headroom run` will reach, part by part (each a line of `plan`, a key of --json). */
+typedef struct run_rss {
+  int64_t baseline;      /* binary and libraries, measured at start */
+  int64_t library;       /* the library's plan total, one session */
+  int64_t source;        /* the source (hr_source_memory_estimate), or the raw frame pool of --input-format */
+  int64_t copies;        /* --realtime: the capture thread's dense copies */
+  int64_t alpha;         /* alpha PNGs: the sink's 8-bit matte + the PNG writer */
+  int64_t loop;          /* the live loop's own (RUN_LOOP_BYTES) */
+  int64_t total;
+} run_rss;
+
 int cmd_plan(int argc, char **argv) {
-  const char *model = NULL, *profile = NULL, *input_format = NULL; int w = 0, h = 0, json = 0, sessions = 1, measure = 0; float ratio = 0;
+  const char *model = NULL, *profile = NULL, *input_format = NULL, *input = NULL;
+  int w = 0, h = 0, json = 0, sessions = 1, measure = 0, realtime = 0; float ratio = 0;
   int64_t baseline = rss_now(); /* this binary and its libraries, before the model: what `run` carries too */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
@@ -168,6 +200,8 @@ int cmd_plan(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile = argv[++i];
     else if (!strcmp(argv[i], "--input-format") && i + 1 < argc) input_format = argv[++i];
+    else if (!strcmp(argv[i], "--input") && i + 1 < argc) input = argv[++i];
+    else if (!strcmp(argv[i], "--realtime")) realtime = 1;
     else if (!strcmp(argv[i], "--sessions") && i + 1 < argc) {
       char *end;
       long n = strtol(argv[++i], &end, 10);
@@ -177,33 +211,75 @@ int cmd_plan(int argc, char **argv) {
     else { fprintf(stderr, "headroom plan: unknown option '%s'\n", argv[i]); return 2; }
   }
   if (!model) { fprintf(stderr, "headroom plan: --model is required\n"); return 2; }
+  /* The source first, as run opens it: probing only (a folder: the first image's header; a video:
+   * its streams and first frame). What it will take comes from the io library's model. */
+  hr_source *src = NULL;
+  hr_source_memory sm;
+  memset(&sm, 0, sizeof sm);
+  hr_pixfmt sfmt = HR_PIX_NONE;
+  int fw = 0, fh = 0;
+  if (input) {
+    hr_source_params sp;
+    hr_source_params_default(&sp);
+    sp.input_format = input_format;
+    sp.pool_size = realtime ? 1 : RUN_POOL;
+    char serr[1024];
+    if (hr_source_open(input, &sp, &src, serr, sizeof serr)) { fprintf(stderr, "headroom plan: %s\n", serr); return 1; }
+    hr_source_get_format(src, &sfmt, &fw, &fh);
+    hr_source_memory_estimate(src, 0, &sm);
+  }
   hr_model *m = cli_load_model(model);
-  if (!m) return 1;
+  if (!m) { hr_source_destroy(src); return 1; }
+  hr_model_info mi;
+  hr_model_get_info(m, &mi);
   hr_session_params p;
   hr_session_params_default(&p);
   p.width = w; p.height = h; p.downsample_ratio = ratio;
+  if (src) {   /* as run: the model's size defaults to the frames'; other sizes are resampled on ingest */
+    if (!p.width) { p.width = mi.fixed_width ? mi.fixed_width : fw; p.height = mi.fixed_height ? mi.fixed_height : fh; }
+    p.frame_width = fw; p.frame_height = fh;
+  }
+  int rc = 0;
   if (profile) {
-    if (!p.width) { hr_model_info mi; hr_model_get_info(m, &mi); p.width = mi.fixed_width; p.height = mi.fixed_height; }
-    if (!p.width) { fprintf(stderr, "headroom plan: --profile needs --size\n"); hr_model_destroy(m); return 2; }
-    int rc = plan_admit(m, &p, profile, json);
-    hr_model_destroy(m);
-    return rc;
+    if (!p.width) { p.width = mi.fixed_width; p.height = mi.fixed_height; }
+    if (!p.width) { fprintf(stderr, "headroom plan: --profile needs --size or --input\n"); rc = 2; }
+    else rc = plan_admit(m, &p, profile, json);
+    goto out;
   }
   hr_plan_info pi;
   char err[512];
-  hr_status st = hr_model_plan(m, &p, &pi, err, sizeof err);
-  if (st) { fprintf(stderr, "headroom plan: %s\n", err); hr_model_destroy(m); return 1; }
-  if (measure) {
-    int rc = plan_measure(m, &p, sessions, json);
-    hr_model_destroy(m);
-    return rc;
+  if (hr_model_plan(m, &p, &pi, err, sizeof err)) { fprintf(stderr, "headroom plan: %s\n", err); rc = 1; goto out; }
+  if (measure) { rc = plan_measure(m, &p, sessions, json); goto out; }
+
+  run_rss r = {.baseline = baseline, .library = pi.total_bytes, .loop = RUN_LOOP_BYTES};
+  int64_t frame = 0;   /* one dense frame of the source's format */
+  if (src) {
+    r.source = sm.total_bytes;
+    frame = fmt_frame_bytes(sfmt, fw, fh);
+  } else if (input_format) {
+    frame = frame_bytes(input_format);
+    r.source = (realtime ? 1 : RUN_POOL) * frame;
+    sm.pool_bytes = r.source;
   }
-  int64_t frames = RUN_POOL * frame_bytes(input_format);
-  int64_t process = baseline + pi.total_bytes + frames;
+  if (realtime) r.copies = RUN_POOL * frame;
+  r.alpha = (int64_t)pi.width * pi.height + hr_png_write_memory_estimate(pi.width, pi.height, 1, 8);
+  r.total = r.baseline + r.library + r.source + r.copies + r.alpha + r.loop;
   int64_t n_total = pi.total_bytes + (sessions - 1) * pi.session_bytes;
+  int resampled = src && (fw != pi.width || fh != pi.height);
   if (json) {
-    printf("{\"process_baseline_bytes\":%lld,\"frame_pool_bytes\":%lld,\"process_total_bytes\":%lld,", (long long)baseline,
-           (long long)frames, (long long)process);
+    printf("{\"process_baseline_bytes\":%lld,\"frame_pool_bytes\":%lld,\"process_total_bytes\":%lld,", (long long)r.baseline,
+           (long long)(sm.pool_bytes + r.copies), (long long)r.total);
+    printf("\"source_bytes\":%lld,\"source_pool_bytes\":%lld,\"source_file_bytes\":%lld,\"source_decoder_bytes\":%lld,"
+           "\"source_frames_bytes\":%lld,\"source_code_bytes\":%lld,\"realtime_copy_bytes\":%lld,\"alpha_png_bytes\":%lld,"
+           "\"run_loop_bytes\":%lld,", (long long)r.source, (long long)sm.pool_bytes, (long long)sm.file_bytes,
+           (long long)sm.decoder_bytes, (long long)sm.frames_bytes, (long long)sm.code_bytes, (long long)r.copies,
+           (long long)r.alpha, (long long)r.loop);
+    if (src) {
+      printf("\"source\":\"");
+      for (const char *c = hr_source_describe(src); *c; c++) printf(*c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+      printf("\",\"source_width\":%d,\"source_height\":%d,\"decoder_refs\":%d,\"decoder_threads\":%d,\"decoder_pictures\":%.2f,"
+             "\"decoder_picture_bytes\":%lld,", fw, fh, sm.refs, sm.threads, sm.pictures, (long long)sm.picture_bytes);
+    }
     printf("\"width\":%d,\"height\":%d,\"proc_width\":%d,\"proc_height\":%d,\"ratio\":%g,\"weight_bytes\":%lld,"
            "\"arena_bytes\":%lld,\"state_bytes\":%lld,\"io_bytes\":%lld,\"kernel_bytes\":%lld,\"kernel_shared_bytes\":%lld,"
            "\"session_bytes\":%lld,\"total_bytes\":%lld,\"sessions\":%d,\"sessions_total_bytes\":%lld,\"ops\":%d,\"gflop\":%.3f}\n",
@@ -216,7 +292,11 @@ int cmd_plan(int argc, char **argv) {
     printf("weights      %8.2f MB (shared by all sessions of the model)\n", pi.weight_bytes / 1e6);
     printf("arena        %8.2f MB (activations, liveness-planned)\n", pi.arena_bytes / 1e6);
     printf("state        %8.2f MB (recurrent, per session)\n", pi.state_bytes / 1e6);
-    printf("io           %8.2f MB (input tensor / output buffers, per session)\n", pi.io_bytes / 1e6);
+    if (resampled)
+      printf("io           %8.2f MB (input tensor / output buffers, per session; %dx%d frames are resampled into the input tensor)\n",
+             pi.io_bytes / 1e6, fw, fh);
+    else
+      printf("io           %8.2f MB (input tensor / output buffers, per session)\n", pi.io_bytes / 1e6);
     printf("kernels      %8.2f MB (operator structs, our kernels' tables, per session; estimated)\n", pi.kernel_bytes / 1e6);
     printf("kernels, shared %5.2f MB (XNNPACK packed weights + indirection, once for all sessions at this size and ratio; estimated)\n",
            pi.kernel_shared_bytes / 1e6);
@@ -224,11 +304,34 @@ int cmd_plan(int argc, char **argv) {
     printf("per session  %8.2f MB (what each further session adds: arena + state + io + kernels)\n", pi.session_bytes / 1e6);
     if (sessions > 1)
       printf("%2d sessions  %8.2f MB (weights and shared kernels once + %d x per session)\n", sessions, n_total / 1e6, sessions);
-    printf("headroom run %8.2f MB expected peak RSS of this CLI: %.1f MB binary and libraries (measured now) + total%s",
-           process / 1e6, baseline / 1e6, frames ? "" : "\n");
-    if (frames) printf(" + %d frames of %s (%.1f MB)\n", RUN_POOL, input_format, frames / 1e6);
+    if (src) {
+      printf("source       %8.2f MB %s\n", r.source / 1e6, hr_source_describe(src));
+      printf("  pool       %8.2f MB (frames the source decodes, reads or converts into: %d kept valid)\n", sm.pool_bytes / 1e6,
+             realtime ? 1 : RUN_POOL);
+      printf("  file       %8.2f MB (whole-file read buffer: the largest file of the list)\n", sm.file_bytes / 1e6);
+      printf("  decoder    %8.2f MB (decoder and demuxer state, decoder threads, converter)\n", sm.decoder_bytes / 1e6);
+      printf("  frames     %8.2f MB (the decoder's own pictures: references, in flight per thread, held)\n", sm.frames_bytes / 1e6);
+      printf("  code       %8.2f MB (library code paged in: measured while opening, + first decode)\n", sm.code_bytes / 1e6);
+      printf("  model      %s\n", sm.detail);
+    } else if (input_format) {
+      printf("source       %8.2f MB (%d frames of %s)\n", r.source / 1e6, realtime ? 1 : RUN_POOL, input_format);
+    } else {
+      printf("source          unknown (give --input SRC, or --input-format for raw frames)\n");
+    }
+    if (realtime) printf("copies       %8.2f MB (--realtime: the capture thread's %d dense frame copies)\n", r.copies / 1e6, RUN_POOL);
+    printf("alpha PNGs   %8.2f MB (8-bit matte %dx%d %.2f MB + PNG writer %.2f MB: zlib deflate, libspng, encoded file)\n", r.alpha / 1e6,
+           pi.width, pi.height, (double)pi.width * pi.height / 1e6, (r.alpha - (int64_t)pi.width * pi.height) / 1e6);
+    printf("run loop     %8.2f MB (code paged in by inference, health and statistics, thread stacks, malloc slack; measured)\n",
+           r.loop / 1e6);
+    char copies[48] = "";
+    if (realtime) snprintf(copies, sizeof copies, " + copies %.1f", r.copies / 1e6);
+    printf("headroom run %8.2f MB expected peak RSS of this CLI: %.1f MB binary and libraries (measured now) + total %.1f"
+           " + source %.1f%s + alpha PNGs %.1f + run loop %.1f\n", r.total / 1e6, r.baseline / 1e6, r.library / 1e6,
+           r.source / 1e6, copies, r.alpha / 1e6, r.loop / 1e6);
     printf("ops/frame    %d, %.2f GFLOP\n", pi.n_ops, pi.gflop);
   }
+out:
   hr_model_destroy(m);
-  return 0;
+  hr_source_destroy(src);
+  return rc;
 }
