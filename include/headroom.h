@@ -138,14 +138,30 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out);
 /* Zero the recurrent state (next frame starts fresh). */
 hr_status hr_session_reset(hr_session *s);
 /* Change the model input size and/or ratio: re-plans the arena (allocation happens here, not in
- * push), resets the state, and raises HR_EVENT_REPLANNED on the next frame. */
+ * push), resets the state, and raises HR_EVENT_REPLANNED on the next frame. ratio <= 0 = auto.
+ * Returns HR_OK at once when the size and ratio are the current ones; on a suspended session it
+ * is hr_session_resume. Failure-atomic: the new plan, arena, state, buffers and kernels are all
+ * made before the old ones are released, so on any error (HR_ENOMEM, or a planning error such as
+ * HR_EINVAL / HR_ERANGE / HR_ENOTSUP) the session keeps its previous plan, state contents and
+ * pending events, and the next push runs as if replan had not been called; the last error says
+ * what failed. Memory: for a moment both plans are held, so the peak is the old plan plus the new
+ * one (its session_bytes, and its kernel_shared_bytes unless another session of the model already
+ * holds those kernels; see hr_plan_info). A caller short of memory should release first:
+ * hr_session_suspend, then hr_session_resume at the smaller size (peak = the new plan only). */
 hr_status hr_session_replan(hr_session *s, int width, int height, float downsample_ratio);
 
 /* Release the arena, the kernels and the state (the governor's "suspend": memory goes back to the
- * OS). Pushing then fails with HR_EMISUSE until hr_session_resume, which plans and allocates again
- * (at the given size/ratio, or the previous ones when 0) with a zeroed state. */
+ * OS). Only frees: it cannot fail halfway (HR_OK, or HR_EINVAL for NULL; HR_OK when suspended
+ * already). Pushing then fails with HR_EMISUSE until hr_session_resume, which plans and allocates
+ * again (at the given size/ratio, or the previous ones when 0) with a zeroed state, and raises
+ * HR_EVENT_REPLANNED | HR_EVENT_STATE_RESET on the next frame. resume returns HR_OK at once when
+ * the session is not suspended. A failed resume (HR_ENOMEM, or a planning error) frees whatever it
+ * made and leaves the session suspended (the last error ends "the session stays suspended"); it
+ * may be called again, and retries in full. */
 hr_status hr_session_suspend(hr_session *s);
 hr_status hr_session_resume(hr_session *s, int width, int height, float downsample_ratio);
+/* Whether the session holds no plan (suspended, or after a failed resume). false for NULL. */
+bool hr_session_is_suspended(const hr_session *s);
 
 /* State snapshot, llama.cpp style: ask the size, save into the caller's buffer, load validates
  * everything (magic, version, model fingerprint, shapes, checksum) before changing anything. */

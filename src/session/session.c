@@ -89,20 +89,63 @@ static void plan_info(const hr_model *m, const hr__plan *p, const hr_session_par
   info->gflop = p->flops / 1e9;
 }
 
-static void release_plan(hr_session *s) {
-  hr__exec_destroy(s->ex); s->ex = NULL;
-  free(s->arena); s->arena = NULL;
-  for (int k = 0; k < 8; k++) { free(s->state[k]); s->state[k] = NULL; }
-  free(s->src_buf); s->src_buf = NULL;
-  free(s->alpha_buf); s->alpha_buf = NULL;
-  free(s->op_us); s->op_us = NULL;
-  free(s->row_scratch); s->row_scratch = NULL;
-  hr__plan_free(s->plan); s->plan = NULL;
+/* ---- the plan bundle --------------------------------------------------------------------------
+ * A session's plan comes with everything made for it: the arena, the state, the io buffers, the
+ * per-op timings, the scene-cut row scratch, the executor (its kernels, and references to the
+ * model's shared kernel templates) and what the kernels measured. These are the per-plan fields of
+ * hr_session. build() makes a complete new bundle in a scratch hr_session beside the session's
+ * own, so that a failure anywhere leaves the session exactly as it was; on success the bundles are
+ * swapped and the old one released. The executor keeps no pointer to the hr_session it was made
+ * with (it is handed the session at every run), so a bundle may move from one hr_session to another.
+ * The ingest tables (ing) belong to the bundle only when the session declared frames of another
+ * size (they are then made with the plan); otherwise they are push's, kept across plans. */
+
+/* Free a bundle's memory and clear its fields (ing excepted). Cannot fail. */
+static void bundle_free(hr_session *b) {
+  hr__exec_destroy(b->ex); b->ex = NULL; /* releases the kernel templates its kernels held */
+  free(b->arena); b->arena = NULL;
+  for (int k = 0; k < 8; k++) { free(b->state[k]); b->state[k] = NULL; }
+  free(b->src_buf); b->src_buf = NULL;
+  free(b->alpha_buf); b->alpha_buf = NULL;
+  free(b->op_us); b->op_us = NULL;
+  free(b->row_scratch); b->row_scratch = NULL;
+  hr__plan_free(b->plan); b->plan = NULL;
+  b->src_ptr = NULL;
+  b->kernel_bytes = b->kernel_shared_bytes = 0;
+}
+
+/* Move the bundle of `from` into `to` (whose own bundle fields must be clear or already saved);
+ * `from`'s fields are cleared. ing is not moved. */
+static void bundle_move(hr_session *to, hr_session *from) {
+  to->plan = from->plan;
+  to->arena = from->arena;
+  memcpy(to->state, from->state, sizeof to->state);
+  to->src_buf = from->src_buf;
+  to->src_ptr = NULL; /* set again by the next push */
+  to->alpha_buf = from->alpha_buf;
+  to->ex = from->ex;
+  to->op_us = from->op_us;
+  to->row_scratch = from->row_scratch;
+  to->kernel_bytes = from->kernel_bytes;
+  to->kernel_shared_bytes = from->kernel_shared_bytes;
+  from->plan = NULL; from->arena = NULL; memset(from->state, 0, sizeof from->state);
+  from->src_buf = NULL; from->src_ptr = NULL; from->alpha_buf = NULL; from->ex = NULL;
+  from->op_us = NULL; from->row_scratch = NULL; from->kernel_bytes = from->kernel_shared_bytes = 0;
+}
+
+static void trim_heap(void) {
 #ifdef __GLIBC__
   /* XNNPACK's many mid-sized blocks come from the heap (glibc raises its mmap threshold after big
    * frees); give what was just freed back to the OS, so shedding really lowers RSS. */
   malloc_trim(0);
 #endif
+}
+
+/* Release the session's plan bundle (suspend, destroy). Cannot fail. */
+static void release_plan(hr_session *s) {
+  int had = s->plan != NULL;
+  bundle_free(s);
+  if (had) trim_heap();
 }
 
 static void *alloc_aligned(size_t n) {
@@ -111,43 +154,92 @@ static void *alloc_aligned(size_t n) {
   return p;
 }
 
+/* Plan (w, h, ratio) and make everything the plan needs, then put it in place of the session's
+ * current plan (if any), which is released. Failure-atomic: on any error the session keeps its
+ * plan, state contents, pending events and parameters, nothing made here is left allocated, and
+ * s->err names what failed. For a moment both plans are held (peak = old + new). The new state
+ * is zeroed; the caller raises the events. */
 static hr_status build(hr_session *s, int w, int h, float ratio) {
-  hr__plan *plan = NULL;
-  char err[512];
-  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(&s->p, w, h), &plan, err, sizeof err);
-  if (st) return serr(s, st, "%s", err);
-  release_plan(s);
-  s->plan = plan;
-  s->arena = alloc_aligned((size_t)plan->arena_bytes);
-  if (!s->arena) goto nomem;
+  hr_session scratch; /* the new bundle is made here: what the executor reads, nothing of the stream */
+  memset(&scratch, 0, sizeof scratch);
+  hr_session *n = &scratch;
+  n->m = s->m; n->p = s->p; n->pool = s->pool; n->profiling = s->profiling;
+  hr_session old; /* then the session's current bundle, released once the new one is in place */
+  memset(&old, 0, sizeof old);
+  int own_ing = !frame_matches(&s->p, w, h);
+  const char *what = NULL;
+  int64_t what_bytes = 0;
+  char perr[400] = "";
+  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(&s->p, w, h), &n->plan, perr, sizeof perr);
+  if (st) {
+    snprintf(n->err, sizeof n->err, "planning %dx%d at ratio %g: %s", w, h, (double)ratio,
+             perr[0] ? perr : st == HR_ENOMEM ? "out of memory" : hr_status_name(st));
+    goto fail;
+  }
+  const hr__plan *plan = n->plan;
+  what = "arena"; what_bytes = plan->arena_bytes;
+  n->arena = alloc_aligned((size_t)plan->arena_bytes);
+  if (!n->arena) goto nomem;
+  what = "recurrent state";
   for (int k = 0; k < plan->n_state; k++) {
-    s->state[k] = alloc_aligned((size_t)plan->state_bytes[k]);
-    if (!s->state[k]) goto nomem;
-    memset(s->state[k], 0, (size_t)plan->state_bytes[k]);
+    what_bytes = plan->state_bytes[k];
+    n->state[k] = alloc_aligned((size_t)plan->state_bytes[k]);
+    if (!n->state[k]) goto nomem;
+    memset(n->state[k], 0, (size_t)plan->state_bytes[k]);
   }
-  if (src_buf_bytes(plan, &s->p)) {
-    s->src_buf = alloc_aligned((size_t)src_buf_bytes(plan, &s->p));
-    if (!s->src_buf) goto nomem;
-  }
-  if (alpha_buf_bytes(plan)) {
-    s->alpha_buf = alloc_aligned((size_t)alpha_buf_bytes(plan));
-    if (!s->alpha_buf) goto nomem;
-  }
-  s->op_us = calloc((size_t)plan->n_rops + 1, sizeof(double));
-  if (!s->op_us) goto nomem;
-  s->row_scratch = alloc_aligned((size_t)w * 3 * sizeof(float));
-  if (!s->row_scratch) goto nomem;
-  if (!frame_matches(&s->p, w, h)) {
+  what = "input buffer"; what_bytes = src_buf_bytes(plan, &s->p);
+  if (what_bytes && !(n->src_buf = alloc_aligned((size_t)what_bytes))) goto nomem;
+  what = "alpha buffer"; what_bytes = alpha_buf_bytes(plan);
+  if (what_bytes && !(n->alpha_buf = alloc_aligned((size_t)what_bytes))) goto nomem;
+  what = "per-op timings"; what_bytes = ((int64_t)plan->n_rops + 1) * (int64_t)sizeof(double);
+  n->op_us = calloc((size_t)plan->n_rops + 1, sizeof(double));
+  if (!n->op_us) goto nomem;
+  what = "scene-cut row"; what_bytes = (int64_t)w * 3 * (int64_t)sizeof(float);
+  n->row_scratch = alloc_aligned((size_t)what_bytes);
+  if (!n->row_scratch) goto nomem;
+  if (own_ing) {
     /* frames of a declared other size: their resampling tables are made here, not in the first push */
-    hr__ingest_plan_free(&s->ing);
-    if (hr__ingest_plan_init(&s->ing, s->p.frame_width, s->p.frame_height, w, h)) goto nomem;
+    what = "frame resampling tables"; what_bytes = 0;
+    st = hr__ingest_plan_init(&n->ing, s->p.frame_width, s->p.frame_height, w, h);
+    if (st == HR_ENOMEM) goto nomem;
+    if (st) {
+      snprintf(n->err, sizeof n->err, "cannot plan ingest %dx%d -> %dx%d", s->p.frame_width, s->p.frame_height, w, h);
+      goto fail;
+    }
   }
-  st = hr__exec_create(s, &s->ex);
-  if (st) return st;
-  s->p.width = w; s->p.height = h; s->p.downsample_ratio = plan->ratio;
+  n->err[0] = 0;
+  st = hr__exec_create(n, &n->ex);
+  if (st) {
+    if (!n->err[0])
+      snprintf(n->err, sizeof n->err, "%s creating the kernels of the plan (%d ops)",
+               st == HR_ENOMEM ? "out of memory" : hr_status_name(st), plan->n_rops);
+    goto fail;
+  }
+  /* success: the new bundle takes the session's place, then the old one is released */
+  bundle_move(&old, s);
+  bundle_move(s, n);
+  if (own_ing) {
+    hr__ingest_plan_free(&s->ing);
+    s->ing = n->ing;
+    memset(&n->ing, 0, sizeof n->ing);
+  }
+  s->p.width = w; s->p.height = h; s->p.downsample_ratio = s->plan->ratio;
+  release_plan(&old);
   return HR_OK;
 nomem:
-  return serr(s, HR_ENOMEM, "out of memory allocating the plan (arena %lld bytes)", (long long)plan->arena_bytes);
+  st = HR_ENOMEM;
+  if (!strcmp(what, "arena") || !what_bytes)
+    snprintf(n->err, sizeof n->err, "out of memory allocating the %dx%d plan's %s (arena %lld bytes)", w, h, what,
+             (long long)n->plan->arena_bytes);
+  else
+    snprintf(n->err, sizeof n->err, "out of memory allocating the %dx%d plan's %s (%lld bytes; arena %lld bytes)", w, h, what,
+             (long long)what_bytes, (long long)n->plan->arena_bytes);
+fail:
+  serr(s, st, "%s", n->err);
+  bundle_free(n);
+  hr__ingest_plan_free(&n->ing);
+  trim_heap();
+  return st;
 }
 
 hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out) {
@@ -189,12 +281,21 @@ hr_status hr_session_reset(hr_session *s) {
   return HR_OK;
 }
 
+bool hr_session_is_suspended(const hr_session *s) { return s && !s->plan; }
+
 hr_status hr_session_suspend(hr_session *s) {
   if (!s) return HR_EINVAL;
   if (!s->plan) return HR_OK;
-  release_plan(s);
+  release_plan(s); /* only frees: nothing here can fail */
   hr__ingest_plan_free(&s->ing);
   return HR_OK;
+}
+
+/* Append to the session's error message what the failed call left behind. */
+static hr_status say_after(hr_session *s, hr_status st, const char *what) {
+  size_t l = strlen(s->err);
+  snprintf(s->err + l, sizeof s->err - l, "; %s", what);
+  return st;
 }
 
 hr_status hr_session_resume(hr_session *s, int w, int h, float ratio) {
@@ -203,7 +304,7 @@ hr_status hr_session_resume(hr_session *s, int w, int h, float ratio) {
   if (!w || !h) { w = s->p.width; h = s->p.height; }
   if (ratio <= 0) ratio = s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h);
   hr_status st = build(s, w, h, ratio);
-  if (st) return st;
+  if (st) return say_after(s, st, "the session stays suspended");
   s->pending_events |= HR_EVENT_REPLANNED | HR_EVENT_STATE_RESET;
   return HR_OK;
 }
@@ -212,14 +313,9 @@ hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
   if (!s) return HR_EINVAL;
   if (!s->plan) return hr_session_resume(s, w, h, ratio);
   if (ratio <= 0) ratio = auto_ratio(w, h);
-  if (s->plan && w == s->plan->width && h == s->plan->height && ratio == s->plan->ratio) return HR_OK;
-  hr__plan *probe = NULL;
-  char err[512];
-  hr_status st = hr__plan_build(s->m, w, h, ratio, s->p.want_fgr, plan_flags(&s->p, w, h), &probe, err, sizeof err);
-  if (st) return serr(s, st, "%s", err); /* the old plan stays */
-  hr__plan_free(probe);
-  st = build(s, w, h, ratio);
-  if (st) return st;
+  if (w == s->plan->width && h == s->plan->height && ratio == s->plan->ratio) return HR_OK;
+  hr_status st = build(s, w, h, ratio); /* validates before it changes anything */
+  if (st) return say_after(s, st, "the previous plan and its state are kept");
   s->pending_events |= HR_EVENT_REPLANNED | HR_EVENT_STATE_RESET;
   return HR_OK;
 }

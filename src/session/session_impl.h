@@ -7,6 +7,10 @@
 
 typedef struct hr__exec hr__exec; /* backend state: one kernel per runtime op */
 
+/* The per-plan fields (plan, arena, state, src_buf, src_ptr, alpha_buf, ex, op_us, row_scratch,
+ * kernel_bytes, kernel_shared_bytes, and ing when frames of another size are declared) form the
+ * session's plan bundle: session.c's build() makes a new one in a scratch hr_session and moves it
+ * in whole, so nothing may keep a pointer to the hr_session a bundle was made in. */
 struct hr_session {
   hr_model *m;
   hr_session_params p;
