@@ -245,7 +245,10 @@ static int parse_edge(const namemap *map, const char *s, hr__edge *e) {
 static hr_status resolve_json_path(loadctx *c, const char *path, char **json_path) {
   struct stat st;
   if (stat(path, &st) != 0) return fail(c, HR_EIO, "cannot open: %s", strerror(errno));
-  if (!S_ISDIR(st.st_mode)) { *json_path = strdup(path); return *json_path ? HR_OK : HR_ENOMEM; }
+  if (!S_ISDIR(st.st_mode)) {
+    *json_path = strdup(path);
+    return *json_path ? HR_OK : fail(c, HR_ENOMEM, "out of memory for the model path");
+  }
   DIR *d = opendir(path);
   if (!d) return fail(c, HR_EIO, "cannot open folder: %s", strerror(errno));
   struct dirent *de; char *found = NULL; int count = 0;
@@ -259,7 +262,7 @@ static hr_status resolve_json_path(loadctx *c, const char *path, char **json_pat
   closedir(d);
   if (count != 1) { free(found); return fail(c, HR_EINVAL, "folder holds %d .json files; name the model file", count); }
   *json_path = found;
-  return found ? HR_OK : HR_ENOMEM;
+  return found ? HR_OK : fail(c, HR_ENOMEM, "out of memory for the model path");
 }
 
 hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_len) {

@@ -27,8 +27,12 @@ typedef struct run_cfg {
   int n_state;                 /* 0: a stateless model (its raw output is written too) */
   double fps;                  /* the source's frame rate, 0 unknown */
   hr_stream *stream;
-  depth_ctx *depth;            /* set by the depth sink when --depth is on (telemetry waits for its
-                                  decisions); freed by the run after every sink closed */
+  depth_ctx *depth;            /* set by the depth sink when --depth is on; freed by the run after
+                                  every sink closed */
+  /* Where the depth sink hands each pairing decision (it may come a frame or two after the
+   * frame): the telemetry sink, when there is one, fills its waiting lines with it. */
+  void (*depth_decided)(void *listener, int64_t index, double dt_ms, int fused);
+  void *depth_listener;
 } run_cfg;
 
 /* One delivered frame, as every sink sees it during its write call. */

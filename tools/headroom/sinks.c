@@ -166,10 +166,32 @@ static int depth_sink_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
   return 0;
 }
 
+/* hand every decision made so far to the listener; an unpaired frame is a misalignment for health */
+static void depth_pop_all(run_cfg *cfg) {
+  int64_t di; double dt; int fused;
+  while (depth_pop(cfg->depth, &di, &dt, &fused)) {
+    if (isnan(dt)) hr_health_note_event(hr_stream_health(cfg->stream), HR_HEALTH_EVENT_DEPTH_MISALIGNED, NULL);
+    if (cfg->depth_decided) cfg->depth_decided(cfg->depth_listener, di, dt, fused);
+  }
+}
+
 static int depth_sink_write(void *ctx, const run_frame *f, char *err, size_t n) {
   run_cfg *cfg = ctx;
   const hr_stream_result *r = f->res;
-  if (r->alpha) depth_on_color(cfg->depth, f->index, r->input->ts_ns, r->alpha, r->width, r->height);
+  if (r->alpha && depth_on_color(cfg->depth, f->index, r->input->ts_ns, r->alpha, r->width, r->height)) {
+    snprintf(err, n, "depth fusion at frame %lld failed", (long long)f->index);
+    return -1;
+  }
+  if (!r->alpha && cfg->depth_decided) cfg->depth_decided(cfg->depth_listener, f->index, NAN, 0);  /* suspended: nothing to fuse */
+  depth_pop_all(cfg);
+  return 0;
+}
+
+/* the colour stream ended: every pending frame gets its decision (before telemetry closes) */
+static int depth_sink_close(void *ctx, const run_end *e, char *err, size_t n) {
+  run_cfg *cfg = ctx;
+  depth_finish(cfg->depth);
+  depth_pop_all(cfg);
   return 0;
 }
 
@@ -222,6 +244,7 @@ typedef struct tel_sink {
   pending_rec q[PENDING];
   int head, n;
   int64_t forced;
+  struct { int64_t frame; double dt; int fused, valid; } early;
 } tel_sink;
 
 static int tel_fail(tel_sink *s, char *err, size_t n) {
@@ -240,19 +263,18 @@ static int pending_flush(tel_sink *s, int all, char *err, size_t n) {
   return 0;
 }
 
-static void pending_decide(tel_sink *s, int64_t frame, double dt_ms, int fused) {
+static int pending_decide(tel_sink *s, int64_t frame, double dt_ms, int fused) {
   for (int i = 0; i < s->n; i++) {
     pending_rec *pr = &s->q[(s->head + i) % PENDING];
-    if (pr->r.frame == frame) { pr->r.depth_dt_ms = dt_ms; pr->r.depth_fused = fused != 0; pr->decided = 1; return; }
+    if (pr->r.frame == frame) { pr->r.depth_dt_ms = dt_ms; pr->r.depth_fused = fused != 0; pr->decided = 1; return 1; }
   }
+  return 0;
 }
 
-static void pending_pop_all(tel_sink *s) {
-  int64_t di; double dt; int fused;
-  while (depth_pop(s->cfg->depth, &di, &dt, &fused)) {
-    pending_decide(s, di, dt, fused);
-    if (isnan(dt)) hr_health_note_event(hr_stream_health(s->cfg->stream), HR_HEALTH_EVENT_DEPTH_MISALIGNED, NULL);
-  }
+static void tel_depth_decided(void *listener, int64_t frame, double dt_ms, int fused) {
+  tel_sink *s = listener;
+  /* the frame being delivered is queued only after the depth sink ran: keep its decision */
+  if (!pending_decide(s, frame, dt_ms, fused)) { s->early.frame = frame; s->early.dt = dt_ms; s->early.fused = fused; s->early.valid = 1; }
 }
 
 static int tel_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
@@ -265,6 +287,7 @@ static int tel_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
   char e[512];
   if (hr_telemetry_open(cfg->o->telemetry, &tp, &s->t, e, sizeof e)) { free(s); snprintf(err, n, "%s", e); return -1; }
   s->cfg = cfg;
+  if (cfg->depth) { cfg->depth_decided = tel_depth_decided; cfg->depth_listener = s; }
   *ctx = s;
   return 0;
 }
@@ -277,10 +300,12 @@ static int tel_write(void *ctx, const run_frame *f, char *err, size_t n) {
   pr->r = *f->rec;
   snprintf(pr->reason, sizeof pr->reason, "%s", f->rec->health_reason ? f->rec->health_reason : "");
   pr->r.health_reason = pr->reason;
+  /* decisions for this frame and earlier ones came from the depth sink, which ran before this one
+   * (for this frame, only when it was decided at once) */
   pr->decided = 0;
   s->n++;
-  if (!f->res->alpha) pending_decide(s, f->rec->frame, NAN, 0);   /* suspended: nothing to fuse */
-  pending_pop_all(s);
+  if (s->early.valid && s->early.frame == f->rec->frame) pending_decide(s, f->rec->frame, s->early.dt, s->early.fused);
+  s->early.valid = 0;
   return pending_flush(s, 0, err, n);
 }
 
@@ -288,8 +313,7 @@ static int tel_close(void *ctx, const run_end *e, char *err, size_t n) {
   tel_sink *s = ctx;
   int rc = 0;
   if (s->cfg->depth) {
-    depth_finish(s->cfg->depth);
-    pending_pop_all(s);
+    s->cfg->depth_decided = NULL;
     rc = pending_flush(s, 1, err, n);
     if (s->forced && !s->cfg->o->quiet)
       fprintf(stderr, "headroom run: %lld telemetry lines written before their depth decision\n", (long long)s->forced);
@@ -370,7 +394,7 @@ static int report_close(void *ctx, const run_end *e, char *err, size_t n) {
 static const sink_ops sink_alpha = {"alpha", alpha_open, alpha_write, alpha_unwrite, free_close};
 static const sink_ops sink_raw = {"raw", raw_open, raw_write, raw_unwrite, plain_close};
 static const sink_ops sink_input = {"input", input_open, input_write, input_unwrite, input_close};
-static const sink_ops sink_depth = {"depth", depth_sink_open, depth_sink_write, NULL, NULL};
+static const sink_ops sink_depth = {"depth", depth_sink_open, depth_sink_write, NULL, depth_sink_close};
 static const sink_ops sink_overlay = {"overlay", overlay_sink_open, overlay_sink_write, NULL, overlay_sink_close};
 static const sink_ops sink_telemetry = {"telemetry", tel_open, tel_write, NULL, tel_close};
 static const sink_ops sink_report = {"report", report_open, report_write, NULL, report_close};
