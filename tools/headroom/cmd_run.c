@@ -13,6 +13,7 @@
 #include "headroom/io.h"
 #include "headroom/testing.h"
 #include "run.h"
+#include "writer.h"
 
 static hr_status read_file_all(const char *path, void **buf, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -44,6 +45,7 @@ int cmd_run(int argc, char **argv) {
   hr_model *m = NULL; hr_stream *stream = NULL; hr_source *src = NULL; hr_flow *flow = NULL; hr_ballast *ballast = NULL;
   hr_stats *st_frame = NULL, *st_out = NULL, *st_lat = NULL;
   capture cap; memset(&cap, 0, sizeof cap);
+  writer wr; memset(&wr, 0, sizeof wr);
   void *sink_ctx[2][8] = {{0}};
   run_cfg cfg; memset(&cfg, 0, sizeof cfg); cfg.o = &o;
   char err[1024];
@@ -95,15 +97,21 @@ int cmd_run(int argc, char **argv) {
             hr_source_describe(src), o.out, mi.name, pi.width, pi.height, pi.downsample_ratio, pi.proc_width,
             pi.proc_height, pi.total_bytes / 1e6, o.realtime ? ", realtime" : "", o.adapt ? ", adaptive" : "");
   if (capture_start(&cap, src, flow, o.realtime, o.start)) { fprintf(stderr, "headroom run: cannot start capture thread\n"); goto out; }
+  if (writer_start(&wr, &cfg, sink_ctx[0], sink_ctx[1], st_out)) { fprintf(stderr, "headroom run: out of memory for the output slots\n"); goto out; }
   double t_start = cli_now_ms(), last_status = 0;
-  int64_t done = 0;
+  int64_t done = 0, out_dropped = 0;
   while (!o.frames || done < o.frames) {
     if (cli_stop_requested()) { stop_why = "interrupted"; break; }
+    if (writer_failed(&wr, err, sizeof err)) { stop_why = err; break; }
     hr_status st;
     capture_slot *sl = capture_take(&cap, 100, &st);
     if (!sl) { if (st == HR_EAGAIN) continue; break; }
+    /* a frame is only run when it can be delivered: with --realtime, one that finds the output
+     * slots full is dropped now (newest wins); otherwise the loop waits for the writer */
+    writer_slot *ws = writer_acquire(&wr, !o.realtime);
+    if (!ws) { out_dropped++; capture_release(&cap); continue; }
     double t_take = cli_now_ms();
-    if (ballast) hr_ballast_tick(ballast, (cli_now_ms() - t_start) / 1e3);
+    if (ballast) hr_ballast_tick(ballast, (t_take - t_start) / 1e3);
     hr_stream_result r;
     if ((st = hr_stream_push(stream, &sl->f, &r))) {
       snprintf(err, sizeof err, "frame %lld: %s", (long long)sl->index, hr_stream_last_error(stream));
@@ -112,27 +120,16 @@ int cmd_run(int argc, char **argv) {
     if (r.events & HR_STREAM_EVENT_CHANGE_FAILED) fprintf(stderr, "headroom run: frame %lld: %s\n", (long long)sl->index, hr_stream_last_error(stream));
     hr_telemetry_record *rec = &r.record;
     rec->frame = sl->index;
-    run_frame rf = {sl->index, done, &r, rec};
-    double t_out0 = cli_now_ms();
-    int failed = -1;   /* the data sink that failed, or -2 for a record sink */
-    for (int k = 0; failed == -1 && run_data_sinks[k]; k++)
-      if (sink_ctx[0][k] && run_data_sinks[k]->write(sink_ctx[0][k], &rf, err, sizeof err)) failed = k;
-    double t_end = cli_now_ms();
-    rec->output_ms = t_end - t_out0;
-    rec->latency_ms = t_end - sl->t_cap;
-    rec->t_ms = t_end - t_start;
     hr_flow_stats fs; hr_flow_get_stats(flow, &fs);
-    rec->dropped = fs.dropped;
-    for (int k = 0; failed == -1 && run_record_sinks[k]; k++)
-      if (sink_ctx[1][k] && run_record_sinks[k]->write(sink_ctx[1][k], &rf, err, sizeof err)) failed = -2;
-    if (failed != -1) {
-      /* the frame is not delivered: take back what the data sinks before the failing one wrote */
-      for (int k = 0; run_data_sinks[k] && (failed == -2 || k < failed); k++)
-        if (sink_ctx[0][k] && run_data_sinks[k]->unwrite) run_data_sinks[k]->unwrite(sink_ctx[0][k], &rf);
-      stop_why = err; capture_release(&cap); break;
-    }
-    hr_stats_add(st_out, rec->output_ms); hr_stats_add(st_frame, t_end - t_take);
-    hr_stats_add(st_lat, rec->latency_ms);
+    rec->dropped = fs.dropped + out_dropped;
+    if (writer_fill(&wr, ws, &r, sl->index, done)) { stop_why = "out of memory copying a frame for the outputs"; capture_release(&cap); break; }
+    /* delivered: the outputs are in the writer's hands (latency ends here; output_ms is the writer's) */
+    double t_end = cli_now_ms();
+    ws->res.record.latency_ms = t_end - sl->t_cap;
+    ws->res.record.t_ms = t_end - t_start;
+    writer_submit(&wr);
+    hr_stats_add(st_frame, t_end - t_take);
+    hr_stats_add(st_lat, t_end - sl->t_cap);
     if (r.health.state == HR_HEALTH_FAILED && r.health.changed)
       fprintf(stderr, "headroom run: frame %lld: health FAILED: %s\n", (long long)sl->index, r.health.reason);
     if (r.events & (HR_EVENT_STATE_RESET | HR_EVENT_SCENE_CUT) && !o.quiet && !o.status)
@@ -148,6 +145,8 @@ int cmd_run(int argc, char **argv) {
   }
   if (o.status) fprintf(stderr, "\n");
   capture_stop(&cap);
+  writer_finish(&wr);   /* every delivered frame written (or the writer failed on one) */
+  if (!stop_why && writer_failed(&wr, err, sizeof err)) stop_why = err;
   if (!stop_why && cli_stop_requested()) stop_why = "interrupted";
   if (!stop_why && cap.error) { snprintf(err, sizeof err, "%s", cap.errmsg); stop_why = err; }
   /* the end, whatever ended it: outputs, state, summary */
@@ -162,7 +161,7 @@ int cmd_run(int argc, char **argv) {
       damaged = 1;
     }
   }
-  if (stop_why) fprintf(stderr, "headroom run: stopped after %lld frames: %s (outputs written so far are valid)\n", (long long)done, stop_why);
+  if (stop_why) fprintf(stderr, "headroom run: stopped after %lld frames written: %s (outputs written so far are valid)\n", (long long)wr.written, stop_why);
   run_end end = {stop_why != NULL};
   int sink_failed = 0;
   for (int t = 0; t < 2; t++)
@@ -177,9 +176,10 @@ int cmd_run(int argc, char **argv) {
     double wall = cli_now_ms() - t_start;
     hr_flow_stats fs; hr_flow_get_stats(flow, &fs);
     hr_stream_stats ss; hr_stream_get_stats(stream, &ss);
-    fprintf(stderr, "headroom run: %lld frames in %.1f s (%.1f fps delivered), dropped %llu, frame p50 %.1f / p99 %.1f ms, latency p99 %.1f ms\n",
-            (long long)done, wall / 1e3, done / (wall / 1e3), (unsigned long long)fs.dropped, hr_stats_quantile(st_frame, 0.5),
-            hr_stats_quantile(st_frame, 0.99), hr_stats_quantile(st_lat, 0.99));
+    fprintf(stderr, "headroom run: %lld frames in %.1f s (%.1f fps delivered), dropped %lld (%lld with the outputs busy), frame p50 %.1f / p99 %.1f ms, "
+            "latency p50 %.1f / p99 %.1f ms\n", (long long)done, wall / 1e3, done / (wall / 1e3), (long long)(fs.dropped + out_dropped),
+            (long long)out_dropped, hr_stats_quantile(st_frame, 0.5), hr_stats_quantile(st_frame, 0.99), hr_stats_quantile(st_lat, 0.5),
+            hr_stats_quantile(st_lat, 0.99));
     fprintf(stderr, "headroom run: output p50 %.2f ms; replans %lld (%lld failed), governor actions %lld, suspended frames %lld, "
             "health resets %lld, rebuilds %lld\n", hr_stats_quantile(st_out, 0.5), (long long)ss.replans, (long long)ss.change_failures,
             (long long)ss.governor_actions, (long long)ss.suspended_frames, (long long)ss.health_resets, (long long)ss.rebuilds);
@@ -188,12 +188,13 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, "\n");
     if (cfg.depth) { char buf[1024]; depth_summary(cfg.depth, buf, sizeof buf); fprintf(stderr, "headroom run: depth: %s\n", buf); }
     if (o.state_out && !state_failed) fprintf(stderr, "headroom run: state saved to %s\n", o.state_out);
-    fprintf(stderr, "headroom run: %lld frames written to %s\n", (long long)done, o.out);
+    fprintf(stderr, "headroom run: %lld frames written to %s\n", (long long)wr.written, o.out);
   }
   int sig = cli_stop_signal();
   rc = sig ? 128 + sig : (stop_why || damaged || sink_failed || state_failed) ? 1 : 0;
 out:
   capture_stop(&cap);
+  writer_finish(&wr);
   for (int t = 0; t < 2; t++)   /* only after an early failure: a clean end closed them above */
     for (int k = 0; k < 8; k++)
       if (sink_ctx[t][k]) { run_end e = {1}; const sink_ops *const *tb = t ? run_record_sinks : run_data_sinks; if (tb[k]->close) tb[k]->close(sink_ctx[t][k], &e, err, sizeof err); }
