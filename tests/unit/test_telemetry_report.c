@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "headroom.h"
+#include "headroom/report.h"
 #include "hr_test.h"
 
 /* ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "headroom/io.h"
+#include "headroom/report.h"
 #include "run.h"
 
 static int errno_fail(char *err, size_t n, const char *what, const char *path, int e) {

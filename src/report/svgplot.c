@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
-#include "telemetry/svgplot.h"
+#include "report/svgplot.h"
 
 #define HR__PLOT_W 1160.0
 

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "headroom/report.h"
 #include "headroom/telemetry.h"
-#include "telemetry/svgplot.h"
+#include "report/svgplot.h"
 
 #define NST 4
 static const char *const ST_KEY[NST] = {"ingest_ms", "infer_ms", "post_ms", "output_ms"};
