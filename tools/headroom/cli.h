@@ -10,6 +10,8 @@ const char *cli_model_path(const char *arg, char *buf, size_t n);
 bool cli_parse_size(const char *s, int *w, int *h);
 /* Load a model or print the error; returns NULL on failure. */
 hr_model *cli_load_model(const char *arg);
+/* Read a whole file into *buf (malloc; the caller frees it). HR_EIO (errno set) or HR_ENOMEM. */
+hr_status cli_read_file(const char *path, void **buf, size_t *len);
 /* Monotonic clock in milliseconds. */
 double cli_now_ms(void);
 

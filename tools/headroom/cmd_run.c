@@ -15,17 +15,6 @@
 #include "run.h"
 #include "writer.h"
 
-static hr_status read_file_all(const char *path, void **buf, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return HR_EIO;
-  fseek(f, 0, SEEK_END); long n = ftell(f); rewind(f);
-  *buf = malloc(n > 0 ? (size_t)n : 1);
-  if (!*buf) { fclose(f); return HR_ENOMEM; }
-  *len = fread(*buf, 1, (size_t)n, f);
-  fclose(f);
-  return *len == (size_t)n ? HR_OK : HR_EIO;
-}
-
 static int save_state(hr_session *s, const char *path) {
   size_t sz = hr_session_state_size(s), wr = 0;
   void *buf = malloc(sz);
@@ -74,7 +63,7 @@ int cmd_run(int argc, char **argv) {
   hr_session *s = hr_stream_session(stream);
   if (o.state_in) {
     void *buf = NULL; size_t len = 0;
-    hr_status st = read_file_all(o.state_in, &buf, &len);
+    hr_status st = cli_read_file(o.state_in, &buf, &len);
     if (!st) st = hr_session_state_load(s, buf, len);
     free(buf);
     if (st) { fprintf(stderr, "headroom run: %s: %s\n", o.state_in, st == HR_EIO ? strerror(errno) : hr_session_last_error(s)); goto out; }

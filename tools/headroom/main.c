@@ -41,6 +41,17 @@ void cli_catch_stop_signals(void) {
 int cli_stop_requested(void) { return stop_signal != 0; }
 int cli_stop_signal(void) { return stop_signal; }
 
+hr_status cli_read_file(const char *path, void **buf, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return HR_EIO;
+  fseek(f, 0, SEEK_END); long n = ftell(f); rewind(f);
+  *buf = malloc(n > 0 ? (size_t)n : 1);
+  if (!*buf) { fclose(f); return HR_ENOMEM; }
+  *len = fread(*buf, 1, (size_t)n, f);
+  fclose(f);
+  return *len == (size_t)n ? HR_OK : HR_EIO;
+}
+
 bool cli_parse_size(const char *s, int *w, int *h) {
   char x;
   return s && sscanf(s, "%d%c%d", w, &x, h) == 3 && (x == 'x' || x == 'X') && *w > 0 && *h > 0;
