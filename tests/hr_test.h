@@ -1,4 +1,5 @@
-/* Minimal test harness: CHECK macros that report file:line and count failures; exit 77 = skip. */
+/* Minimal test harness: CHECK macros that report file:line and count failures; exit 77 = skip
+ * (only for a piece of the environment that is missing), FATAL = the test cannot go on (exit 1). */
 #ifndef HR_TEST_H
 #define HR_TEST_H
 #include <stdio.h>
@@ -23,6 +24,11 @@ static int hr_test_checks = 0;
 
 /* Skip the whole test with a reason (ctest shows it as skipped). */
 #define SKIP(...) do { fprintf(stderr, "SKIP: "); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(77); } while (0)
+
+/* Fail the whole test at once with a reason: for what must work and did not (a model that does
+ * not load, a frame source that does not open). Never a skip: a broken library is a failure. */
+#define FATAL(...) do { fprintf(stderr, "%s:%d: FATAL: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
+  fputc('\n', stderr); exit(1); } while (0)
 
 /* Path from an environment variable joined with a suffix, or NULL if the variable is unset. */
 static inline const char *hr_test_path(const char *env, const char *suffix, char *buf, size_t n) {

@@ -12,7 +12,7 @@ DATA=${HR_DATA_DIR:-../shared/data}
 [ -f "$DATA/sam2-bedroom/bedroom.mp4" ] || { echo "SKIP: no $DATA/sam2-bedroom/bedroom.mp4"; exit 77; }
 command -v ffprobe > /dev/null || { echo "SKIP: no ffprobe"; exit 77; }
 HELP=$("$CLI" run --help 2>&1 || true)
-grep -q -- "--overlay" <<<"$HELP" || { echo "SKIP: headroom run --help lists no --overlay yet"; exit 77; }
+grep -q -- "--overlay" <<<"$HELP" || { echo "FAIL: headroom run --help lists no --overlay (the option this test runs)"; exit 1; }
 
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

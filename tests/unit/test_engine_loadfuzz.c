@@ -20,22 +20,26 @@ const char *__asan_default_options(void) { return "allocator_may_return_null=1";
 #endif
 
 /* Hand-made cases (regressions of what the mutators found): in tiny.json, after `anchor`, the
- * (skip+1)-th occurrence of `from` becomes `to`. */
-typedef struct edit { const char *name, *anchor, *from, *to; int skip; } edit;
+ * (skip+1)-th occurrence of `from` becomes `to`. Each has its expected outcome: refused by `stage`
+ * with `status` and a message, or (stage S_NONE) loaded, planned and run. A change of behaviour fails. */
+enum { S_NONE, S_LOAD, S_PLAN, S_CREATE, S_PUSH };
+static const char *const stage_names[] = {"none (runs)", "load", "plan", "create", "push"};
+typedef struct edit { const char *name, *anchor, *from, *to; int skip; int stage; hr_status status; } edit;
 static const edit regress[] = {
-    {"signature output port 7 (of a 1-output op)", "", "\"Identity:0\"", "\"Identity:7\"", 0},
-    {"signature output port -1", "", "\"Identity:0\"", "\"Identity:-1\"", 0},
-    {"node input port 5 (of a 1-output op)", "\"name\": \"conv2\"", "\"conv1\"", "\"conv1:5\"", 0},
-    {"node input port 99999999999", "\"name\": \"conv2\"", "\"conv1\"", "\"conv1:99999999999\"", 0},
-    {"conv stride 0", "\"strides\"", "\"1\"", "\"0\"", 1},
-    {"conv stride 2^32 (0 as an int)", "\"strides\"", "\"1\"", "\"4294967296\"", 2},
-    {"conv stride -1", "\"strides\"", "\"1\"", "\"-1\"", 1},
-    {"conv dilation 0", "\"dilations\"", "\"1\"", "\"0\"", 1},
-    {"conv dilation 2^31", "\"dilations\"", "\"1\"", "\"2147483648\"", 2},
-    {"weight dims whose product wraps to the shard size", "\"weightsManifest\"", "3,", "\"4611686018427387907\",", 0},
-    {"graph cycle (conv2 reads itself)", "\"name\": \"conv2\"", "\"conv1\"", "\"conv2\"", 0},
-    {"output is the input placeholder", "", "\"Identity:0\"", "\"src:0\"", 0},
-    {"output is a constant", "", "\"Identity:0\"", "\"conv1/bias:0\"", 0},
+    {"signature output port 7 (of a 1-output op)", "", "\"Identity:0\"", "\"Identity:7\"", 0, S_LOAD, HR_ECORRUPT},
+    {"signature output port -1", "", "\"Identity:0\"", "\"Identity:-1\"", 0, S_LOAD, HR_ECORRUPT},
+    {"node input port 5 (of a 1-output op)", "\"name\": \"conv2\"", "\"conv1\"", "\"conv1:5\"", 0, S_LOAD, HR_ECORRUPT},
+    {"node input port 99999999999", "\"name\": \"conv2\"", "\"conv1\"", "\"conv1:99999999999\"", 0, S_LOAD, HR_ECORRUPT},
+    {"conv stride 0", "\"strides\"", "\"1\"", "\"0\"", 1, S_LOAD, HR_ECORRUPT},
+    {"conv stride 2^32 (0 as an int)", "\"strides\"", "\"1\"", "\"4294967296\"", 2, S_LOAD, HR_ECORRUPT},
+    {"conv stride -1", "\"strides\"", "\"1\"", "\"-1\"", 1, S_LOAD, HR_ECORRUPT},
+    {"conv dilation 0", "\"dilations\"", "\"1\"", "\"0\"", 1, S_LOAD, HR_ECORRUPT},
+    {"conv dilation 2^31", "\"dilations\"", "\"1\"", "\"2147483648\"", 2, S_LOAD, HR_ECORRUPT},
+    {"weight dims whose product wraps to the shard size", "\"weightsManifest\"", "3,", "\"4611686018427387907\",", 0,
+     S_LOAD, HR_ECORRUPT},
+    {"graph cycle (conv2 reads itself)", "\"name\": \"conv2\"", "\"conv1\"", "\"conv2\"", 0, S_PLAN, HR_ECORRUPT},
+    {"output is the input placeholder", "", "\"Identity:0\"", "\"src:0\"", 0, S_NONE, HR_OK},
+    {"output is a constant", "", "\"Identity:0\"", "\"conv1/bias:0\"", 0, S_PLAN, HR_ENOTSUP},
 };
 
 typedef struct corpus {
@@ -198,7 +202,9 @@ static void run_case(const corpus *c, const char *path, result *r) {
   p.height = mi.fixed_height ? mi.fixed_height : c->h;
   p.downsample_ratio = c->ratio; p.threads = 1;
   hr_plan_info pi;
+  err[0] = 0;
   r->plan = hr_model_plan(m, &p, &pi, err, sizeof err);
+  if (r->plan) r->empty_msg = !err[0];
   if (!r->plan) {
     hr_session *s = NULL;
     r->create = hr_session_create(m, &p, &s);
@@ -294,6 +300,20 @@ static void replay(corpus *c, int only) {
              WIFEXITED(ws) && WEXITSTATUS(ws) == 3 ? " (leak)" : "", keep, c->label, i);
       if (crashes <= 3) show_errlog();
       continue;
+    }
+    CHECK(1); /* one case that did not crash */
+    if (c->edits) { /* a regression case: the outcome it is known to have */
+      const edit *e = &c->edits[i];
+      int stage = r.load ? S_LOAD : r.plan ? S_PLAN : r.create ? S_CREATE : r.push ? S_PUSH : S_NONE;
+      hr_status st = stage == S_LOAD ? r.load : stage == S_PLAN ? r.plan : stage == S_CREATE ? r.create : r.push;
+      char got[80], want[80];
+      snprintf(got, sizeof got, stage == S_NONE ? "ran a frame" : "refused by %s with %s", stage_names[stage], hr_status_name(st));
+      snprintf(want, sizeof want, e->stage == S_NONE ? "ran a frame" : "refused by %s with %s", stage_names[e->stage],
+               hr_status_name(e->status));
+      CHECKF(stage == e->stage && st == e->status, "regress case %d (%s): %s, expected %s", i, e->name, got, want);
+      if (stage == S_LOAD || stage == S_PLAN)
+        CHECKF(!r.empty_msg, "regress case %d (%s): refused by %s without a message", i, e->name, stage_names[stage]);
+      printf("regress case %2d (%s): %s\n", i, e->name, got);
     }
     if (r.load == HR_OK) { loaded++; by_kind_loaded[kind]++; }
     else {

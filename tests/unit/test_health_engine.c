@@ -43,7 +43,7 @@ static result run(const char *spec, int f0, int len, int n_frames, uint32_t expe
   r.detect = r.recover = -1;
   char err[512];
   hr_source *src = NULL;
-  if (hr_source_open(g_frames, NULL, &src, err, sizeof err)) SKIP("%s", err);
+  if (hr_source_open(g_frames, NULL, &src, err, sizeof err)) FATAL("cannot open %s: %s", g_frames, err);
   hr_pixfmt fmt; int fw, fh;
   hr_source_get_format(src, &fmt, &fw, &fh);
   hr_session_params sp;
@@ -142,7 +142,7 @@ int main(void) {
   if (!fp) SKIP("no frames at %s", g_frames);
   fclose(fp);
   char err[512];
-  if (hr_model_load(mp, &g_model, err, sizeof err) != HR_OK) SKIP("cannot load %s: %s", mp, err);
+  if (hr_model_load(mp, &g_model, err, sizeof err) != HR_OK) FATAL("cannot load %s: %s", mp, err);
 
   /* Clean: the whole clip, no DEGRADED frame after warm-up (< 1% of 190 is none). */
   result c = run("", 0, 0, 200, 0);

@@ -194,13 +194,13 @@ int main(void) {
   if (!model || !data) SKIP("HR_MODEL_DIR / HR_DATA_DIR not set");
   hr_model *m = NULL;
   char err[1024];
-  if (hr_model_load(model, &m, err, sizeof err)) SKIP("cannot load %s: %s", model, err);
+  if (hr_model_load(model, &m, err, sizeof err)) FATAL("cannot load %s: %s", model, err);
   /* the first NF frames of the folder, kept valid together (pool_size NF) */
   hr_source_params sp;
   hr_source_params_default(&sp);
   sp.pool_size = NF;
   hr_source *src = NULL;
-  if (hr_source_open(data, &sp, &src, err, sizeof err)) SKIP("cannot open %s: %s", data, err);
+  if (hr_source_open(data, &sp, &src, err, sizeof err)) FATAL("cannot open %s: %s", data, err);
   hr_frame jpg[NF];
   for (int i = 0; i < NF; i++) {
     CHECK_EQ_INT(hr_source_read(src, &jpg[i]), HR_OK);

@@ -50,7 +50,7 @@ static hr_source *open_src(const char *spec) {
   hr_source *src = NULL;
   char err[512];
   hr_status st = hr_source_open(spec, NULL, &src, err, sizeof err);
-  if (st) SKIP("cannot open %s: %s", spec, err);
+  if (st) FATAL("cannot open %s: %s", spec, err);
   return src;
 }
 
@@ -119,7 +119,7 @@ int main(void) {
   char err[512];
   hr_model *m = NULL;
   hr_status st = hr_model_load(mp, &m, err, sizeof err);
-  if (st) SKIP("cannot load %s: %s", mp, err);
+  if (st) FATAL("cannot load %s: %s", mp, err);
   int64_t rss_model = rss_bytes(), heap_model = heap_bytes();
 
   /* ---- memory: one session, then a second one on the same model ------------------------- */

@@ -79,11 +79,11 @@ int main(void) {
   hr_test_path("HR_MODEL_DIR", "meet.json", mm, sizeof mm);
   if (!hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", ap, sizeof ap)) SKIP("HR_DATA_DIR unset");
   if (access(mp, R_OK) || access(mm, R_OK) || access(ap, R_OK)) SKIP("models or frames missing");
-  if (hr_model_load(mp, &rvm, err, sizeof err)) SKIP("%s", err);
-  if (hr_model_load(mm, &meet, err, sizeof err)) SKIP("%s", err);
+  if (hr_model_load(mp, &rvm, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
+  if (hr_model_load(mm, &meet, err, sizeof err)) FATAL("cannot load %s: %s", mm, err);
   /* Real frames 0, 3, 6, ... (people jumping: the state matters), copied out of the pool. */
   hr_source *src = NULL;
-  if (hr_source_open(ap, NULL, &src, err, sizeof err)) SKIP("%s", err);
+  if (hr_source_open(ap, NULL, &src, err, sizeof err)) FATAL("cannot open %s: %s", ap, err);
   void *keep[NFR];
   for (int i = 0, k = 0; k < NFR; i++) {
     hr_frame f;
