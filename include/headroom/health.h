@@ -157,8 +157,10 @@ typedef enum hr_health_action {
  *                    a still input neither counts nor breaks the run]
  *   INPUT_BLACK      >= 98% of thumbnail cells below black_level [input_frames in a row]
  *   INPUT_SATURATED  >= 98% of cells above white_level [input_frames in a row]
- *   INPUT_FROZEN     thumbnail and hf bit-identical to the previous frame's, on frozen_frames [3]
- *                    consecutive frames (a live camera never repeats a frame exactly: sensor noise)
+ *   INPUT_FROZEN     thumbnail and hf bit-identical to the previous frame's, or a timestamp that
+ *                    does not advance (a stalled stream re-sending a frame, whatever its pixels),
+ *                    on frozen_frames [3] consecutive frames (a live camera never repeats a frame
+ *                    exactly, nor a timestamp). Timestamps of 0 are not judged.
  *   INPUT_NOISE      hf > noise_hf [input_frames in a row]
  *   STATE_SATURATED  some tensor has > state_sat_max of its elements at |x| >= 0.99 bound
  *                    [on: 8 of 10, off: <= 2 of 10]

@@ -35,6 +35,8 @@ struct hr_health {
   bool moving_fresh;              /* the map belongs to an input observed since the last output */
   float hf_prev;
   int run_black, run_white, run_noise;
+  int64_t ts_prev;                /* timestamp of the previous input (0: none) */
+  int ts_stuck_run;               /* consecutive inputs whose timestamp did not advance */
   /* state statistics */
   double rms_ema[HR_HEALTH_MAX_STATE];
   int ema_n[HR_HEALTH_MAX_STATE];
@@ -212,6 +214,8 @@ static void hr__clear(hr_health *h) {
   h->moving_fresh = false;
   h->hf_prev = -1.0f;
   h->run_black = h->run_white = h->run_noise = 0;
+  h->ts_prev = 0;
+  h->ts_stuck_run = 0;
   memset(h->rms_ema, 0, sizeof h->rms_ema);
   memset(h->ema_n, 0, sizeof h->ema_n);
   h->state = HR_HEALTH_WARMING_UP;
@@ -314,7 +318,11 @@ static void hr__cause_text(const hr_health *h, uint32_t c, char *b, size_t n) {
       snprintf(b, n, "input noise: pixel-scale variation %.3f (> %.3f) for %d frames",
                s->hf, h->p.noise_hf, h->run_noise); break;
     case HR_HEALTH_CAUSE_INPUT_FROZEN:
-      snprintf(b, n, "input frozen: %d identical frames in a row", s->frozen_run + 1); break;
+      if (h->ts_stuck_run)
+        snprintf(b, n, "input stalled: the timestamp did not advance for %d frames", h->ts_stuck_run);
+      else
+        snprintf(b, n, "input frozen: %d identical frames in a row", s->frozen_run + 1);
+      break;
     case HR_HEALTH_CAUSE_STUCK_OUTPUT:
       snprintf(b, n, "output stuck: alpha unchanged for %d frames while the input changes (mean luma change %.3f, "
                "moving in %.0f%% of the frame)", h->run_stuck, s->input_mad, 100.0 * s->moving_share); break;
@@ -482,6 +490,12 @@ static void hr__input_stats(hr_health *h, float hf, int64_t ts_ns) {
   double sum = 0.0, mad = 0.0;
   int dark = 0, bright = 0;
   bool same = h->have_thumb && hf == h->hf_prev;
+  /* A camera's timestamps always advance: an input whose timestamp repeats (or goes back) is a
+   * stalled stream re-sending a frame, whatever its pixels (fresh sensor noise, a lossy re-encode
+   * of the stale picture). Timestamps of 0 mean "none given" and are not judged. */
+  const bool ts_stuck = ts_ns != 0 && h->ts_prev != 0 && ts_ns <= h->ts_prev;
+  h->ts_stuck_run = ts_stuck ? h->ts_stuck_run + 1 : 0;
+  if (ts_ns != 0) h->ts_prev = ts_ns;   /* a jump back (a looped file) counts once, then advances again */
   for (int i = 0; i < n; i++) {
     float v = h->thumb[i];
     if (!(v >= 0.0f)) v = 0.0f;   /* also NaN */
@@ -509,7 +523,7 @@ static void hr__input_stats(hr_health *h, float hf, int64_t ts_ns) {
   s->bright_share = (float)bright / n;
   s->input_mad = h->have_thumb ? (float)(mad / n) : -1.0f;
   s->hf = hf;
-  s->frozen_run = same ? s->frozen_run + 1 : 0;
+  s->frozen_run = same || ts_stuck ? s->frozen_run + 1 : 0;
   h->run_black = s->dark_share >= 0.98f ? h->run_black + 1 : 0;
   h->run_white = s->bright_share >= 0.98f ? h->run_white + 1 : 0;
   h->run_noise = (hf >= 0.0f && hf > h->p.noise_hf) ? h->run_noise + 1 : 0;
