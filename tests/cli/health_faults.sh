@@ -6,10 +6,9 @@
 # frame after warm-up outside the episode may be not HEALTHY. Prints the frame counts.
 #
 # Two faults need the loop to act (tests/unit/test_health_engine.c checks them at the library level
-# with that loop): memory-pressure (suspend while it lasts) and nan-state for 20 frames (rebuild on
-# FAILED). While `headroom run` does not act on them, their runs print PENDING and are not counted;
-# they are checked as soon as the telemetry shows the loop acting (a "suspended" frame; a FAILED
-# that ends). nan-state@40 (one frame) needs nothing of the loop and is always checked.
+# with that loop): memory-pressure (the loop suspends the session while it lasts: the telemetry must
+# show "suspended" frames) and nan-state for 20 frames (the loop rebuilds the session on FAILED: the
+# run must not end FAILED). Both are checked strictly, like every other fault.
 set -euo pipefail
 CLI=${HR_CLI:-build/headroom}
 MODEL=${HR_MODEL_DIR:-models}/rvm.json
@@ -53,10 +52,10 @@ check() {
   read -r det rec silent fa failed_end susp reason < <(judge "$tel" 40 "$len")
   printf '%-8s %-20s detect %3s  recover %3s  silent %s  false %s  | %s\n' "$tag" "$kind@40:$len" "$det" "$rec" "$silent" "$fa" "${reason//_/ }"
   if [ "$kind" = memory-pressure ] && [ "$susp" = 0 ]; then
-    echo "PENDING: the loop does not suspend on memory-pressure yet (library-level: test_health_engine)"; return
+    echo "FAIL: $tag $kind: no frame reported suspended (the loop must suspend the session under memory pressure)"; fail=1
   fi
-  if [ "$kind" = nan-state ] && [ "$len" -gt 1 ] && [ "$failed_end" = 1 ]; then
-    echo "PENDING: the loop does not rebuild the session on FAILED yet (library-level: test_health_engine)"; return
+  if [ "$failed_end" = 1 ]; then
+    echo "FAIL: $tag $kind: the run ends FAILED (the loop must rebuild the session on FAILED)"; fail=1
   fi
   [ "$det" -ge 1 ] && [ "$det" -le 5 ] || { echo "FAIL: $tag $kind detected after $det frames"; fail=1; }
   [ "$rec" -ge 1 ] && [ "$rec" -le 30 ] || { echo "FAIL: $tag $kind healthy again after $rec frames"; fail=1; }
