@@ -3,6 +3,7 @@
  * ratio plan consistently (state shapes, processing size, totals) and run (XNNPACK agrees with the
  * reference backend on a real frame at 641x361); sizes and ratios the network cannot take are
  * refused with a message, never a crash. */
+#include <malloc.h>
 #include <stdint.h>
 #include "hr_test.h"
 #include "headroom.h"
@@ -61,8 +62,6 @@ static void threshold(hr_model *rvm) {
          "a further session's memory grew from %lld to %lld bytes (+%.1f%%): more than 5%%; if intended, update "
          "RVM_1920x1440_R025_SESSION_BYTES in %s", RVM_1920x1440_R025_SESSION_BYTES, (long long)pi.session_bytes,
          100.0 * ((double)pi.session_bytes / RVM_1920x1440_R025_SESSION_BYTES - 1), __FILE__);
-  CHECK_EQ_INT(pi.session_bytes, pi.arena_bytes + pi.state_bytes + pi.io_bytes + pi.kernel_bytes);
-  CHECK_EQ_INT(pi.total_bytes, pi.weight_bytes + pi.kernel_shared_bytes + pi.session_bytes);
   if (pi.arena_bytes < RVM_1920x1440_R025_ARENA_BYTES / GROWTH_ALLOWED)
     printf("note: the arena shrank to %lld bytes: lower RVM_1920x1440_R025_ARENA_BYTES to keep the gain\n",
            (long long)pi.arena_bytes);
@@ -115,6 +114,68 @@ static void determinism(hr_model *rvm) {
   }
 }
 
+/* Heap bytes in use (malloc arenas + mmapped chunks), as test_session_multi measures them; under a
+ * sanitizer's allocator glibc's counters do not move, and the checks that need them say so. */
+static int64_t heap_bytes(void) {
+  struct mallinfo2 mi = mallinfo2();
+  return (int64_t)(mi.uordblks + mi.hblkhd);
+}
+
+/* The plan's sums against what the heap measures (session_bytes and total_bytes are defined as sums
+ * of the plan's fields, so only a measurement can tell whether a field is left out or miscounted):
+ * a fresh copy of the model is loaded, then a first session (which packs the shared kernels) and a
+ * second one at the same plan are created, the heap read before and after each. */
+static void measured(int w, int h, float ratio) {
+  char path[1024], err[512];
+  hr_test_path("HR_MODEL_DIR", "rvm.json", path, sizeof path);
+  int64_t h0 = heap_bytes();
+  hr_model *m = NULL;
+  CHECKF(hr_model_load(path, &m, err, sizeof err) == HR_OK, "%s", err);
+  if (!m) return;
+  int64_t h1 = heap_bytes();
+  hr_plan_info pi;
+  hr_status st = plan(m, w, h, ratio, HR_BACKEND_XNNPACK, &pi, err, sizeof err);
+  CHECKF(st == HR_OK, "%s", err);
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = w; p.height = h; p.downsample_ratio = ratio; p.threads = 1;
+  hr_session *s1 = NULL, *s2 = NULL;
+  int64_t h2 = heap_bytes();
+  CHECK(hr_session_create(m, &p, &s1) == HR_OK);
+  int64_t h3 = heap_bytes();
+  CHECK(hr_session_create(m, &p, &s2) == HR_OK);
+  int64_t h4 = heap_bytes();
+  int64_t first = h3 - h2, second = h4 - h3, load = h1 - h0;
+  printf("rvm %dx%d ratio %g measured: model load heap +%lld (weights %lld), first session +%lld (plan: session %lld + "
+         "shared kernels %lld = %lld), second +%lld (plan: session %lld); load + first = %lld vs total %lld\n",
+         w, h, ratio, (long long)load, (long long)pi.weight_bytes, (long long)first, (long long)pi.session_bytes,
+         (long long)pi.kernel_shared_bytes, (long long)(pi.session_bytes + pi.kernel_shared_bytes), (long long)second,
+         (long long)pi.session_bytes, (long long)(load + first), (long long)pi.total_bytes);
+  if (st == HR_OK && s1 && s2 && first > 0) {
+    /* a further session is session_bytes (its own kernel tables are estimated: 1% + 0.1 MB; on
+     * 2026-12-01 it was 29 KB off at 641x361 and 7 KB at 1920x1440, while its smallest non-zero
+     * fields, state and own kernels, are 1.4 MB each) */
+    CHECKF(llabs(second - pi.session_bytes) <= pi.session_bytes / 100 + 100000,
+           "%dx%d ratio %g: a second session took %lld heap bytes, the plan says session_bytes %lld", w, h, ratio,
+           (long long)second, (long long)pi.session_bytes);
+    /* the first one adds the shared kernels it packs (estimated: 0.5% + 0.25 MB; was 0.17 / 0.2 MB off) */
+    CHECKF(llabs(first - pi.session_bytes - pi.kernel_shared_bytes) <= (pi.session_bytes + pi.kernel_shared_bytes) / 200 + 250000,
+           "%dx%d ratio %g: the first session took %lld heap bytes, the plan says session + shared kernels %lld", w, h,
+           ratio, (long long)first, (long long)(pi.session_bytes + pi.kernel_shared_bytes));
+    /* total_bytes is weights + shared kernels + a session: the load + first session measured, which
+     * also holds what the loader keeps beside the weights (the parsed graph: 0.5 MB; the sum was
+     * 0.66 / 0.69 MB above total_bytes), so within [total - 0.25 MB, total + 1 MB] */
+    CHECKF(load + first >= pi.total_bytes - 250000 && load + first <= pi.total_bytes + 1000000,
+           "%dx%d ratio %g: load + first session took %lld heap bytes, the plan's total_bytes is %lld", w, h, ratio,
+           (long long)(load + first), (long long)pi.total_bytes);
+  } else if (first <= 0) {
+    printf("heap figures unavailable (a sanitizer's allocator): the measured checks run in the Release pass\n");
+  }
+  hr_session_destroy(s2);
+  hr_session_destroy(s1);
+  hr_model_destroy(m);
+}
+
 /* RVM's state: r1..r4 at 1/2, 1/4, 1/8, 1/16 of the processing size (each stride-2 stage rounds
  * up), 16, 20, 40, 64 channels. */
 static int64_t rvm_state_bytes(int pw, int ph) {
@@ -153,8 +214,6 @@ static void sizes(hr_model *rvm) {
              pi.proc_height);
       CHECK(pi.arena_bytes > 0 && pi.arena_bytes % 64 == 0);
       CHECK(pi.weight_bytes > 0 && pi.kernel_bytes > 0 && pi.io_bytes >= 0);
-      CHECK_EQ_INT(pi.total_bytes, pi.weight_bytes + pi.kernel_shared_bytes + pi.arena_bytes + pi.state_bytes + pi.io_bytes +
-                                   pi.kernel_bytes);
       CHECK(pi.n_ops > 0 && pi.gflop > 0);
       /* ratios are listed from large to small: a smaller processing size never needs a bigger arena */
       if (ratios[r] > 0 && prev_arena >= 0)
@@ -270,6 +329,8 @@ int main(void) {
   threshold(rvm);
   determinism(rvm);
   sizes(rvm);
+  measured(641, 361, 0.5f);
+  measured(1920, 1440, 0.25f);
   refusals(rvm, meet);
   odd_size_run(rvm);
   hr_model_destroy(meet);
