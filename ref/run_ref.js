@@ -4,11 +4,12 @@
 //
 // Usage: node ref/run_ref.js --model models/rvm.json --inputs DIR --out OUTDIR
 //          [--ratio R] [--frames N] [--backend wasm|cpu] [--threads N] [--size WxH]
-//          [--all-outputs] [--stateless] [--no-write] [--quiet]
+//          [--all-outputs | --outputs pha,fgr,r1o,...] [--stateless] [--no-write] [--quiet]
 //
 // Inputs:  DIR/NNNNNN.src.f32 (H*W*3 float32 LE, NHWC, values in [0,1]), processed in sorted
 //          order; size from DIR/meta.json {"width":W,"height":H} or --size WxH.
-// Outputs: RVM: OUTDIR/NNNNNN.pha.f32 (H*W float32 LE); with --all-outputs also fgr, r1o..r4o.
+// Outputs: RVM: OUTDIR/NNNNNN.pha.f32 (H*W float32 LE); with --all-outputs also fgr, r1o..r4o;
+//          --outputs picks which of pha, fgr, r1o..r4o are written (e.g. pha,r1o,r2o,r3o,r4o).
 //          Stateless models: OUTDIR/NNNNNN.out.f32 (the single output, all channels, NHWC).
 //          OUTDIR/shapes.json: {"<name>": [dims...], ...} plus run facts.
 // Stdout:  one line per frame with its ms, then one JSON summary line (the last line).
@@ -26,7 +27,8 @@ function usage(msg) {
   if (msg) process.stderr.write(`run_ref: ${msg}\n`);
   process.stderr.write(
       'usage: node ref/run_ref.js --model M.json --inputs DIR --out OUTDIR [--ratio R] [--frames N]\n' +
-      '         [--backend wasm|cpu] [--threads N] [--size WxH] [--all-outputs] [--stateless]\n' +
+      '         [--backend wasm|cpu] [--threads N] [--size WxH] [--all-outputs | --outputs LIST]\n' +
+      '         [--stateless]\n' +
       '         [--no-write] [--quiet]\n');
   process.exit(2);
 }
@@ -34,7 +36,7 @@ function usage(msg) {
 function parseArgs(argv) {
   const a = {
     model: null, inputs: null, out: null, ratio: 1, frames: Infinity, backend: 'wasm',
-    threads: 0, size: null, allOutputs: false, stateless: false, write: true, quiet: false,
+    threads: 0, size: null, allOutputs: false, outputs: null, stateless: false, write: true, quiet: false,
   };
   const need = (i) => { if (i + 1 >= argv.length) usage(`${argv[i]} needs a value`); return argv[i + 1]; };
   for (let i = 0; i < argv.length; i++) {
@@ -54,6 +56,7 @@ function parseArgs(argv) {
         break;
       }
       case '--all-outputs': a.allOutputs = true; break;
+      case '--outputs': a.outputs = need(i).split(',').filter((x) => x); i++; break;
       case '--stateless': a.stateless = true; break;
       case '--no-write': a.write = false; break;
       case '--quiet': a.quiet = true; break;
@@ -66,6 +69,10 @@ function parseArgs(argv) {
   if (!(a.frames > 0)) usage('--frames must be positive');
   if (a.backend !== 'wasm' && a.backend !== 'cpu') usage('--backend must be wasm or cpu');
   if (!(a.threads >= 0)) usage('--threads must be >= 0');
+  const known = ['pha', 'fgr', 'r1o', 'r2o', 'r3o', 'r4o'];
+  if (a.outputs && (a.outputs.length === 0 || !a.outputs.every((o) => known.includes(o)))) {
+    usage(`--outputs wants a list from ${known.join(',')}`);
+  }
   return a;
 }
 
@@ -175,7 +182,7 @@ async function main() {
 
   const rvmOut = ['pha', 'fgr', 'r1o', 'r2o', 'r3o', 'r4o'];
   const outNames = isRvm ? rvmOut.map((k) => outName[k]) : [stateless.output];
-  const writeSet = isRvm ? (args.allOutputs ? rvmOut : ['pha']) : ['out'];
+  const writeSet = isRvm ? (args.outputs || (args.allOutputs ? rvmOut : ['pha'])) : ['out'];
   const labels = isRvm ? rvmOut : ['out'];
 
   let state = null;  // [r1, r2, r3, r4] tensors kept across frames
