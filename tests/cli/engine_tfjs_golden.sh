@@ -9,8 +9,8 @@
 # headroom writes the model input it used (--dump-input) and its raw alpha (--raw); ref/run_ref.js
 # runs TF.js on those inputs. RVM's four recurrent states (r1o..r4o) are compared after frames 0, 9
 # and 19: headroom runs the 20 frames as three chained runs (--start, --state-in, --state-out;
-# bit-identical to one run) and ref/state_blob.js unpacks each state blob. RVM's foreground is not
-# compared: the CLI does not write it (that needs an option such as `--raw-fgr`).
+# bit-identical to one run) and ref/state_blob.js unpacks each state blob. RVM's foreground is
+# compared at 512x288 and 960x720 (headroom run --fgr).
 # Bounds are about 10x the largest error observed here (TF.js 4.22.0 wasm SIMD, 1 thread); every
 # file must have mean |d| and max |d| within its case's bounds, no NaN, equal sizes.
 # Skips (77) when node, ref/node_modules, the models or the frames are missing.
@@ -87,20 +87,22 @@ tf_run() { # MODEL INPUTDIR OUTDIR [ARGS...]
 }
 
 # RVM over 20 frames with the state carried, run as [0,1) [1,10) [10,20), each saving its state.
-golden_rvm() { # NAME WxH RATIO ALPHA_MEAN ALPHA_MAX STATE_MEAN STATE_MAX
-  local name=$1 size=$2 ratio=$3 am=$4 ax=$5 sm=$6 sx=$7 n=20 from=0 to prev=()
+golden_rvm() { # NAME WxH RATIO ALPHA_MEAN ALPHA_MAX STATE_MEAN STATE_MAX [FGR_MEAN FGR_MAX]
+  local name=$1 size=$2 ratio=$3 am=$4 ax=$5 sm=$6 sx=$7 fm=${8:-} fx=${9:-} n=20 from=0 to prev=() fgr=() outs=pha,r1o,r2o,r3o,r4o
+  [ -n "$fm" ] && { fgr=(--fgr); outs=$outs,fgr; }
   local out=$tmp/$name st=$tmp/$name.st
   echo "== $name: headroom (xnnpack) vs TF.js (wasm), $n frames, state carried"
   for to in 1 10 $n; do
     hr_run "$out" --model "$models/rvm.json" --size "$size" --ratio "$ratio" --start $from \
-      --frames $((to - from)) "${prev[@]}" --state-out "$tmp/$name.s$to" || return
+      --frames $((to - from)) "${prev[@]}" "${fgr[@]}" --state-out "$tmp/$name.s$to" || return
     if ! node "$refdir/state_blob.js" "$tmp/$name.s$to" "$st" >/dev/null; then
       echo "  FAIL: state_blob.js $name.s$to"; fails=$((fails + 1)); return
     fi
     prev=(--state-in "$tmp/$name.s$to"); from=$to
   done
-  tf_run rvm "$out/input" "$tmp/$name.tf" --ratio "$ratio" --frames $n --outputs pha,r1o,r2o,r3o,r4o || return
+  tf_run rvm "$out/input" "$tmp/$name.tf" --ratio "$ratio" --frames $n --outputs $outs || return
   compare "$name pha" "$out/raw" "$tmp/$name.tf" .pha.f32 $n "$am" "$ax" "${size%x*}" 1 || fails=$((fails + 1))
+  [ -n "$fm" ] && { compare "$name fgr" "$out/raw" "$tmp/$name.tf" .fgr.f32 $n "$fm" "$fx" "$((${size%x*} * 3))" 3 || fails=$((fails + 1)); }
   for k in 1 2 3 4; do
     compare "$name r${k}o" "$st" "$tmp/$name.tf" .r${k}o.f32 3 "$sm" "$sx" || fails=$((fails + 1))
   done
@@ -119,15 +121,18 @@ golden_plain() { # NAME MODEL NFRAMES MEAN MAX
 #   rvm 960x720 r0.25   alpha mean 4.9e-8 max 4.7e-4   states mean 6.5e-7 max 2.0e-5
 #   rvm 1920x1080 r0.25 alpha mean 4.0e-8 max 9.8e-5   states mean 8.5e-7 max 3.2e-5
 #   meet                mean 4.2e-6 max 1.4e-4         selfie  mean 2.2e-7 max 9.3e-5
+#   rvm fgr (--fgr)     512x288 r1 mean 4.8e-7 max 1.0e-5; 960x720 r0.25 mean 9.8e-7 max 4.4e-4
+#                       (not at 1920x1080: 25 MB a frame on each side)
 # (The alpha maxima are single pixels where the guided filter amplifies float-order differences:
 # on vtest.avi at 1920x1080 r0.25, TF.js's own cpu and wasm backends differ by up to 4.4e-3 there.)
 B_512=(5e-7 2e-4);   S_512=(1e-5 3e-4)
 B_960=(5e-7 5e-3);   S_960=(1e-5 2e-4)
 B_1080=(5e-7 1e-3);  S_1080=(1e-5 4e-4)
 B_MEET=(5e-5 2e-3);  B_SELFIE=(3e-6 1e-3)
+F_512=(5e-6 1e-4); F_960=(1e-5 5e-3)
 #          name                size      ratio alpha mean max   states mean max
-golden_rvm rvm_512x288_r1      512x288   1     "${B_512[@]}"  "${S_512[@]}"
-golden_rvm rvm_960x720_r0.25   960x720   0.25  "${B_960[@]}"  "${S_960[@]}"
+golden_rvm rvm_512x288_r1      512x288   1     "${B_512[@]}"  "${S_512[@]}"  "${F_512[@]}"
+golden_rvm rvm_960x720_r0.25   960x720   0.25  "${B_960[@]}"  "${S_960[@]}"  "${F_960[@]}"
 golden_rvm rvm_1920x1080_r0.25 1920x1080 0.25  "${B_1080[@]}" "${S_1080[@]}"
 golden_plain meet   meet   2 "${B_MEET[@]}"
 golden_plain selfie selfie 2 "${B_SELFIE[@]}"

@@ -55,7 +55,7 @@ int cmd_run(int argc, char **argv) {
   p.session.frame_width = fw; p.session.frame_height = fh;
   p.session.downsample_ratio = o.ratio;
   p.session.threads = o.threads; p.session.backend = o.backend;
-  p.session.stateless = o.stateless; p.session.scene_cut_reset = o.scene_cut;
+  p.session.stateless = o.stateless; p.session.scene_cut_reset = o.scene_cut; p.session.want_fgr = o.fgr;
   p.budget_ms = o.budget_ms; p.adapt = o.adapt; p.inject = o.inject;
   p.governor = o.profile || o.ballast; p.governor_observe_only = o.no_governor;
   if (o.profile && hr_gov_profile_parse(o.profile, &p.profile, err, sizeof err)) { fprintf(stderr, "headroom run: --profile: %s\n", err); goto out; }

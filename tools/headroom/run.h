@@ -8,7 +8,7 @@ typedef struct run_opts {
   const char *model, *input, *out, *input_format, *state_in, *state_out, *telemetry, *report, *overlay;
   const char *profile, *ballast, *inject, *depth;
   int w, h, frames, start, raw, dump_input, stateless, threads, scene_cut, quiet, realtime, adapt, no_governor;
-  int no_alpha, status;
+  int no_alpha, status, fgr;
   float ratio;
   double budget_ms, depth_scale, depth_window_ms, occlude_m;
   hr_backend backend;

@@ -37,6 +37,7 @@ static void run_usage(void) {
           "outputs\n"
           "  --raw                 also DIR/raw/NNNNNN.pha.f32     --dump-input  DIR/input/NNNNNN.src.f32\n"
           "  --no-alpha            do not write alpha PNGs\n"
+          "  --fgr                 also DIR/raw/NNNNNN.fgr.f32: RVM's foreground colour (H x W x 3 float32)\n"
           "  --telemetry FILE      one JSON line per frame   --report FILE.html   --overlay FILE.mp4\n"
           "  --quiet\n"
           "Ctrl-C (or SIGTERM) ends the run at a frame boundary with every output written (exit 130 / 143);\n"
@@ -91,6 +92,7 @@ int run_parse(int argc, char **argv, run_opts *o) {
     else if (!strcmp(a, "--fixed")) o->adapt = 0;
     else if (!strcmp(a, "--no-governor")) o->no_governor = 1;
     else if (!strcmp(a, "--no-alpha")) o->no_alpha = 1;
+    else if (!strcmp(a, "--fgr")) o->fgr = 1;
     else if (!strcmp(a, "--quiet")) o->quiet = 1;
     else if (!strcmp(a, "--help")) { run_usage(); exit(0); }
     else { fprintf(stderr, "headroom run: unknown option or missing value: '%s'\n", a); run_usage(); return -1; }

@@ -68,12 +68,12 @@ static int free_close(void *ctx, const run_end *e, char *err, size_t n) {
   return 0;
 }
 
-/* ---- raw floats: DIR/raw/NNNNNN.pha.f32 (alpha), and the model's own output for stateless
- * models (NNNNNN.out.f32) ---- */
+/* ---- raw floats: DIR/raw/NNNNNN.pha.f32 (alpha), the model's own output for stateless models
+ * (NNNNNN.out.f32), and with --fgr RVM's foreground (NNNNNN.fgr.f32, H x W x 3) ---- */
 typedef struct raw_sink { const run_cfg *cfg; char path[4200]; } raw_sink;
 
 static int raw_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
-  if (!cfg->o->raw) return 0;
+  if (!cfg->o->raw && !cfg->o->fgr) return 0;
   if (mkdir_in(cfg->o->out, "raw", err, n)) return -1;
   raw_sink *r = calloc(1, sizeof *r);
   if (!r) { snprintf(err, n, "out of memory"); return -1; }
@@ -87,6 +87,11 @@ static int raw_write(void *ctx, const run_frame *f, char *err, size_t n) {
   const hr_stream_result *r = f->res;
   if (!r->alpha) return 0;
   size_t np = (size_t)r->width * (size_t)r->height;
+  if (r->fgr) {
+    snprintf(w->path, sizeof w->path, "%s/raw/%06lld.fgr.f32", w->cfg->o->out, (long long)f->index);
+    if (hr_file_write_atomic(w->path, r->fgr, np * 12)) return errno_fail(err, n, "", w->path, errno);
+  }
+  if (!w->cfg->o->raw) return 0;
   snprintf(w->path, sizeof w->path, "%s/raw/%06lld.pha.f32", w->cfg->o->out, (long long)f->index);
   if (hr_file_write_atomic(w->path, r->alpha, np * 4)) return errno_fail(err, n, "", w->path, errno);
   if (w->cfg->n_state == 0) {
@@ -102,6 +107,8 @@ static void raw_unwrite(void *ctx, const run_frame *f) {
   snprintf(w->path, sizeof w->path, "%s/raw/%06lld.pha.f32", w->cfg->o->out, (long long)f->index);
   unlink(w->path);
   snprintf(w->path, sizeof w->path, "%s/raw/%06lld.out.f32", w->cfg->o->out, (long long)f->index);
+  unlink(w->path);
+  snprintf(w->path, sizeof w->path, "%s/raw/%06lld.fgr.f32", w->cfg->o->out, (long long)f->index);
   unlink(w->path);
 }
 

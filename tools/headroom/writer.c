@@ -61,6 +61,7 @@ int writer_start(writer *w, run_cfg *cfg, void **data_ctx, void **record_ctx, hr
     if (!s->alpha) return -1;
     if (cfg->o->raw && cfg->n_state == 0 && !(s->raw = malloc(n * 4 * sizeof(float)))) return -1;
     if (cfg->o->dump_input && !(s->input_f = malloc(n * 3 * sizeof(float)))) return -1;
+    if (cfg->o->fgr && !(s->fgr = malloc(n * 3 * sizeof(float)))) return -1;
   }
   pthread_mutex_init(&w->mu, NULL); pthread_cond_init(&w->cv, NULL);
   if (pthread_create(&w->thread, NULL, writer_main, w)) return -1;
@@ -91,6 +92,7 @@ int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t in
     s->res.alpha = s->alpha;
     s->res.raw = s->alpha;
     if (s->raw && r->raw_channels <= 4) { memcpy(s->raw, r->raw, n * (size_t)r->raw_channels * sizeof(float)); s->res.raw = s->raw; }
+    if (s->fgr && r->fgr) { memcpy(s->fgr, r->fgr, n * 3 * sizeof(float)); s->res.fgr = s->fgr; }
     if (s->input_f && r->model_input) { memcpy(s->input_f, r->model_input, n * 3 * sizeof(float)); s->res.model_input = s->input_f; }
   }
   /* the input frame: copied only when a sink reads its pixels (overlay, the input dump, a report sample) */
@@ -124,7 +126,7 @@ void writer_finish(writer *w) {
     w->started = 0;
   }
   for (int i = 0; i < WRITER_SLOTS; i++) {
-    free(w->slot[i].alpha); free(w->slot[i].raw); free(w->slot[i].input_f); free(w->slot[i].frame_buf);
+    free(w->slot[i].alpha); free(w->slot[i].raw); free(w->slot[i].input_f); free(w->slot[i].fgr); free(w->slot[i].frame_buf);
     memset(&w->slot[i], 0, sizeof w->slot[i]);
   }
 }

@@ -11,7 +11,7 @@
 
 typedef struct writer_slot {
   hr_stream_result res;        /* the stream's result, its pointers moved into this slot */
-  float *alpha, *raw, *input_f; /* copies: alpha, the model's own output (stateless models), model input */
+  float *alpha, *raw, *input_f, *fgr; /* copies: alpha, the model's own output (stateless models), model input, foreground */
   hr_frame frame;              /* the input frame (a copy when a sink reads it, else ts only) */
   void *frame_buf; size_t frame_cap;
   char reason[HR_HEALTH_REASON_LEN];
