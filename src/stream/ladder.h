@@ -20,6 +20,8 @@ typedef struct hr__ladder {
 int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, float r0, int max_rungs, char *err, size_t err_len);
 /* One frame's processing time (ms) against the budget: may move budget_rung. */
 void hr__ladder_observe(hr__ladder *l, double ms, double budget);
+/* The rung the ladder should run on: the controller's wish or the governor's cap, the lower one. */
+static inline int hr__ladder_want(const hr__ladder *l) { return l->gov_rung > l->budget_rung ? l->gov_rung : l->budget_rung; }
 /* The rung in use changed: the controller starts its window over. */
 void hr__ladder_changed(hr__ladder *l);
 #endif

@@ -28,8 +28,7 @@ struct hr_stream {
   int want_resume;             /* the governor said resume (at lad.gov_rung) */
   int gov_step;                /* the governor moved its rung: a memory-driven change (release first) */
   int rebuild;                 /* health FAILED: start over before the next frame */
-  /* where the session is */
-  int suspended;               /* no plan: frames pass through */
+  /* where the session is (suspended or not: hr_session_is_suspended) */
   int inj_suspended;           /* suspended by an injected memory-pressure fault */
   int resume_failed;           /* a resume failed: retry every RETRY_FRAMES frames */
   int64_t retry_at;
@@ -147,7 +146,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     s->lad.gov_rung = (int)chosen;
     hr_gov_ladder_set_rung(hr_gov_get_ladder(s->gov), (int)chosen);
   }
-  s->lad.cur = s->lad.gov_rung > s->lad.budget_rung ? s->lad.gov_rung : s->lad.budget_rung;
+  s->lad.cur = hr__ladder_want(&s->lad);
   s->prev_rung = s->lad.cur;
   hr_session_params sp = s->sp;
   sp.downsample_ratio = s->lad.ratio[s->lad.cur];
@@ -183,21 +182,21 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
   uint32_t ev = 0;
   hr__ladder *l = &s->lad;
   const int gov_hold = s->gov && hr_gov_get_ladder(s->gov)->level == HR_GOV_LEVEL_SUSPEND;
-  if (!s->suspended && (s->want_suspend || pressure)) {
+  if (!hr_session_is_suspended(s->s) && (s->want_suspend || pressure)) {
     /* critical headroom: pass frames through; arena, kernels and state go back to the OS */
     hr_session_suspend(s->s);
-    s->suspended = 1; s->inj_suspended = pressure && !s->want_suspend;
+    s->inj_suspended = pressure && !s->want_suspend;
     hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_SUSPEND, pressure && !s->want_suspend ? "injected memory pressure" : NULL);
     s->want_suspend = 0;
     return ev;
   }
   s->want_suspend = 0;
-  if (s->suspended) {
+  if (hr_session_is_suspended(s->s)) {
     int go = (s->want_resume && !pressure) || (s->inj_suspended && !pressure && !gov_hold) ||
              (s->resume_failed && !pressure && !gov_hold && s->n >= s->retry_at);
     s->want_resume = 0;
     if (!go) return ev;
-    int rung = l->gov_rung > l->budget_rung ? l->gov_rung : l->budget_rung;
+    int rung = hr__ladder_want(l);
     hr_status st = hr_session_resume(s->s, s->sp.width, s->sp.height, l->ratio[rung]);
     if (st) {
       s->resume_failed = 1; s->retry_at = s->n + RETRY_FRAMES; s->stats.change_failures++;
@@ -205,7 +204,7 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
            hr_session_last_error(s->s));
       return ev | HR_STREAM_EVENT_CHANGE_FAILED;
     }
-    s->suspended = s->inj_suspended = s->resume_failed = 0;
+    s->inj_suspended = s->resume_failed = 0;
     l->cur = rung; hr__ladder_changed(l); s->stats.replans++;
     hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_RESUME, NULL);
     return ev | HR_STREAM_EVENT_RESUMED;
@@ -215,7 +214,7 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
     s->stats.rebuilds++; s->rebuild = 0;
     ev |= HR_STREAM_EVENT_REBUILT;
   }
-  int want = l->gov_rung > l->budget_rung ? l->gov_rung : l->budget_rung;
+  int want = hr__ladder_want(l);
   if (want != l->cur) {
     /* a step down the governor asked for is made under memory pressure: release the old plan
      * first (suspend, then resume smaller); any other change builds the new plan beside the old
@@ -225,15 +224,19 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
     if (release_first) {
       hr_session_suspend(s->s);
       st = hr_session_resume(s->s, s->sp.width, s->sp.height, l->ratio[want]);
-      if (st) { s->suspended = 1; s->resume_failed = 1; s->retry_at = s->n + RETRY_FRAMES; }
+      if (st) { s->resume_failed = 1; s->retry_at = s->n + RETRY_FRAMES; }
     } else {
       st = hr_session_replan(s->s, s->sp.width, s->sp.height, l->ratio[want]);
     }
     if (st) {
       s->stats.change_failures++;
-      fail(s, st, "%s to ratio %.3f failed (%s): %s", release_first ? "step down" : "replan", l->ratio[want],
-           s->suspended ? "suspended, retrying" : "kept the previous plan", hr_session_last_error(s->s));
-      if (!s->suspended) { l->budget_rung = l->cur; }   /* do not retry a failing change every frame */
+      /* the session's message says what it kept (the previous plan, or nothing: suspended) */
+      if (release_first)
+        fail(s, st, "step down to ratio %.3f failed (retrying the resume every %d frames): %s", l->ratio[want], RETRY_FRAMES,
+             hr_session_last_error(s->s));
+      else
+        fail(s, st, "replan to ratio %.3f failed: %s", l->ratio[want], hr_session_last_error(s->s));
+      if (!release_first) l->budget_rung = l->cur;   /* do not retry a failing replan every frame */
       s->gov_step = 0;
       return ev | HR_STREAM_EVENT_CHANGE_FAILED;
     }
@@ -274,7 +277,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   out->input = &s->cur;
   hr_health_observe_input(s->health, &s->cur);
   hr_health_verdict *hv = &out->health;
-  if (!s->suspended) {
+  if (!hr_session_is_suspended(s->s)) {
     if (faults & HR_FAULT_BIT(HR_FAULT_NAN_STATE)) {
       size_t lens[8];
       for (int k = 0; k < s->s->plan->n_state; k++) lens[k] = (size_t)s->s->plan->state_bytes[k] / 4;
@@ -334,7 +337,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     if (k > 0) { buf[k] = 0; if (sscanf(buf, "%ld %ld", &pages, &res) == 2) rec->rss_bytes = (int64_t)res * sysconf(_SC_PAGESIZE); }
   }
   /* the budget controller, on this frame's processing time (not the change before it) */
-  if (s->p.adapt && !s->suspended && out->alpha) hr__ladder_observe(&s->lad, now_ms() - t1, s->p.budget_ms);
+  if (s->p.adapt && !hr_session_is_suspended(s->s) && out->alpha) hr__ladder_observe(&s->lad, now_ms() - t1, s->p.budget_ms);
   rec->post_ms = now_ms() - t_post;
   /* the verdict's reason outlives the monitor's next call: keep it with the result */
   snprintf(s->reason, sizeof s->reason, "%s", hv->reason ? hv->reason : "");

@@ -61,7 +61,7 @@ static void alpha_unwrite(void *ctx, const run_frame *f) {
   unlink(a->path);
 }
 
-static int free_close(void *ctx, const run_end *e, char *err, size_t n) {
+static int alpha_close(void *ctx, const run_end *e, char *err, size_t n) {
   alpha_sink *a = ctx;
   free(a->px);
   free(a);
@@ -399,7 +399,7 @@ static int report_close(void *ctx, const run_end *e, char *err, size_t n) {
   return rc;
 }
 
-static const sink_ops sink_alpha = {"alpha", alpha_open, alpha_write, alpha_unwrite, free_close};
+static const sink_ops sink_alpha = {"alpha", alpha_open, alpha_write, alpha_unwrite, alpha_close};
 static const sink_ops sink_raw = {"raw", raw_open, raw_write, raw_unwrite, plain_close};
 static const sink_ops sink_input = {"input", input_open, input_write, input_unwrite, input_close};
 static const sink_ops sink_depth = {"depth", depth_sink_open, depth_sink_write, NULL, depth_sink_close};
