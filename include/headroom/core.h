@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "headroom/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
