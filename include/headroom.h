@@ -36,10 +36,10 @@ typedef struct hr_model hr_model;
  * (min/scale) and float16 weights to float32, and checks every op is supported (all unsupported
  * op names are listed in one message). On failure *out is NULL and err (if non-NULL) holds a
  * one-line message naming the file and the problem. */
-hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_len);
+HR_API hr_status hr_model_load(const char *path, hr_model **out, char *err, size_t err_len);
 /* NULL-safe. Sessions must be destroyed first (HR_EMISUSE is not returned: it is the caller's bug,
  * caught by an assertion in debug builds). */
-void hr_model_destroy(hr_model *m);
+HR_API void hr_model_destroy(hr_model *m);
 
 /* Facts about a loaded model, for `headroom info`. Strings are owned by the model. */
 typedef struct hr_model_info {
@@ -52,12 +52,12 @@ typedef struct hr_model_info {
   bool has_ratio;              /* takes a downsample_ratio input */
   int fixed_width, fixed_height; /* fixed input size, 0 if any size is accepted */
 } hr_model_info;
-void hr_model_get_info(const hr_model *m, hr_model_info *info);
+HR_API void hr_model_get_info(const hr_model *m, hr_model_info *info);
 /* i-th input / output signature name and dims (-1 = any); n_dims = -1 for unknown rank. */
-const char *hr_model_input_name(const hr_model *m, int i);
-const char *hr_model_output_name(const hr_model *m, int i);
+HR_API const char *hr_model_input_name(const hr_model *m, int i);
+HR_API const char *hr_model_output_name(const hr_model *m, int i);
 /* Op histogram: i-th distinct op type and its count (i < number of distinct ops); NULL past end. */
-const char *hr_model_op_hist(const hr_model *m, int i, int *count);
+HR_API const char *hr_model_op_hist(const hr_model *m, int i, int *count);
 
 /* What a model holds for its sessions now, in bytes. */
 typedef struct hr_model_memory {
@@ -66,7 +66,7 @@ typedef struct hr_model_memory {
                                   (size, ratio), freed with the last session using it */
   int n_shared_kernels;        /* XNNPACK operators held that way */
 } hr_model_memory;
-void hr_model_get_memory(const hr_model *m, hr_model_memory *mem);
+HR_API void hr_model_get_memory(const hr_model *m, hr_model_memory *mem);
 
 /* ---------------------------------------------------------------------------------------------
  * Session: one stream through one model, owning its recurrent state and its activation arena.
@@ -95,7 +95,7 @@ typedef struct hr_session_params {
   float scene_cut_threshold;   /* mean |luma difference| (0..1) that counts as a cut. Default 0.25. */
 } hr_session_params;
 
-void hr_session_params_default(hr_session_params *p);
+HR_API void hr_session_params_default(hr_session_params *p);
 
 /* Create a session: plans shapes and memory for (width, height, ratio), allocates the arena, the
  * state (zeroed) and the kernels once. The dequantised weights are shared with the model's other
@@ -104,9 +104,9 @@ void hr_session_params_default(hr_session_params *p);
  * session_bytes only. The first session at a plan packs them (the create that takes time). 
  * On failure *out is NULL; HR_ENOMEM, or a planning error whose message hr_model_plan gives for the
  * same params (HR_EINVAL, HR_ERANGE, HR_ENOTSUP). */
-hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out);
+HR_API hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out);
 /* NULL-safe; sets nothing through the pointer (pass &s to hr_session_destroyp to NULL it). */
-void hr_session_destroy(hr_session *s);
+HR_API void hr_session_destroy(hr_session *s);
 
 /* Outputs of one frame: borrowed views into session memory, valid until the next call on the
  * session (push, reset, replan, state load, destroy). */
@@ -125,7 +125,7 @@ typedef struct hr_outputs {
   int64_t bytes_copied;        /* bytes the library copied for this frame (0 when read in place) */
 } hr_outputs;
 
-enum {
+HR_API enum {
   HR_EVENT_STATE_RESET = 1u << 0,  /* state was zeroed before this frame (reset, cut, replan) */
   HR_EVENT_REPLANNED   = 1u << 1,  /* resolution / ratio changed: new plan, state reset */
   HR_EVENT_SCENE_CUT   = 1u << 2,  /* a hard cut was detected on this frame's input */
@@ -133,10 +133,10 @@ enum {
 
 /* Run one frame through the model, carrying state. Performs no heap allocation once the session
  * is planned for the frame's format. On error the state is unchanged. */
-hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out);
+HR_API hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out);
 
 /* Zero the recurrent state (next frame starts fresh). */
-hr_status hr_session_reset(hr_session *s);
+HR_API hr_status hr_session_reset(hr_session *s);
 /* Change the model input size and/or ratio: re-plans the arena (allocation happens here, not in
  * push), resets the state, and raises HR_EVENT_REPLANNED on the next frame. ratio <= 0 = auto.
  * Returns HR_OK at once when the size and ratio are the current ones; on a suspended session it
@@ -148,7 +148,7 @@ hr_status hr_session_reset(hr_session *s);
  * one (its session_bytes, and its kernel_shared_bytes unless another session of the model already
  * holds those kernels; see hr_plan_info). A caller short of memory should release first:
  * hr_session_suspend, then hr_session_resume at the smaller size (peak = the new plan only). */
-hr_status hr_session_replan(hr_session *s, int width, int height, float downsample_ratio);
+HR_API hr_status hr_session_replan(hr_session *s, int width, int height, float downsample_ratio);
 
 /* Release the arena, the kernels and the state (the governor's "suspend": memory goes back to the
  * OS). Only frees: it cannot fail halfway (HR_OK, or HR_EINVAL for NULL; HR_OK when suspended
@@ -158,23 +158,23 @@ hr_status hr_session_replan(hr_session *s, int width, int height, float downsamp
  * the session is not suspended. A failed resume (HR_ENOMEM, or a planning error) frees whatever it
  * made and leaves the session suspended (the last error ends "the session stays suspended"); it
  * may be called again, and retries in full. */
-hr_status hr_session_suspend(hr_session *s);
-hr_status hr_session_resume(hr_session *s, int width, int height, float downsample_ratio);
+HR_API hr_status hr_session_suspend(hr_session *s);
+HR_API hr_status hr_session_resume(hr_session *s, int width, int height, float downsample_ratio);
 /* Whether the session holds no plan (suspended, or after a failed resume). false for NULL. */
-bool hr_session_is_suspended(const hr_session *s);
+HR_API bool hr_session_is_suspended(const hr_session *s);
 
 /* State snapshot, llama.cpp style: ask the size, save into the caller's buffer, load validates
  * everything (magic, version, model fingerprint, shapes, checksum) before changing anything. */
-size_t hr_session_state_size(const hr_session *s);
-hr_status hr_session_state_save(const hr_session *s, void *buf, size_t len, size_t *written);
-hr_status hr_session_state_load(hr_session *s, const void *buf, size_t len);
+HR_API size_t hr_session_state_size(const hr_session *s);
+HR_API hr_status hr_session_state_save(const hr_session *s, void *buf, size_t len, size_t *written);
+HR_API hr_status hr_session_state_load(hr_session *s, const void *buf, size_t len);
 
 /* Read-only views of the recurrent state tensors (for health monitoring): up to max tensors,
  * ptrs[i] valid until the next replan / destroy, lens[i] in floats. Returns the number of tensors. */
-int hr_session_state_views(const hr_session *s, const float **ptrs, size_t *lens, int max);
+HR_API int hr_session_state_views(const hr_session *s, const float **ptrs, size_t *lens, int max);
 
 /* Last error message for this session ("" if none). Owned by the session. */
-const char *hr_session_last_error(const hr_session *s);
+HR_API const char *hr_session_last_error(const hr_session *s);
 
 /* Memory plan of a session, in bytes; known before the first frame. */
 typedef struct hr_plan_info {
@@ -200,15 +200,15 @@ typedef struct hr_plan_info {
   int n_ops;                   /* ops run per frame */
   double gflop;                /* floating-point work per frame, 1e9 FLOP (multiply-add = 2) */
 } hr_plan_info;
-void hr_session_get_plan(const hr_session *s, hr_plan_info *info);
+HR_API void hr_session_get_plan(const hr_session *s, hr_plan_info *info);
 
 /* Plan without allocating anything big: for admission control and `headroom plan`. */
-hr_status hr_model_plan(hr_model *m, const hr_session_params *p, hr_plan_info *info, char *err, size_t err_len);
+HR_API hr_status hr_model_plan(hr_model *m, const hr_session_params *p, hr_plan_info *info, char *err, size_t err_len);
 
 /* Per-op timing of the last frame (for bench): i-th op's type name, kernel class and microseconds.
  * Returns false past the end. Only filled when timing is enabled. */
-void hr_session_set_profiling(hr_session *s, bool on);
-bool hr_session_op_profile(const hr_session *s, int i, const char **op, const char **kclass, double *us, double *mflop);
+HR_API void hr_session_set_profiling(hr_session *s, bool on);
+HR_API bool hr_session_op_profile(const hr_session *s, int i, const char **op, const char **kclass, double *us, double *mflop);
 
 #ifdef __cplusplus
 }

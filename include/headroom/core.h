@@ -35,9 +35,9 @@ typedef enum hr_status {
 } hr_status;
 
 /* "HR_EINVAL" etc.; "HR_UNKNOWN" for values not in the table. Static strings. */
-const char *hr_status_name(hr_status s);
+HR_API const char *hr_status_name(hr_status s);
 /* Human-readable message for a status. Static strings. */
-const char *hr_status_str(hr_status s);
+HR_API const char *hr_status_str(hr_status s);
 
 /* Pixel formats of frames handed to the library. */
 typedef enum hr_pixfmt {
@@ -65,24 +65,24 @@ typedef struct hr_frame {
 } hr_frame;
 
 /* Bytes per pixel of plane 0 (1 for NV12's Y plane), 0 for HR_PIX_NONE/unknown. */
-int hr_pixfmt_bpp(hr_pixfmt fmt);
+HR_API int hr_pixfmt_bpp(hr_pixfmt fmt);
 /* Short lowercase name ("nv12", "nv12v", "i420", "i420v", "bgra", "rgb24", "gray8", "rgbf32", "depth16", "depth32f"). */
-const char *hr_pixfmt_name(hr_pixfmt fmt);
+HR_API const char *hr_pixfmt_name(hr_pixfmt fmt);
 /* Check a frame descriptor: sizes, NV12 evenness, non-NULL planes, strides >= row bytes.
  * Writes a one-line reason into why (if non-NULL) on failure. */
-hr_status hr_frame_validate(const hr_frame *f, char *why, size_t why_len);
+HR_API hr_status hr_frame_validate(const hr_frame *f, char *why, size_t why_len);
 
 /* A writable copy of a frame, row by row with dense strides, into *buf (*cap bytes), which grows
  * (realloc-free: freed and allocated again) only when the frame needs more: a loop that copies
  * frames of one size allocates once. *out describes the copy (planes into *buf, ts_ns kept). The
  * caller frees *buf. HR_EINVAL for a frame hr_frame_validate refuses; HR_ENOMEM (buffer and cap
  * then 0). */
-hr_status hr_frame_copy(const hr_frame *in, void **buf, size_t *cap, hr_frame *out);
+HR_API hr_status hr_frame_copy(const hr_frame *in, void **buf, size_t *cap, hr_frame *out);
 
 /* Row y of a frame as float RGB in [0,1], width*3 floats interleaved: the model's own colour
  * conversion (the values the session reads when the frame is its input). f must pass
  * hr_frame_validate and be a colour format; y in 0..height-1. No allocation. */
-void hr_frame_row_rgbf(const hr_frame *f, int y, float *dst);
+HR_API void hr_frame_row_rgbf(const hr_frame *f, int y, float *dst);
 
 #ifdef __cplusplus
 }

@@ -56,21 +56,21 @@ typedef struct hr_gov_cgroup {
 
 /* Find this process's memory cgroup and its binding limit (walks up to the hierarchy's root).
  * Never fails for want of a cgroup: out->version = 0 then. HR_EINVAL on NULL out. */
-hr_status hr_gov_cgroup_find(hr_gov_cgroup *out);
+HR_API hr_status hr_gov_cgroup_find(hr_gov_cgroup *out);
 /* Same, with the paths injectable for tests: proc_cgroup is a file in /proc/<pid>/cgroup format,
  * fs_root the cgroup mount root (v2 mounted there, or v1 controllers under fs_root/memory). NULL =
  * "/proc/self/cgroup" and "/sys/fs/cgroup". */
-hr_status hr_gov_cgroup_find_at(const char *proc_cgroup, const char *fs_root, hr_gov_cgroup *out);
+HR_API hr_status hr_gov_cgroup_find_at(const char *proc_cgroup, const char *fs_root, hr_gov_cgroup *out);
 /* Parse one cgroup memory value ("max", "123456789", with or without trailing newline) into bytes;
  * "max" and v1's unlimited values (>= 2^62) give 0 = no limit. HR_ECORRUPT on anything else. */
-hr_status hr_gov_cgroup_parse_value(const char *text, uint64_t *bytes);
+HR_API hr_status hr_gov_cgroup_parse_value(const char *text, uint64_t *bytes);
 
 /* Parse a profile name (see the table above). Reads this process's cgroup for "cgroup" and "m1".
  * On error *out is untouched and err (if non-NULL) holds a one-line message naming the string and
  * listing what is accepted. HR_EINVAL for bad strings, HR_ENOTSUP for "cgroup" without a limit. */
-hr_status hr_gov_profile_parse(const char *name, hr_gov_profile *out, char *err, size_t err_len);
+HR_API hr_status hr_gov_profile_parse(const char *name, hr_gov_profile *out, char *err, size_t err_len);
 /* Pure variant: the cgroup is given (NULL = no cgroup). */
-hr_status hr_gov_profile_parse_cg(const char *name, const hr_gov_cgroup *cg, hr_gov_profile *out,
+HR_API hr_status hr_gov_profile_parse_cg(const char *name, const hr_gov_cgroup *cg, hr_gov_profile *out,
                                   char *err, size_t err_len);
 
 /* ---------------------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ typedef struct hr_gov_admit_input {
  * gets a one-line account with the numbers in MB, on success and on refusal, e.g.
  * "no configuration fits: smallest 'a' needs 212.0 MB (fixed 15.0 + 197.0) > budget 157.8 MB
  *  (safe 380.0 - baseline 190.2 - margin 32.0)". Pure: no I/O, no allocation. */
-hr_status hr_gov_admit(const hr_gov_admit_input *in, const hr_gov_candidate *cands, size_t n,
+HR_API hr_status hr_gov_admit(const hr_gov_admit_input *in, const hr_gov_candidate *cands, size_t n,
                        size_t *chosen, char *msg, size_t msg_len);
 
 /* ---------------------------------------------------------------------------------------------
@@ -151,9 +151,9 @@ typedef enum hr_gov_action {
 
 /* Telemetry names (the `governor_action` field): "none", "release_caches", "step_down",
  * "step_up", "suspend", "resume"; "unknown" otherwise. Static strings. */
-const char *hr_gov_action_name(hr_gov_action a);
+HR_API const char *hr_gov_action_name(hr_gov_action a);
 /* "normal", "warn", "shed", "suspend"; "unknown" otherwise. Static strings. */
-const char *hr_gov_level_name(hr_gov_level l);
+HR_API const char *hr_gov_level_name(hr_gov_level l);
 
 #define HR_GOV_MAX_RUNGS 8
 
@@ -172,7 +172,7 @@ typedef struct hr_gov_ladder_params {
   bool suspend_frees_rung;   /* the engine releases rung_bytes[rung] while suspended. Default true. */
 } hr_gov_ladder_params;
 
-void hr_gov_ladder_params_default(hr_gov_ladder_params *p);
+HR_API void hr_gov_ladder_params_default(hr_gov_ladder_params *p);
 
 /* Ladder state: a plain value (copyable, no resources). Read it through hr_gov_decision; the
  * fields are the ladder's own. */
@@ -194,12 +194,12 @@ typedef struct hr_gov_decision {
 } hr_gov_decision;
 
 /* Validate p and start at NORMAL, rung 0. HR_EINVAL (l untouched) on bad thresholds / counts. */
-hr_status hr_gov_ladder_init(hr_gov_ladder *l, const hr_gov_ladder_params *p);
+HR_API hr_status hr_gov_ladder_init(hr_gov_ladder *l, const hr_gov_ladder_params *p);
 /* Feed one frame's headroom; returns the action (also in *out if non-NULL). Pure: no I/O, no
  * allocation. Tell the ladder about a rung the engine could not apply with hr_gov_ladder_set_rung. */
-hr_gov_action hr_gov_ladder_step(hr_gov_ladder *l, int64_t headroom_bytes, hr_gov_decision *out);
+HR_API hr_gov_action hr_gov_ladder_step(hr_gov_ladder *l, int64_t headroom_bytes, hr_gov_decision *out);
 /* Force the rung (e.g. the engine admitted a lower configuration at start). HR_ERANGE if outside. */
-hr_status hr_gov_ladder_set_rung(hr_gov_ladder *l, int rung);
+HR_API hr_status hr_gov_ladder_set_rung(hr_gov_ladder *l, int rung);
 
 /* ---------------------------------------------------------------------------------------------
  * The governor: profile + measurement + ladder, one per process (or per session).
@@ -215,7 +215,7 @@ typedef struct hr_gov_params {
   const char *statm_path;        /* NULL = "/proc/self/statm" */
 } hr_gov_params;
 
-void hr_gov_params_default(hr_gov_params *p);
+HR_API void hr_gov_params_default(hr_gov_params *p);
 
 /* One measurement. Sizes in bytes. */
 typedef struct hr_gov_sample {
@@ -235,34 +235,34 @@ typedef struct hr_gov_sample {
 
 /* Opens the measurement files (statm always; the cgroup usage file when the cgroup has a limit).
  * On failure *out is NULL and err holds why. */
-hr_status hr_gov_create(const hr_gov_params *p, hr_gov **out, char *err, size_t err_len);
+HR_API hr_status hr_gov_create(const hr_gov_params *p, hr_gov **out, char *err, size_t err_len);
 /* NULL-safe; closes the files. */
-void hr_gov_destroy(hr_gov *g);
+HR_API void hr_gov_destroy(hr_gov *g);
 
 /* Measure now (two pread()s, no allocation) and update the peaks. Cost measured on the build VM
  * (Linux 6.18, cgroup v1): 1-2.5 us back to back; 13-30 us once per frame at 30 fps, where the
  * kernel's paths are cache-cold (a bare getppid() costs ~3.5 us there). HR_EIO if a read fails (the
  * previous sample is kept in the governor). */
-hr_status hr_gov_sample_now(hr_gov *g, hr_gov_sample *out);
+HR_API hr_status hr_gov_sample_now(hr_gov *g, hr_gov_sample *out);
 /* Once per frame: measure, then step the ladder with available_bytes. s may be NULL. On HR_EIO the
  * ladder is not stepped and *d says NONE at the current level. */
-hr_status hr_gov_frame(hr_gov *g, hr_gov_decision *d, hr_gov_sample *s);
+HR_API hr_status hr_gov_frame(hr_gov *g, hr_gov_decision *d, hr_gov_sample *s);
 /* The ladder, to read or to force a rung (hr_gov_ladder_set_rung). */
-hr_gov_ladder *hr_gov_get_ladder(hr_gov *g);
+HR_API hr_gov_ladder *hr_gov_get_ladder(hr_gov *g);
 /* Restart the peak (and low-water) tracking from the current values. */
-void hr_gov_reset_peaks(hr_gov *g);
+HR_API void hr_gov_reset_peaks(hr_gov *g);
 /* Admission against this governor's profile with a fresh RSS baseline (see hr_gov_admit); the
  * message goes to hr_gov_last_error(). */
-hr_status hr_gov_admit_now(hr_gov *g, uint64_t fixed_bytes, const hr_gov_candidate *cands, size_t n,
+HR_API hr_status hr_gov_admit_now(hr_gov *g, uint64_t fixed_bytes, const hr_gov_candidate *cands, size_t n,
                            size_t *chosen);
 /* INFO-memory style report of the last sample, "key:value" lines after a "# Governor" header:
  * used_memory_rss_human, used_memory_peak_human, cgroup_usage(_peak)_human, cgroup_limit_human,
  * cgroup, maxmemory_safe_human, maxmemory_kill_human, available(_min)_human, maxmemory_policy (the
  * profile), governor_level, governor_rung, governor_action. Sizes as "12.3M" or "none". Returns the
  * length it needed (snprintf semantics). */
-int hr_gov_info(const hr_gov *g, char *buf, size_t len);
+HR_API int hr_gov_info(const hr_gov *g, char *buf, size_t len);
 /* Last error / admission message ("" if none). Owned by the governor. */
-const char *hr_gov_last_error(const hr_gov *g);
+HR_API const char *hr_gov_last_error(const hr_gov *g);
 
 #ifdef __cplusplus
 }

@@ -134,7 +134,7 @@ typedef enum hr_health_state {
 
 /* "warming-up", "healthy", "degraded", "recalibrating", "suspended", "failed"; "unknown" otherwise.
  * Static strings. */
-const char *hr_health_state_name(hr_health_state s);
+HR_API const char *hr_health_state_name(hr_health_state s);
 
 /* What the caller must do before the next frame. */
 typedef enum hr_health_action {
@@ -188,7 +188,7 @@ typedef enum hr_health_cause {
 #define HR_HEALTH_N_CAUSES 13
 /* Short name of one cause bit ("nonfinite", "low-confidence", "input-black", ...); "unknown" for
  * anything that is not exactly one known bit. Static strings. */
-const char *hr_health_cause_name(uint32_t cause_bit);
+HR_API const char *hr_health_cause_name(uint32_t cause_bit);
 
 /* Events reported by the caller (hr_health_note_event). STATE_RESET, REPLANNED, GOV_SUSPEND and
  * GOV_RESUME change the state at once (callback included); SCENE_CUT, GOV_SHED, GOV_RESTORED and
@@ -204,7 +204,7 @@ typedef enum hr_health_event {
   HR_HEALTH_EVENT_DEPTH_MISALIGNED, /* no depth frame within the alignment window for this frame */
 } hr_health_event;
 /* "state-reset", "replanned", ... ; "unknown". Static strings. */
-const char *hr_health_event_name(hr_health_event ev);
+HR_API const char *hr_health_event_name(hr_health_event ev);
 
 #define HR_HEALTH_MAX_STATE 8        /* state tensors a monitor tracks (RVM has 4) */
 #define HR_HEALTH_REASON_LEN 192     /* bytes of a reason string, NUL included */
@@ -320,61 +320,61 @@ typedef struct hr_health_params {
                                       borrowed for the monitor's lifetime; NULL = "state[i]". */
 } hr_health_params;
 
-void hr_health_params_default(hr_health_params *p);
+HR_API void hr_health_params_default(hr_health_params *p);
 
 /* Create a monitor for alpha mattes of alpha_w x alpha_h (the size sets the sample stride; another
  * size later is accepted, treated as a replan, with a stride that fits the same buffers). Allocates
  * everything the monitor will use. HR_EINVAL on bad params (message in err), HR_ENOMEM; *out is
  * NULL on error. p may be NULL for defaults. */
-hr_status hr_health_create(const hr_health_params *p, int alpha_w, int alpha_h, hr_health **out,
+HR_API hr_status hr_health_create(const hr_health_params *p, int alpha_w, int alpha_h, hr_health **out,
                            char *err, size_t err_len);
 /* NULL-safe. */
-void hr_health_destroy(hr_health *h);
+HR_API void hr_health_destroy(hr_health *h);
 /* Back to WARMING_UP with no history (e.g. after the caller rebuilt a FAILED session). Keeps the
  * callback. */
-void hr_health_reset(hr_health *h);
+HR_API void hr_health_reset(hr_health *h);
 
 /* Called synchronously from observe_output / note_event / reset on every state change. NULL to
  * remove. */
-void hr_health_set_callback(hr_health *h, hr_health_callback cb, void *user);
+HR_API void hr_health_set_callback(hr_health *h, hr_health_callback cb, void *user);
 
 /* Observe one input frame: computes its thumbnail (hr_health_thumb_from_frame) into the monitor.
  * HR_ENOTSUP for depth formats, HR_EINVAL for a bad frame (message in hr_health_last_error); the
  * monitor is unchanged on error. */
-hr_status hr_health_observe_input(hr_health *h, const hr_frame *f);
+HR_API hr_status hr_health_observe_input(hr_health *h, const hr_frame *f);
 /* Same, from a thumbnail the caller computed: luma in [0,1], thumb_width x thumb_height of the
  * params, row-major; hf < 0 if unknown (noise is then not judged). ts_ns may be 0. */
-hr_status hr_health_observe_thumb(hr_health *h, const float *luma, int tw, int th, float hf, int64_t ts_ns);
+HR_API hr_status hr_health_observe_thumb(hr_health *h, const float *luma, int tw, int th, float hf, int64_t ts_ns);
 
 /* Observe one frame's outputs and advance the state machine. alpha: width x height floats, row-major,
  * read during the call only. state: n_state tensors (may be 0 / NULL), state_len[i] floats each.
  * out (may be NULL) gets the verdict. HR_EINVAL on NULL alpha / bad sizes / n_state >
  * HR_HEALTH_MAX_STATE (the monitor is unchanged). */
-hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, int height,
+HR_API hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, int height,
                                    const float *const *state, const size_t *state_len, int n_state,
                                    hr_health_verdict *out);
 
 /* Report an event. detail (may be NULL) is copied into the reason where it applies, e.g.
  * "rung 2 of 4, 384x288". HR_EINVAL for unknown events. */
-hr_status hr_health_note_event(hr_health *h, hr_health_event ev, const char *detail);
+HR_API hr_status hr_health_note_event(hr_health *h, hr_health_event ev, const char *detail);
 /* Map a session's HR_EVENT_* bits (hr_outputs.events) to note_event: STATE_RESET, REPLANNED,
  * SCENE_CUT. */
-void hr_health_note_session_events(hr_health *h, uint32_t hr_event_bits);
+HR_API void hr_health_note_session_events(hr_health *h, uint32_t hr_event_bits);
 
 /* Current verdict without observing anything (action NONE, changed false). */
-void hr_health_get(const hr_health *h, hr_health_verdict *out);
-hr_health_state hr_health_get_state(const hr_health *h);
+HR_API void hr_health_get(const hr_health *h, hr_health_verdict *out);
+HR_API hr_health_state hr_health_get_state(const hr_health *h);
 /* Current reason, borrowed until the next call on h. */
-const char *hr_health_reason(const hr_health *h);
+HR_API const char *hr_health_reason(const hr_health *h);
 /* Last error message ("" if none). */
-const char *hr_health_last_error(const hr_health *h);
+HR_API const char *hr_health_last_error(const hr_health *h);
 
 /* Luma thumbnail of a frame: tw x th cells in [0,1], each the mean of a 4x4 grid of points over the
  * cell (Rec.601 weights for RGB; the Y plane for NV12/I420, video range expanded). hf (may be
  * NULL) gets the mean |luma(x+1,y) - luma(x,y)| over the same points. Supports RGB24, BGRA, GRAY8,
  * RGBF32, NV12 and I420 (full and video range); HR_ENOTSUP for depth, HR_EINVAL for a bad frame or
  * tw/th outside 1..256. Reads 2 x 16 x tw x th pixels; no allocation. */
-hr_status hr_health_thumb_from_frame(const hr_frame *f, float *luma, int tw, int th, float *hf);
+HR_API hr_status hr_health_thumb_from_frame(const hr_frame *f, float *luma, int tw, int th, float *hf);
 
 #ifdef __cplusplus
 }

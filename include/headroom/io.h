@@ -71,7 +71,7 @@ typedef struct hr_source_params {
 } hr_source_params;
 
 /* Fill p with the defaults above. */
-void hr_source_params_default(hr_source_params *p);
+HR_API void hr_source_params_default(hr_source_params *p);
 
 /* Open a source. spec, in the order it is tried:
  *   params->input_format set      raw frames from the file spec, or stdin when spec is "-"
@@ -87,7 +87,7 @@ void hr_source_params_default(hr_source_params *p);
  * and the problem. Returns HR_EINVAL (bad spec / params), HR_EIO (cannot open or read),
  * HR_ECORRUPT (malformed list or image), HR_ENOTSUP (no video stream, unsupported format or
  * codec), HR_EMISMATCH (images of different sizes), HR_ENOMEM. */
-hr_status hr_source_open(const char *spec, const hr_source_params *params, hr_source **out,
+HR_API hr_status hr_source_open(const char *spec, const hr_source_params *params, hr_source **out,
                          char *err, size_t err_len);
 
 /* Next frame into *out (borrowed; see the lifetime rule above). Returns HR_OK, HR_EEOF at the end
@@ -98,21 +98,21 @@ hr_status hr_source_open(const char *spec, const hr_source_params *params, hr_so
  *     frames counted from 0), then HR_EEOF.
  *   video, V4L2: decoder / driver errors are sticky (every later read returns the same status).
  * *out is left untouched on error. */
-hr_status hr_source_read(hr_source *s, hr_frame *out);
+HR_API hr_status hr_source_read(hr_source *s, hr_frame *out);
 
 /* Frames the source will give, or -1 if unknown (stdin, camera, video without a frame count). For
  * video it is the container's count (a damaged file may give fewer). */
-int64_t hr_source_frame_count(const hr_source *s);
+HR_API int64_t hr_source_frame_count(const hr_source *s);
 
 /* One line owned by the source, e.g. "video vtest.avi 768x576 i420v 10 fps 795 frames (msmpeg4v3,
  * in place)". Never NULL for a non-NULL source. */
-const char *hr_source_describe(const hr_source *s);
+HR_API const char *hr_source_describe(const hr_source *s);
 
 /* Size and format of the frames (those of the first frame; video may change size mid-stream). */
-void hr_source_get_format(const hr_source *s, hr_pixfmt *fmt, int *width, int *height);
+HR_API void hr_source_get_format(const hr_source *s, hr_pixfmt *fmt, int *width, int *height);
 
 /* Last error message of this source ("" if none). Owned by the source. */
-const char *hr_source_last_error(const hr_source *s);
+HR_API const char *hr_source_last_error(const hr_source *s);
 
 /* Counters, all since open. */
 typedef struct hr_source_stats {
@@ -126,10 +126,10 @@ typedef struct hr_source_stats {
   int64_t warnings;        /* frames handed out despite a decoder warning (e.g. corrupt JPEG data,
                               an undecodable video packet skipped before them) */
 } hr_source_stats;
-void hr_source_get_stats(const hr_source *s, hr_source_stats *out);
+HR_API void hr_source_get_stats(const hr_source *s, hr_source_stats *out);
 
 /* NULL-safe. Invalidates every frame handed out. */
-void hr_source_destroy(hr_source *s);
+HR_API void hr_source_destroy(hr_source *s);
 
 /* ---------------------------------------------------------------------------------------------
  * Memory of a source, predicted before its frames are read: what reading it adds to the process's
@@ -189,7 +189,7 @@ typedef struct hr_source_memory {
  * another value asks what the same source would take with that many). Cheap: no frame is decoded
  * (image lists stat() their files). Returns HR_OK, or HR_EINVAL (s or out NULL, pool_size outside
  * 0..64; *out is then zeroed). */
-hr_status hr_source_memory_estimate(const hr_source *s, int pool_size, hr_source_memory *out);
+HR_API hr_status hr_source_memory_estimate(const hr_source *s, int pool_size, hr_source_memory *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Output writers. Each writes NAME.tmp next to NAME and renames it over NAME (no fsync), so a
@@ -197,20 +197,20 @@ hr_status hr_source_memory_estimate(const hr_source *s, int pool_size, hr_source
  * NAME.tmp is removed. Strides are in bytes, >= the row size. Return HR_EINVAL (bad arguments),
  * HR_ENOMEM, HR_EIO (cannot write or rename; errno is kept).
  * ------------------------------------------------------------------------------------------- */
-hr_status hr_png_write_gray8(const char *path, int w, int h, const uint8_t *px, ptrdiff_t stride);
+HR_API hr_status hr_png_write_gray8(const char *path, int w, int h, const uint8_t *px, ptrdiff_t stride);
 /* 16-bit grayscale, host-endian samples (written big-endian as PNG requires). */
-hr_status hr_png_write_gray16(const char *path, int w, int h, const uint16_t *px, ptrdiff_t stride_bytes);
-hr_status hr_png_write_rgb24(const char *path, int w, int h, const uint8_t *px, ptrdiff_t stride);
+HR_API hr_status hr_png_write_gray16(const char *path, int w, int h, const uint16_t *px, ptrdiff_t stride_bytes);
+HR_API hr_status hr_png_write_rgb24(const char *path, int w, int h, const uint8_t *px, ptrdiff_t stride);
 /* Peak heap one hr_png_write_* call takes beyond the caller's pixels, for a w x h image of
  * channels samples (1 gray, 3 RGB) of bit_depth bits (8 or 16): zlib's deflate state (256 KB at
  * the default window and memLevel), libspng's context and two scanlines, and the encoded file in
  * memory, which libspng grows to the next power of two (sized here for a file of an eighth of the
  * raw bytes: an RVM matte at the writer's settings is ~1/16, 174 KB at 1920x1440; photos compress
  * far less). 0 for invalid arguments. */
-int64_t hr_png_write_memory_estimate(int w, int h, int channels, int bit_depth);
-hr_status hr_file_write_atomic(const char *path, const void *data, size_t len);
+HR_API int64_t hr_png_write_memory_estimate(int w, int h, int channels, int bit_depth);
+HR_API hr_status hr_file_write_atomic(const char *path, const void *data, size_t len);
 /* Create a folder and its parents (mkdir -p). HR_EIO with errno set on failure. */
-hr_status hr_mkdirs(const char *path);
+HR_API hr_status hr_mkdirs(const char *path);
 
 #ifdef __cplusplus
 }

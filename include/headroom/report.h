@@ -39,14 +39,14 @@ typedef struct hr_report_opts {
   size_t err_len;
 } hr_report_opts;
 
-void hr_report_opts_default(hr_report_opts *o);
+HR_API void hr_report_opts_default(hr_report_opts *o);
 
 /* Write the report. opts may be NULL for defaults. The HTML is written to html_out + ".tmp" and
  * renamed, so html_out is either the old file or the complete new one.
  * Returns HR_OK; HR_EINVAL (NULL paths, bad opts); HR_EIO (cannot read/write; opts->err says
  * which file); HR_ECORRUPT (no valid telemetry line at all; malformed lines among valid ones are
  * skipped and counted in the report); HR_ENOMEM. */
-hr_status hr_report_write_html(const char *telemetry_jsonl_path, const char *html_out,
+HR_API hr_status hr_report_write_html(const char *telemetry_jsonl_path, const char *html_out,
                                const hr_report_opts *opts);
 
 #ifdef __cplusplus

@@ -62,17 +62,17 @@ typedef struct hr_stream_params {
 } hr_stream_params;
 
 /* Defaults as documented above. */
-void hr_stream_params_default(hr_stream_params *p);
+HR_API void hr_stream_params_default(hr_stream_params *p);
 
 /* Build the ladder, admit a rung against the governor's ceiling (the largest that fits), create
  * the session there, the health monitor and the injector. On failure *out is NULL, err holds one
  * line: a planning error, "admission refused: ..." (HR_ENOFIT), HR_ENOMEM, or a bad fault spec. */
-hr_status hr_stream_create(hr_model *m, const hr_stream_params *p, hr_stream **out, char *err, size_t err_len);
+HR_API hr_status hr_stream_create(hr_model *m, const hr_stream_params *p, hr_stream **out, char *err, size_t err_len);
 /* NULL-safe. */
-void hr_stream_destroy(hr_stream *s);
+HR_API void hr_stream_destroy(hr_stream *s);
 
 /* Stream events, in hr_stream_result.events beside the session's HR_EVENT_* bits. */
-enum {
+HR_API enum {
   HR_STREAM_EVENT_RUNG_CHANGED = 1u << 8,   /* this frame ran on another rung than the previous one */
   HR_STREAM_EVENT_SUSPENDED    = 1u << 9,   /* no inference on this frame (governor or injected pressure) */
   HR_STREAM_EVENT_RESUMED      = 1u << 10,  /* first inference after a suspension */
@@ -111,7 +111,7 @@ typedef struct hr_stream_result {
  * another status when the session failed on this frame (message says why; the stream stays
  * usable). A failed rung change is not an error of the push: it is reported through
  * HR_STREAM_EVENT_CHANGE_FAILED. */
-hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out);
+HR_API hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out);
 
 /* Counters for a run summary. */
 typedef struct hr_stream_stats {
@@ -127,18 +127,18 @@ typedef struct hr_stream_stats {
   int n_rungs, rung;           /* ladder length, rung now */
   float rung_ratio[HR_STREAM_MAX_RUNGS];
 } hr_stream_stats;
-void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st);
+HR_API void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st);
 
 /* The session, for what the stream does not wrap (state save/load, plan figures). Borrowed; do
  * not replan, suspend, resume or destroy it behind the stream's back. NULL-safe. */
-hr_session *hr_stream_session(hr_stream *s);
+HR_API hr_session *hr_stream_session(hr_stream *s);
 /* The health monitor, to note events the stream cannot see (e.g. HR_HEALTH_EVENT_DEPTH_MISALIGNED
  * from the caller's depth pairing). Borrowed. */
-hr_health *hr_stream_health(hr_stream *s);
+HR_API hr_health *hr_stream_health(hr_stream *s);
 /* The governor (NULL without one): to read hr_gov_info or samples. Borrowed. */
-hr_gov *hr_stream_governor(hr_stream *s);
+HR_API hr_gov *hr_stream_governor(hr_stream *s);
 /* Last error message ("" if none). Owned by the stream. */
-const char *hr_stream_last_error(const hr_stream *s);
+HR_API const char *hr_stream_last_error(const hr_stream *s);
 
 #ifdef __cplusplus
 }

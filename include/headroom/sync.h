@@ -42,16 +42,16 @@ typedef struct hr_aligner_params {
   int depth_capacity;      /* undecided depth frames held; 1..1024. Default 32. */
 } hr_aligner_params;
 
-void hr_aligner_params_default(hr_aligner_params *p);
+HR_API void hr_aligner_params_default(hr_aligner_params *p);
 
 /* Validates p (HR_EINVAL with a message in err if non-NULL), then allocates everything the
  * aligner will ever use (stats.bytes of it: 14 KiB at the defaults; Nc*Nd*8 + (Nc+Nd)*~100
  * bytes). Pushes, pops and flushes never allocate. On failure *out is NULL. One aligner must be
  * driven by one thread at a time. Cost: ~0.1 us a push at 60 Hz (bench/sync_bench.c); a push
  * walks every held frame, so ~15 us with 1024 frames held. */
-hr_status hr_aligner_create(const hr_aligner_params *p, hr_aligner **out, char *err, size_t err_len);
+HR_API hr_status hr_aligner_create(const hr_aligner_params *p, hr_aligner **out, char *err, size_t err_len);
 /* NULL-safe. Frames still held are forgotten (their ids are the caller's to release). */
-void hr_aligner_destroy(hr_aligner *a);
+HR_API void hr_aligner_destroy(hr_aligner *a);
 
 /* What pop hands back. Ids are the caller's handles: the aligner never touches pixels. */
 typedef enum hr_aligned_kind {
@@ -82,18 +82,18 @@ typedef struct hr_aligned_pair {
  *   HR_EAGAIN  decided records are waiting: pop them first (a caller that pops until HR_EAGAIN
  *              after every push never sees this). Nothing changed; counted in stats.refused.
  * A full buffer never refuses a push: its oldest undecided frame is forced to make room. */
-hr_status hr_aligner_push_color(hr_aligner *a, int64_t ts_ns, uint64_t id);
-hr_status hr_aligner_push_depth(hr_aligner *a, int64_t ts_ns, uint64_t id);
+HR_API hr_status hr_aligner_push_color(hr_aligner *a, int64_t ts_ns, uint64_t id);
+HR_API hr_status hr_aligner_push_depth(hr_aligner *a, int64_t ts_ns, uint64_t id);
 
 /* Next final record: HR_OK and *out filled, or HR_EAGAIN when nothing is final yet. Records come
  * in the order they became final; color frames (PAIR, COLOR_ONLY) always in timestamp order;
  * a DEPTH_UNUSED may come before an older color frame's record. */
-hr_status hr_aligner_pop(hr_aligner *a, hr_aligned_pair *out);
+HR_API hr_status hr_aligner_pop(hr_aligner *a, hr_aligned_pair *out);
 
 /* End of stream: no more frames will come, so everything held is decided by the exact rule (not
  * forced) and queued for pop. The next push starts a new segment: its timestamps are not compared
  * with, nor paired with, those before the flush. */
-hr_status hr_aligner_flush(hr_aligner *a);
+HR_API hr_status hr_aligner_flush(hr_aligner *a);
 
 /* Counters since create (frames counted when their decision is made, not when popped). */
 typedef struct hr_aligner_stats {
@@ -111,14 +111,14 @@ typedef struct hr_aligner_stats {
   size_t bytes;                 /* memory allocated at create, all of it; never grows */
 } hr_aligner_stats;
 
-void hr_aligner_get_stats(const hr_aligner *a, hr_aligner_stats *s);
+HR_API void hr_aligner_get_stats(const hr_aligner *a, hr_aligner_stats *s);
 /* Last error message ("" if none). Owned by the aligner. */
-const char *hr_aligner_last_error(const hr_aligner *a);
+HR_API const char *hr_aligner_last_error(const hr_aligner *a);
 
 /* The offline rule above over whole lists (strictly increasing timestamps, ns). match_out[i] is
  * the index of color[i]'s depth frame, or -1. window 0..1e9 ns. May allocate (freed on return).
  * HR_EINVAL (bad arguments, non-increasing lists), HR_ENOMEM. */
-hr_status hr_associate_offline(const int64_t *color, int nc, const int64_t *depth, int nd,
+HR_API hr_status hr_associate_offline(const int64_t *color, int nc, const int64_t *depth, int nd,
                                int64_t window_ns, int *match_out);
 
 #ifdef __cplusplus

@@ -76,13 +76,13 @@ typedef struct hr_telemetry_record {
 } hr_telemetry_record;
 
 /* Every nullable field null, the rest 0/false. */
-void hr_telemetry_record_init(hr_telemetry_record *r);
+HR_API void hr_telemetry_record_init(hr_telemetry_record *r);
 
 /* Format one record as a JSON line (with trailing '\n') into buf. Returns the line length in bytes
  * (excluding the terminating NUL); buf is always NUL-terminated when n > 0. A buffer of
  * HR_TELEMETRY_LINE_MAX bytes always suffices; with a smaller one the return value is the length
  * needed and the output is truncated (snprintf-style). No allocation. */
-size_t hr_telemetry_format(const hr_telemetry_record *r, char *buf, size_t n);
+HR_API size_t hr_telemetry_format(const hr_telemetry_record *r, char *buf, size_t n);
 
 typedef struct hr_telemetry hr_telemetry;
 
@@ -96,13 +96,13 @@ typedef struct hr_telemetry_params {
   bool append;         /* append to an existing file instead of truncating. Default false. */
 } hr_telemetry_params;
 
-void hr_telemetry_params_default(hr_telemetry_params *p);
+HR_API void hr_telemetry_params_default(hr_telemetry_params *p);
 
 /* Open a JSONL telemetry file for writing. path "-" means stdout (not closed by close). p may be
  * NULL for defaults. All memory the writer will ever use is allocated here.
  * Returns HR_OK, HR_EINVAL (NULL path/out), HR_EIO (cannot open; err gets "path: reason"),
  * HR_ENOMEM. On failure *out is NULL. */
-hr_status hr_telemetry_open(const char *path, const hr_telemetry_params *p, hr_telemetry **out,
+HR_API hr_status hr_telemetry_open(const char *path, const hr_telemetry_params *p, hr_telemetry **out,
                             char *err, size_t err_len);
 
 /* Append one record as one line. No heap allocation: lines are formatted into the handle's buffer
@@ -111,20 +111,20 @@ hr_status hr_telemetry_open(const char *path, const hr_telemetry_params *p, hr_t
  * is cut off again (regular files), the lines still buffered are dropped, and HR_EIO is returned
  * with the reason (strerror) in hr_telemetry_last_error; errno is left set. Later writes are still
  * attempted. One thread at a time. */
-hr_status hr_telemetry_write(hr_telemetry *t, const hr_telemetry_record *r);
+HR_API hr_status hr_telemetry_write(hr_telemetry *t, const hr_telemetry_record *r);
 
 /* Write what is buffered now. Same errors as hr_telemetry_write. NULL-safe. */
-hr_status hr_telemetry_flush(hr_telemetry *t);
+HR_API hr_status hr_telemetry_flush(hr_telemetry *t);
 
 /* Records whose whole line is in the file (written, not merely buffered). */
-int64_t hr_telemetry_count(const hr_telemetry *t);
+HR_API int64_t hr_telemetry_count(const hr_telemetry *t);
 
 /* Last error message of this handle ("" if none). Owned by t. */
-const char *hr_telemetry_last_error(const hr_telemetry *t);
+HR_API const char *hr_telemetry_last_error(const hr_telemetry *t);
 
 /* Write what is buffered and close; frees t. Returns HR_EIO if buffered lines could not be written
  * (the file still ends with a whole line). NULL-safe (returns HR_OK). */
-hr_status hr_telemetry_close(hr_telemetry *t);
+HR_API hr_status hr_telemetry_close(hr_telemetry *t);
 
 /* ---------------------------------------------------------------------------------------------
  * Stage statistics: streaming quantiles in fixed memory (for bench and the report).
@@ -142,19 +142,19 @@ hr_status hr_telemetry_close(hr_telemetry *t);
  * ------------------------------------------------------------------------------------------- */
 typedef struct hr_stats hr_stats;
 
-hr_status hr_stats_create(hr_stats **out);
-void hr_stats_destroy(hr_stats *s);               /* NULL-safe */
-void hr_stats_reset(hr_stats *s);                 /* forget all samples */
-void hr_stats_add(hr_stats *s, double ms);        /* one sample, in ms */
+HR_API hr_status hr_stats_create(hr_stats **out);
+HR_API void hr_stats_destroy(hr_stats *s);               /* NULL-safe */
+HR_API void hr_stats_reset(hr_stats *s);                 /* forget all samples */
+HR_API void hr_stats_add(hr_stats *s, double ms);        /* one sample, in ms */
 /* Add every sample of src into dst (e.g. per-thread stats). */
-void hr_stats_merge(hr_stats *dst, const hr_stats *src);
-int64_t hr_stats_count(const hr_stats *s);
-int64_t hr_stats_ignored(const hr_stats *s);
+HR_API void hr_stats_merge(hr_stats *dst, const hr_stats *src);
+HR_API int64_t hr_stats_count(const hr_stats *s);
+HR_API int64_t hr_stats_ignored(const hr_stats *s);
 /* q in [0,1]; NaN if there are no samples or q is out of range. */
-double hr_stats_quantile(const hr_stats *s, double q);
-double hr_stats_mean(const hr_stats *s);          /* NaN if empty */
-double hr_stats_min(const hr_stats *s);           /* exact; NaN if empty */
-double hr_stats_max(const hr_stats *s);           /* exact; NaN if empty */
+HR_API double hr_stats_quantile(const hr_stats *s, double q);
+HR_API double hr_stats_mean(const hr_stats *s);          /* NaN if empty */
+HR_API double hr_stats_min(const hr_stats *s);           /* exact; NaN if empty */
+HR_API double hr_stats_max(const hr_stats *s);           /* exact; NaN if empty */
 
 /* ---------------------------------------------------------------------------------------------
  * Flow limiter: a single-slot "newest frame wins" mailbox between one capture (producer) thread and
@@ -183,29 +183,29 @@ typedef struct hr_flow_stats {
   bool closed;
 } hr_flow_stats;
 
-hr_status hr_flow_create(hr_flow **out);
+HR_API hr_status hr_flow_create(hr_flow **out);
 /* NULL-safe. No thread may be inside put/take. An item still in the slot is not freed (it is the
  * caller's): take it out first (hr_flow_take with timeout 0) if it owns memory. */
-void hr_flow_destroy(hr_flow *f);
+HR_API void hr_flow_destroy(hr_flow *f);
 
 /* Producer: store item (non-NULL) as the newest, never blocking beyond the short critical section.
  * *replaced (replaced may be NULL only if the caller does not care) receives the unconsumed item
  * that was displaced — now dropped and the caller's again — or NULL if the slot was empty.
  * Returns HR_OK; HR_EINVAL (NULL f or item); HR_EEOF if the flow is closed: item is not stored and
  * *replaced = item (hand it back to the pool). Wakes a waiting consumer. */
-hr_status hr_flow_put(hr_flow *f, void *item, void **replaced);
+HR_API hr_status hr_flow_put(hr_flow *f, void *item, void **replaced);
 
 /* Consumer: take the newest item, waiting up to timeout_ns (< 0: forever, 0: do not wait).
  * Returns HR_OK with *item set; HR_EAGAIN on timeout (*item = NULL); HR_EEOF if the flow is closed
  * and the slot is empty (a pending item is still delivered after close); HR_EINVAL. */
-hr_status hr_flow_take(hr_flow *f, void **item, int64_t timeout_ns);
+HR_API hr_status hr_flow_take(hr_flow *f, void **item, int64_t timeout_ns);
 
 /* Close: further puts are rejected, waiting consumers wake (they get the pending item, if any, then
  * HR_EEOF). Idempotent. NULL-safe. */
-void hr_flow_close(hr_flow *f);
+HR_API void hr_flow_close(hr_flow *f);
 
 /* Counters, consistent with each other (read under the lock). */
-void hr_flow_get_stats(hr_flow *f, hr_flow_stats *st);
+HR_API void hr_flow_get_stats(hr_flow *f, hr_flow_stats *st);
 
 #ifdef __cplusplus
 }

@@ -26,16 +26,16 @@ typedef struct hr_ballast_params {
 } hr_ballast_params;
 
 /* Parse "RATE[:MAX[:HOLD_S]]" (MB/s, MB, s), e.g. "50:300", "12.5", "50:250:10". HR_EINVAL with a message on error. */
-hr_status hr_ballast_parse(const char *s, hr_ballast_params *out, char *err, size_t err_len);
+HR_API hr_status hr_ballast_parse(const char *s, hr_ballast_params *out, char *err, size_t err_len);
 /* Allocates only the chunk table (max_mb pointers). */
-hr_status hr_ballast_create(const hr_ballast_params *p, hr_ballast **out);
+HR_API hr_status hr_ballast_create(const hr_ballast_params *p, hr_ballast **out);
 /* Grow to min(max, floor(rate x elapsed_s)) MB, elapsed_s = seconds since the ballast started
  * (the caller's clock). Never shrinks. HR_ENOMEM if mmap fails (what was reached is kept). */
-hr_status hr_ballast_tick(hr_ballast *b, double elapsed_s);
+HR_API hr_status hr_ballast_tick(hr_ballast *b, double elapsed_s);
 /* MB currently held. */
-uint64_t hr_ballast_mb(const hr_ballast *b);
+HR_API uint64_t hr_ballast_mb(const hr_ballast *b);
 /* NULL-safe; unmaps everything. */
-void hr_ballast_destroy(hr_ballast *b);
+HR_API void hr_ballast_destroy(hr_ballast *b);
 
 /* ---------------------------------------------------------------------------------------------
  * Fault injection, for tests and demos (headroom run --inject SPEC).
@@ -75,36 +75,36 @@ typedef struct hr_fault_spec {
 } hr_fault_spec;
 
 /* "nan-state", ...; "none" / "unknown". Static strings. */
-const char *hr_fault_kind_name(hr_fault_kind k);
+HR_API const char *hr_fault_kind_name(hr_fault_kind k);
 /* Parse SPEC into out[0..*n). Pure, no allocation. HR_EINVAL with a one-line message naming the
  * offending entry and listing the kinds; *n and out untouched on error. HR_ERANGE for more than max
  * entries. */
-hr_status hr_fault_parse(const char *spec, hr_fault_spec *out, int max, int *n, char *err, size_t err_len);
+HR_API hr_status hr_fault_parse(const char *spec, hr_fault_spec *out, int max, int *n, char *err, size_t err_len);
 
 typedef struct hr_fault_injector hr_fault_injector;
 /* Parse SPEC and create an injector; seed drives noise-input. Allocates the small object only; the
  * copies that freeze-input and stuck-output replay are allocated on the frame before such a fault
  * starts (once per fault, when the held size grows), never otherwise. */
-hr_status hr_fault_create(const char *spec, uint64_t seed, hr_fault_injector **out, char *err, size_t err_len);
-void hr_fault_destroy(hr_fault_injector *inj);   /* NULL-safe */
+HR_API hr_status hr_fault_create(const char *spec, uint64_t seed, hr_fault_injector **out, char *err, size_t err_len);
+HR_API void hr_fault_destroy(hr_fault_injector *inj);   /* NULL-safe */
 /* HR_FAULT_BIT(kind) bits of the faults active at frame. 0 for NULL inj. */
-uint32_t hr_fault_active(const hr_fault_injector *inj, int64_t frame);
+HR_API uint32_t hr_fault_active(const hr_fault_injector *inj, int64_t frame);
 /* Human-readable list of the faults active at frame ("black-input, nan-state") into buf; "" when
  * none. Returns buf. */
-const char *hr_fault_describe(const hr_fault_injector *inj, int64_t frame, char *buf, size_t len);
+HR_API const char *hr_fault_describe(const hr_fault_injector *inj, int64_t frame, char *buf, size_t len);
 /* Apply the input-side faults of frame to f, writing through f->planes (the caller's buffer must be
  * writable and stay the same format and size while a freeze replays). Call once per frame, in order,
  * also on frames without faults (it keeps the frame a freeze will replay). Priority when several
  * are active: freeze, black, white, noise. HR_ENOMEM if the held copy cannot be allocated (the
  * frame is left as it was). */
-hr_status hr_fault_apply_input(hr_fault_injector *inj, int64_t frame, hr_frame *f);
+HR_API hr_status hr_fault_apply_input(hr_fault_injector *inj, int64_t frame, hr_frame *f);
 /* Output side: returns the alpha the caller should use for frame: the held copy while stuck-output
  * is active, else alpha itself. Call once per frame, in order. Returns alpha on allocation failure
  * (and the fault then does nothing). */
-const float *hr_fault_apply_output(hr_fault_injector *inj, int64_t frame, const float *alpha, int w, int h);
+HR_API const float *hr_fault_apply_output(hr_fault_injector *inj, int64_t frame, const float *alpha, int w, int h);
 /* State side: while nan-state is active, writes NaN into every 64th element (from 0) of tensor
  * (frame mod n_state). Returns the tensor index written, or -1 if none. */
-int hr_fault_apply_state(const hr_fault_injector *inj, int64_t frame, float *const *state,
+HR_API int hr_fault_apply_state(const hr_fault_injector *inj, int64_t frame, float *const *state,
                          const size_t *state_len, int n_state);
 
 #ifdef __cplusplus
