@@ -21,7 +21,9 @@ extern "C" {
  *   if (v.state == HR_HEALTH_FAILED) { rebuild the session (at least hr_session_reset(s));
  *                                      hr_health_reset(h); }           // resets did not help
  *
- * plus hr_health_note_event() whenever the governor suspends, resumes or sheds (memory pressure
+ * plus hr_health_observe_memory() with the governor's measured headroom every frame (the monitor
+ * names memory pressure itself, whatever is done about it), and hr_health_note_event() whenever
+ * the governor suspends, resumes or sheds (memory pressure
  * that suspends inference: _GOV_SUSPEND, then _GOV_RESUME once inference runs again), or a depth
  * frame could not be aligned. observe_output is the clock: the state machine advances once per
  * call. The monitor allocates everything at create (thumbnails, motion map, subsampled previous
@@ -184,6 +186,8 @@ typedef enum hr_health_cause {
   HR_HEALTH_CAUSE_DEPTH_MISALIGNED = 1u << 10,
   HR_HEALTH_CAUSE_GOV_SHED         = 1u << 11,
   HR_HEALTH_CAUSE_NOT_SETTLING     = 1u << 12,
+  HR_HEALTH_CAUSE_MEMORY_PRESSURE  = 1u << 13,  /* measured headroom under the low mark
+                                                  (hr_health_observe_memory) */
 } hr_health_cause;
 #define HR_HEALTH_N_CAUSES 13
 /* Short name of one cause bit ("nonfinite", "low-confidence", "input-black", ...); "unknown" for
@@ -321,6 +325,17 @@ typedef struct hr_health_params {
 } hr_health_params;
 
 HR_API void hr_health_params_default(hr_health_params *p);
+
+/* Memory as measured on this frame (the governor's hr_gov_sample.available_bytes: the headroom
+ * left under the ceiling), against low_bytes, the headroom under which the governor sheds quality
+ * (its ladder's shed_bytes). Under low_bytes the cause MEMORY_PRESSURE turns on at once (DEGRADED,
+ * even while warming up; the reason gives both figures: "memory pressure: 41 MB headroom, under
+ * 80 MB"); it turns off when the headroom is back at low_bytes + hysteresis_bytes or more. This is
+ * what the monitor knows of memory by itself, whatever the caller does about it (shed, suspend, or
+ * nothing: an observe-only governor). Call it before observe_output for the frame it measured;
+ * headroom_bytes < 0 means not measured (nothing changes). A monitor never called here never shows
+ * the cause. */
+HR_API void hr_health_observe_memory(hr_health *h, int64_t headroom_bytes, int64_t low_bytes, int64_t hysteresis_bytes);
 
 /* Create a monitor for alpha mattes of alpha_w x alpha_h (the size sets the sample stride; another
  * size later is accepted, treated as a replan, with a stride that fits the same buffers). Allocates

@@ -49,6 +49,8 @@ struct hr_health {
   int recover_run, settle_run;
   bool not_settling;
   bool gov_shed;
+  bool mem_on;                    /* MEMORY_PRESSURE: measured headroom under mem_low */
+  int64_t mem_headroom, mem_low;
   bool pend_cut, pend_depth;
   int64_t resets[HR__FAIL_RING];
   int n_resets;                   /* total requested, ring index = n % HR__FAIL_RING */
@@ -102,6 +104,7 @@ const char *hr_health_cause_name(uint32_t c) {
     case HR_HEALTH_CAUSE_STATE_SATURATED: return "state-saturated";
     case HR_HEALTH_CAUSE_DEPTH_MISALIGNED: return "depth-misaligned";
     case HR_HEALTH_CAUSE_GOV_SHED: return "gov-shed";
+    case HR_HEALTH_CAUSE_MEMORY_PRESSURE: return "memory-pressure";
     case HR_HEALTH_CAUSE_NOT_SETTLING: return "not-settling";
   }
   return "unknown";
@@ -224,7 +227,7 @@ static void hr__clear(hr_health *h) {
   h->hist_lowconf = h->hist_incons = h->hist_sat = h->hist_depth = 0;
   h->run_lowconf = h->run_stuck = 0;
   h->recover_run = h->settle_run = 0;
-  h->not_settling = h->gov_shed = h->pend_cut = h->pend_depth = false;
+  h->not_settling = h->gov_shed = h->mem_on = h->pend_cut = h->pend_depth = false;
   h->n_resets = 0;
   h->confidence = 0.0f;
   h->conf_init = false;
@@ -345,6 +348,9 @@ static void hr__cause_text(const hr_health *h, uint32_t c, char *b, size_t n) {
     }
     case HR_HEALTH_CAUSE_DEPTH_MISALIGNED:
       snprintf(b, n, "depth misaligned on %d of the last %d frames", hr__popc(h->hist_depth), HR__DEPTH_WIN); break;
+    case HR_HEALTH_CAUSE_MEMORY_PRESSURE:
+      snprintf(b, n, "memory pressure: %.0f MB headroom, under %.0f MB", (double)h->mem_headroom / 1048576.0, (double)h->mem_low / 1048576.0);
+      break;
     case HR_HEALTH_CAUSE_GOV_SHED:
       snprintf(b, n, "quality reduced by the memory governor%s%s", h->gov_detail[0] ? ": " : "", h->gov_detail); break;
     default:
@@ -357,7 +363,7 @@ static const uint32_t hr__cause_order[] = {
   HR_HEALTH_CAUSE_INPUT_BLACK, HR_HEALTH_CAUSE_INPUT_SATURATED, HR_HEALTH_CAUSE_INPUT_NOISE,
   HR_HEALTH_CAUSE_INPUT_FROZEN, HR_HEALTH_CAUSE_STUCK_OUTPUT, HR_HEALTH_CAUSE_NOT_SETTLING,
   HR_HEALTH_CAUSE_INCONSISTENT, HR_HEALTH_CAUSE_LOW_CONFIDENCE, HR_HEALTH_CAUSE_STATE_SATURATED,
-  HR_HEALTH_CAUSE_DEPTH_MISALIGNED, HR_HEALTH_CAUSE_GOV_SHED,
+  HR_HEALTH_CAUSE_DEPTH_MISALIGNED, HR_HEALTH_CAUSE_MEMORY_PRESSURE, HR_HEALTH_CAUSE_GOV_SHED,
 };
 
 static void hr__update_reason(hr_health *h) {
@@ -981,6 +987,7 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
   if (s->frozen_run >= P->frozen_frames) h->causes |= HR_HEALTH_CAUSE_INPUT_FROZEN;
   if (h->run_stuck >= P->input_frames) h->causes |= HR_HEALTH_CAUSE_STUCK_OUTPUT;
   if (h->gov_shed) h->causes |= HR_HEALTH_CAUSE_GOV_SHED;
+  if (h->mem_on) h->causes |= HR_HEALTH_CAUSE_MEMORY_PRESSURE;
   if (nonfinite) h->causes |= HR_HEALTH_CAUSE_NONFINITE;
   if (runaway) h->causes |= HR_HEALTH_CAUSE_STATE_RUNAWAY;
 
@@ -1030,7 +1037,7 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
     const uint32_t any = h->causes;
     switch (h->state) {
       case HR_HEALTH_WARMING_UP:
-        if (any & (HR__INPUT_CAUSES | HR_HEALTH_CAUSE_DEPTH_MISALIGNED | HR_HEALTH_CAUSE_GOV_SHED))
+        if (any & (HR__INPUT_CAUSES | HR_HEALTH_CAUSE_DEPTH_MISALIGNED | HR_HEALTH_CAUSE_GOV_SHED | HR_HEALTH_CAUSE_MEMORY_PRESSURE))
           hr__transition(h, HR_HEALTH_DEGRADED);
         else if (h->frames_in_state >= P->warmup_frames)
           hr__transition(h, any ? HR_HEALTH_DEGRADED : HR_HEALTH_HEALTHY);
@@ -1068,6 +1075,15 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
 
 /* ------------------------------------------------------------------------------------------- */
 /* Events. */
+
+void hr_health_observe_memory(hr_health *h, int64_t headroom_bytes, int64_t low_bytes, int64_t hysteresis_bytes) {
+  if (!h || headroom_bytes < 0 || low_bytes <= 0) return;
+  if (hysteresis_bytes < 0) hysteresis_bytes = 0;
+  h->mem_headroom = headroom_bytes;
+  h->mem_low = low_bytes;
+  if (headroom_bytes < low_bytes) h->mem_on = true;
+  else if (headroom_bytes >= low_bytes + hysteresis_bytes) h->mem_on = false;
+}
 
 hr_status hr_health_note_event(hr_health *h, hr_health_event ev, const char *detail) {
   if (!h) return HR_EINVAL;

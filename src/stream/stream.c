@@ -27,6 +27,7 @@ struct hr_stream {
   int want_suspend;            /* the governor said suspend */
   int want_resume;             /* the governor said resume (at lad.gov_rung) */
   int gov_step;                /* the governor moved its rung: a memory-driven change (release first) */
+  int64_t mem_low, mem_hyst;   /* the governor's shed mark and hysteresis: health's memory-pressure cause */
   int rebuild;                 /* health FAILED: start over before the next frame */
   /* where the session is (suspended or not: hr_session_is_suspended) */
   int inj_suspended;           /* suspended by an injected memory-pressure fault */
@@ -130,6 +131,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     gp.ladder.n_rungs = s->lad.n;
     for (int k = 0; k < s->lad.n; k++) gp.ladder.rung_bytes[k] = (uint64_t)s->lad.bytes[k];
     char gerr[256] = "";
+    s->mem_low = gp.ladder.shed_bytes; s->mem_hyst = gp.ladder.hysteresis_bytes;
     st = hr_gov_create(&gp, &s->gov, gerr, sizeof gerr);
     if (st) { errf(err, err_len, "governor: %s", gerr); goto fail; }
     hr_gov_candidate cands[HR_STREAM_MAX_RUNGS]; char names[HR_STREAM_MAX_RUNGS][48];
@@ -250,6 +252,38 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
   return ev;
 }
 
+/* The governor: measure this frame's memory, decide now, act at the next push. The health monitor
+ * is told the measured headroom (its memory-pressure cause), whatever the governor decides. */
+static void govern(hr_stream *s, hr_telemetry_record *rec) {
+  if (s->gov) {
+    hr_gov_decision d; hr_gov_sample gs;
+    hr_gov_frame(s->gov, &d, &gs);
+    rec->rss_bytes = (int64_t)gs.rss_bytes;
+    rec->headroom_bytes = gs.available_bytes;
+    rec->ceiling_safe_bytes = gs.safe_bytes ? (int64_t)gs.safe_bytes : HR_TELEMETRY_NONE;
+    rec->ceiling_kill_bytes = gs.kill_bytes ? (int64_t)gs.kill_bytes : HR_TELEMETRY_NONE;
+    if (gs.safe_bytes || gs.kill_bytes) hr_health_observe_memory(s->health, gs.available_bytes, s->mem_low, s->mem_hyst);
+    if (d.action != HR_GOV_ACTION_NONE) {
+      rec->governor_action = hr_gov_action_name(d.action);
+      s->stats.governor_actions++;
+      if (!s->p.governor_observe_only) {
+        if (d.rung != s->lad.gov_rung) s->gov_step = 1;
+        s->lad.gov_rung = d.rung;
+        if (d.action == HR_GOV_ACTION_SUSPEND) s->want_suspend = 1;
+        if (d.action == HR_GOV_ACTION_RESUME) s->want_resume = 1;
+        if (d.action == HR_GOV_ACTION_STEP_DOWN) hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_SHED, NULL);
+        if (d.action == HR_GOV_ACTION_STEP_UP && d.rung == 0) hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_RESTORED, NULL);
+      }
+    }
+  } else {
+    /* RSS only: one pread of statm, opened at create (no stdio, no allocation) */
+    char buf[128];
+    long pages = 0, res = 0;
+    ssize_t k = s->statm_fd >= 0 ? pread(s->statm_fd, buf, sizeof buf - 1, 0) : -1;
+    if (k > 0) { buf[k] = 0; if (sscanf(buf, "%ld %ld", &pages, &res) == 2) rec->rss_bytes = (int64_t)res * sysconf(_SC_PAGESIZE); }
+  }
+}
+
 hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out) {
   if (!s || !f || !out) return HR_EINVAL;
   char why[256];
@@ -277,6 +311,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   out->input = &s->cur;
   hr_health_observe_input(s->health, &s->cur);
   hr_health_verdict *hv = &out->health;
+  double t_post;               /* from the end of inference: governor, health, controller */
   if (!hr_session_is_suspended(s->s)) {
     if (faults & HR_FAULT_BIT(HR_FAULT_NAN_STATE)) {
       size_t lens[8];
@@ -292,6 +327,8 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     out->width = o.width; out->height = o.height;
     out->fgr = o.fgr; out->raw = o.raw; out->raw_channels = o.raw_channels;
     out->model_input = s->s->src_ptr;
+    t_post = now_ms();
+    govern(s, rec);
     const float *sv[8]; size_t sl[8];
     int ns = hr_session_state_views(s->s, sv, sl, 8);
     hr_health_observe_output(s->health, out->alpha, o.width, o.height, sv, sl, ns, hv);
@@ -304,37 +341,11 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     rec->proc_w = pi.proc_width; rec->proc_h = pi.proc_height; rec->ratio = pi.downsample_ratio;
     s->stats.inferred++;
   } else {
+    t_post = now_ms();
+    govern(s, rec);
     hr_health_get(s->health, hv);
     ev |= HR_STREAM_EVENT_SUSPENDED;
     s->stats.suspended_frames++;
-  }
-  const double t_post = now_ms();
-  /* the governor: measure, decide now, act at the next push */
-  if (s->gov) {
-    hr_gov_decision d; hr_gov_sample gs;
-    hr_gov_frame(s->gov, &d, &gs);
-    rec->rss_bytes = (int64_t)gs.rss_bytes;
-    rec->headroom_bytes = gs.available_bytes;
-    rec->ceiling_safe_bytes = gs.safe_bytes ? (int64_t)gs.safe_bytes : HR_TELEMETRY_NONE;
-    rec->ceiling_kill_bytes = gs.kill_bytes ? (int64_t)gs.kill_bytes : HR_TELEMETRY_NONE;
-    if (d.action != HR_GOV_ACTION_NONE) {
-      rec->governor_action = hr_gov_action_name(d.action);
-      s->stats.governor_actions++;
-      if (!s->p.governor_observe_only) {
-        if (d.rung != s->lad.gov_rung) s->gov_step = 1;
-        s->lad.gov_rung = d.rung;
-        if (d.action == HR_GOV_ACTION_SUSPEND) s->want_suspend = 1;
-        if (d.action == HR_GOV_ACTION_RESUME) s->want_resume = 1;
-        if (d.action == HR_GOV_ACTION_STEP_DOWN) hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_SHED, NULL);
-        if (d.action == HR_GOV_ACTION_STEP_UP && d.rung == 0) hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_RESTORED, NULL);
-      }
-    }
-  } else {
-    /* RSS only: one pread of statm, opened at create (no stdio, no allocation) */
-    char buf[128];
-    long pages = 0, res = 0;
-    ssize_t k = s->statm_fd >= 0 ? pread(s->statm_fd, buf, sizeof buf - 1, 0) : -1;
-    if (k > 0) { buf[k] = 0; if (sscanf(buf, "%ld %ld", &pages, &res) == 2) rec->rss_bytes = (int64_t)res * sysconf(_SC_PAGESIZE); }
   }
   /* the budget controller, on this frame's processing time (not the change before it) */
   if (s->p.adapt && !hr_session_is_suspended(s->s) && out->alpha) hr__ladder_observe(&s->lad, now_ms() - t1, s->p.budget_ms);

@@ -2,7 +2,11 @@
  * same frames with hr_session_replan at the frames where the stream changed rung, and every
  * result is read whole after its push, so an output freed by a replan it caused would show (ASan);
  * (2) steady-state pushes with health, governor (cgroup or none) and telemetry records allocate
- * nothing, and the counter is shown to count (a positive control inside the counted window). */
+ * nothing, and the counter is shown to count (a positive control inside the counted window);
+ * (3) health learns memory pressure from the governor's measured headroom by itself: with an
+ * observe-only governor (no action, so no event for the monitor to be told of) and a ceiling set
+ * ~50 MB above this process's RSS, the verdict turns DEGRADED with the memory-pressure cause; with
+ * the ceiling 2 GB higher it does not. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +106,58 @@ static void stream_noalloc(hr_model *m, const hr_frame *fr) {
   hr_stream_destroy(st);
 }
 
+static int64_t rss_mb(void) {
+  long pages = 0, res = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) { if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0; fclose(f); }
+  return (int64_t)res * sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+/* (3) memory pressure measured, not told: returns the frames (of 12) whose verdict named it */
+static int pressure_frames(hr_model *m, const hr_frame *fr, int64_t above_rss_mb, int *actions, char *reason, size_t rn) {
+  hr_stream_params p;
+  hr_stream_params_default(&p);
+  p.session.width = 256; p.session.height = 144;
+  p.session.frame_width = fr[0].width; p.session.frame_height = fr[0].height;
+  p.session.downsample_ratio = 1.f; p.session.threads = 1;
+  p.governor = true; p.governor_observe_only = true;
+  char prof[64], err[512];
+  int64_t safe = rss_mb() + above_rss_mb;
+  snprintf(prof, sizeof prof, "%lld:%lld", (long long)safe, (long long)safe + 10);
+  CHECK_EQ_INT(hr_gov_profile_parse(prof, &p.profile, err, sizeof err), HR_OK);
+  hr_stream *st = NULL;
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
+  if (!st) { printf("create: %s\n", err); return -1; }
+  int named = 0;
+  *actions = 0;
+  reason[0] = 0;
+  for (int i = 0; i < 12; i++) {
+    hr_stream_result r;
+    CHECK_EQ_INT(hr_stream_push(st, &fr[i], &r), HR_OK);
+    if (r.record.governor_action && strcmp(r.record.governor_action, "none")) (*actions)++;
+    if (r.health.causes & HR_HEALTH_CAUSE_MEMORY_PRESSURE) {
+      named++;
+      CHECK_EQ_INT(r.health.state, HR_HEALTH_DEGRADED);
+      snprintf(reason, rn, "%s", r.health.reason);
+    }
+  }
+  hr_stream_destroy(st);
+  return named;
+}
+
+static void stream_memory_pressure(hr_model *m, const hr_frame *fr) {
+  char reason[256];
+  int actions = 0;
+  int tight = pressure_frames(m, fr, 50, &actions, reason, sizeof reason);
+  printf("observe-only governor, ceiling RSS+50 MB: %d of 12 verdicts name memory pressure (\"%s\"), %d governor actions taken\n",
+         tight, reason, actions);
+  CHECK_EQ_INT(tight, 12);
+  CHECK(strstr(reason, "memory pressure:") != NULL);
+  int roomy = pressure_frames(m, fr, 2050, &actions, reason, sizeof reason);
+  printf("observe-only governor, ceiling RSS+2050 MB: %d of 12 name memory pressure\n", roomy);
+  CHECK_EQ_INT(roomy, 0);
+}
+
 int main(void) {
   char mp[1024], ap[1024];
   if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp) || !hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", ap, sizeof ap)) {
@@ -122,6 +178,7 @@ int main(void) {
   for (int i = 0; i < NF; i++) CHECK_EQ_INT(hr_source_read(src, &fr[i]), HR_OK);
   stream_vs_session(m, fr);
   stream_noalloc(m, fr);
+  stream_memory_pressure(m, fr);
   hr_source_destroy(src);
   hr_model_destroy(m);
   return hr_test_finish("test_stream");
