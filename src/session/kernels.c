@@ -113,7 +113,7 @@ hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks,
   g->H = H; g->W = W; g->h = h_lr; g->w = w_lr; g->chunks = chunks; g->want_fgr = want_fgr;
   size_t nch = want_fgr ? 4 : 1;
   size_t per_chunk = (size_t)w_lr * nch * 2 + (size_t)W * 3 + 16;
-  size_t bytes = sizeof(int32_t) * (size_t)W * 2 + sizeof(float) * (size_t)W + sizeof(int32_t) * (size_t)H * 2 +
+  size_t bytes = sizeof(int32_t) * ((size_t)W * 3 + 1) + sizeof(float) * (size_t)W + sizeof(int32_t) * (size_t)H * 2 +
                  sizeof(float) * (size_t)H + sizeof(float) * per_chunk * (size_t)chunks + 256;
   g->mem = calloc(1, bytes);
   if (!g->mem) return HR_ENOMEM;
@@ -122,6 +122,7 @@ hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks,
   g->x0 = (int32_t *)m; m += sizeof(int32_t) * W;
   g->x1 = (int32_t *)m; m += sizeof(int32_t) * W;
   g->fx = (float *)m; m += sizeof(float) * W;
+  g->run = (int32_t *)m; m += sizeof(int32_t) * (W + 1);
   g->y0 = (int32_t *)m; m += sizeof(int32_t) * H;
   g->y1 = (int32_t *)m; m += sizeof(int32_t) * H;
   g->fy = (float *)m; m += sizeof(float) * H;
@@ -130,6 +131,9 @@ hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks,
   g->per_chunk = per_chunk;
   half_pixel_taps(w_lr, W, g->x0, g->x1, g->fx);
   half_pixel_taps(h_lr, H, g->y0, g->y1, g->fy);
+  for (int x = 0; x < W; x++)
+    if (!x || g->x0[x] != g->x0[x - 1] || g->x1[x] != g->x1[x - 1]) g->run[g->n_runs++] = x;
+  g->run[g->n_runs] = W;
   return HR_OK;
 }
 
@@ -142,6 +146,50 @@ typedef struct fgf_job {
   float *pha, *fgr;
   int clip;
 } fgf_job;
+
+/* Alpha-only row: v = a*m + b with a, b interpolated from the low-resolution row and m the mean
+ * of the guidance's planar R, G, B rows. Within a run of output columns sharing their taps (l, r)
+ * the ends are fixed, so the inner loop is contiguous with no gathers; it is cloned for AVX2 and
+ * AVX-512 where the compiler and libc can dispatch at load time. The build is ISO C
+ * (-ffp-contract=off): no clone fuses a*m+b, so every clone gives the scalar loop's values bit for
+ * bit. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(HR_NO_CLONES)
+#define HR__CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("vect-cost-model=dynamic")))
+#else
+#define HR__CLONES
+#endif
+HR__CLONES
+static void fgf_alpha_row(const hr__fgf *g, const float *restrict ra, const float *restrict rb, const float *restrict R,
+                          const float *restrict G, const float *restrict B, float *restrict pha, int clip) {
+  const float *restrict fx = g->fx;
+  for (int k = 0; k < g->n_runs; k++) {
+    int s = g->run[k], e = g->run[k + 1], l = g->x0[s], r = g->x1[s];
+    float a0 = ra[l], da = ra[r] - ra[l], b0 = rb[l], db = rb[r] - rb[l];
+    if (clip)
+      for (int x = s; x < e; x++) {
+        float v = (a0 + da * fx[x]) * ((R[x] + G[x] + B[x]) / 3.f) + (b0 + db * fx[x]);
+        pha[x] = v < 0.f ? 0.f : v > 1.f ? 1.f : v;
+      }
+    else
+      for (int x = s; x < e; x++) pha[x] = (a0 + da * fx[x]) * ((R[x] + G[x] + B[x]) / 3.f) + (b0 + db * fx[x]);
+  }
+}
+
+/* The same for a float RGB frame read in place (the model's own input format): m from the
+ * interleaved row. */
+HR__CLONES
+static void fgf_alpha_row_px(const hr__fgf *g, const float *restrict ra, const float *restrict rb, const float *restrict px,
+                             float *restrict pha, int clip) {
+  const float *restrict fx = g->fx;
+  for (int k = 0; k < g->n_runs; k++) {
+    int s = g->run[k], e = g->run[k + 1], l = g->x0[s], r = g->x1[s];
+    float a0 = ra[l], da = ra[r] - ra[l], b0 = rb[l], db = rb[r] - rb[l];
+    for (int x = s; x < e; x++) {
+      float v = (a0 + da * fx[x]) * ((px[3 * x] + px[3 * x + 1] + px[3 * x + 2]) / 3.f) + (b0 + db * fx[x]);
+      pha[x] = clip ? (v < 0.f ? 0.f : v > 1.f ? 1.f : v) : v;
+    }
+  }
+}
 
 static void fgf_chunk(void *ctx, size_t chunk) {
   const fgf_job *j = ctx;
@@ -160,19 +208,17 @@ static void fgf_chunk(void *ctx, size_t chunk) {
         t = b0[x * 4 + c0 + c]; u = b1[x * 4 + c0 + c];
         rowB[x * nch + c] = t + (u - t) * fy;
       }
-    const float *px = hr__ingest_row_view(j->frame, y, src);
     float *pha = j->pha + (size_t)y * W;
     if (nch == 1) {
-      for (int x = 0; x < W; x++) {
-        int l = g->x0[x], r = g->x1[x];
-        float fx = g->fx[x];
-        float a = rowA[l] + (rowA[r] - rowA[l]) * fx, b = rowB[l] + (rowB[r] - rowB[l]) * fx;
-        float m = (px[3 * x] + px[3 * x + 1] + px[3 * x + 2]) / 3.f;
-        float v = a * m + b;
-        if (j->clip) v = v < 0.f ? 0.f : v > 1.f ? 1.f : v;
-        pha[x] = v;
+      /* a float RGB row is read where it lies; any other format is converted to planar rows */
+      const float *px = j->frame->fmt == HR_PIX_RGBF32 ? hr__ingest_row_view(j->frame, y, src) : NULL;
+      if (px) fgf_alpha_row_px(g, rowA, rowB, px, pha, j->clip);
+      else {
+        hr__ingest_row_planar(j->frame, y, src, src + W, src + 2 * (size_t)W);
+        fgf_alpha_row(g, rowA, rowB, src, src + W, src + 2 * (size_t)W, pha, j->clip);
       }
     } else {
+      const float *px = hr__ingest_row_view(j->frame, y, src);
       float *fgr = j->fgr + (size_t)y * W * 3;
       for (int x = 0; x < W; x++) {
         int l = g->x0[x], r = g->x1[x];

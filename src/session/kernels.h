@@ -15,6 +15,8 @@ typedef struct hr__fgf {
   int H, W, h, w, chunks, want_fgr;
   int32_t *x0, *x1, *y0, *y1;
   float *fx, *fy;
+  int32_t *run;      /* output columns with the same taps (x0, x1): run k is [run[k], run[k+1]) */
+  int n_runs;
   float *scratch;
   size_t per_chunk;
   void *mem;

@@ -14,10 +14,12 @@
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 
 static int bench_ingest(int argc, char **argv);
+static unsigned char *make_frame(const unsigned char *rgb, int w, int h, hr_frame *f);
+static unsigned char clamp_u8(float v);
 
 int cmd_bench(int argc, char **argv) {
   for (int i = 1; i < argc; i++) if (!strcmp(argv[i], "--ingest")) return bench_ingest(argc, argv);
-  const char *model = NULL; int w = 0, h = 0, frames = 20, threads = 0, json = 0, warm = 3, show_ops = 0;
+  const char *model = NULL, *format = "rgbf32"; int w = 0, h = 0, frames = 20, threads = 0, json = 0, warm = 3, show_ops = 0;
   float ratio = 0;
   hr_backend be = HR_BACKEND_XNNPACK;
   for (int i = 1; i < argc; i++) {
@@ -29,6 +31,7 @@ int cmd_bench(int argc, char **argv) {
     else if (!strcmp(a, "--warmup") && v) { warm = atoi(v); i++; }
     else if (!strcmp(a, "--threads") && v) { threads = atoi(v); i++; }
     else if (!strcmp(a, "--backend") && v) { be = !strcmp(v, "reference") ? HR_BACKEND_REFERENCE : HR_BACKEND_XNNPACK; i++; }
+    else if (!strcmp(a, "--format") && v) { format = v; i++; }
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--ops")) show_ops = 1;
     else { fprintf(stderr, "headroom bench: unknown option '%s'\n", a); return 2; }
@@ -54,6 +57,22 @@ int cmd_bench(int argc, char **argv) {
     px[0] = 0.2f + 0.7f * b; px[1] = 0.3f + 0.5f * b * (float)x / W; px[2] = 0.25f + 0.3f * (float)y / H;
   }
   hr_frame f = {.fmt = HR_PIX_RGBF32, .width = W, .height = H, .planes = {img}, .strides = {(ptrdiff_t)W * 12}};
+  /* --format: the same picture in a camera format, read in place as the live loop does */
+  unsigned char *fbuf = NULL;
+  if (strcmp(format, "rgbf32")) {
+    hr_frame g = {.fmt = !strcmp(format, "nv12") ? HR_PIX_NV12_FULL : !strcmp(format, "i420") ? HR_PIX_I420_FULL
+                         : !strcmp(format, "bgra") ? HR_PIX_BGRA : !strcmp(format, "rgb24") ? HR_PIX_RGB24 : HR_PIX_NONE};
+    unsigned char *rgb = g.fmt && !((g.fmt == HR_PIX_NV12_FULL || g.fmt == HR_PIX_I420_FULL) && ((W | H) & 1)) ? malloc((size_t)W * H * 3) : NULL;
+    if (!rgb) {
+      fprintf(stderr, "headroom bench: --format wants rgbf32, nv12, i420, bgra or rgb24 (even sizes for nv12/i420), not '%s' at %dx%d\n", format, W, H);
+      free(img); hr_session_destroy(s); hr_model_destroy(m); return 2;
+    }
+    for (size_t i = 0; i < (size_t)W * H * 3; i++) rgb[i] = clamp_u8(img[i] * 255.f);
+    fbuf = make_frame(rgb, W, H, &g);
+    free(rgb);
+    if (!fbuf) { fprintf(stderr, "headroom bench: out of memory\n"); free(img); hr_session_destroy(s); hr_model_destroy(m); return 1; }
+    f = g;
+  }
   hr_outputs out;
   for (int i = 0; i < warm; i++) hr_session_push(s, &f, &out);
   double *t = malloc(sizeof(double) * (size_t)frames);
@@ -98,7 +117,7 @@ int cmd_bench(int argc, char **argv) {
     }
     printf("}}\n");
   } else {
-    printf("%s %dx%d ratio %g (processing %dx%d), %d threads, %d frames\n", mi.name, W, H, pi.downsample_ratio, pi.proc_width,
+    printf("%s %dx%d %s ratio %g (processing %dx%d), %d threads, %d frames\n", mi.name, W, H, format, pi.downsample_ratio, pi.proc_width,
            pi.proc_height, p.threads, frames);
     printf("median %.2f ms  p99 %.2f ms  %.1f fps  peak RSS %.1f MB (plan %.1f MB)\n", med, p99, 1e3 / med, ru.ru_maxrss / 1024.0,
            pi.total_bytes / 1e6);
@@ -119,7 +138,7 @@ int cmd_bench(int argc, char **argv) {
       op_acc[best] = -1;
     }
   }
-  free(t); free(op_acc); free(img);
+  free(t); free(op_acc); free(img); free(fbuf);
   hr_session_destroy(s);
   hr_model_destroy(m);
   return 0;
