@@ -8,7 +8,7 @@ pkgs=(build-essential cmake pkg-config ca-certificates
       libxnnpack-dev libpthreadpool-dev libcjson-dev
       libspng-dev libpng-dev libturbojpeg0-dev libjpeg-dev
       libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
-      opencv-doc chromium)
+      opencv-doc chromium libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
