@@ -11,7 +11,7 @@
 #                                       unpacks the loaders, runs every size; SIZES default
 #                                       "1920x1440@0.25 1920x1440@0.5 1920x1080@0.25"
 # Env: FRAMES (timed frames, default 300), WARMUP (default 20), CHECK (frames compared with XNNPACK,
-# default 3), OUT (where to write the JSON lines, default stdout only).
+# default 3), JSONL (a file to append the JSON lines to; default stdout only).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -33,6 +33,7 @@ if [ "$mode" = prepare ]; then
 #include "headroom.h"
 #include "backend/backend.h"
 static double now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
+const char *hr__session_op_detail(const hr_session *s, int i);
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 int main(int argc, char **argv) {
   if (argc < 5) { fprintf(stderr, "usage: vkbench model.json W H ratio [frames warmup check]\n"); return 2; }
@@ -82,6 +83,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < WU; i++) if (hr_session_push(s, &fr[i % NF], &o)) { fprintf(stderr, "push: %s\n", hr_session_last_error(s)); return 1; }
   double *wall = malloc(sizeof(double) * N), *dev = malloc(sizeof(double) * N);
   const char *cls[16]; double cls_us[16] = {0}; int ncls = 0;
+  double *op_acc = calloc((size_t)pi.n_ops + 1, sizeof(double));
   for (int i = 0; i < N; i++) {
     double a = now_ms();
     if (hr_session_push(s, &fr[i % NF], &o)) { fprintf(stderr, "push: %s\n", hr_session_last_error(s)); return 1; }
@@ -94,6 +96,16 @@ int main(int argc, char **argv) {
       while (c < ncls && strcmp(cls[c], kc)) c++;
       if (c == ncls && ncls < 16) cls[ncls++] = kc;
       if (c < 16) cls_us[c] += us;
+      op_acc[k] += us;
+    }
+  }
+  if (getenv("TOPOPS")) { /* the slowest ops, GPU time per frame (stderr) */
+    for (int t = 0; t < atoi(getenv("TOPOPS")); t++) {
+      int best = -1;
+      for (int k = 0; k < pi.n_ops; k++) if (op_acc[k] >= 0 && (best < 0 || op_acc[k] > op_acc[best])) best = k;
+      if (best < 0) break;
+      fprintf(stderr, "  op %3d %8.1f us  %s\n", best, op_acc[best] / N, hr__session_op_detail(s, best));
+      op_acc[best] = -1;
     }
   }
   qsort(wall, N, sizeof *wall, cmpd); qsort(dev, N, sizeof *dev, cmpd);
@@ -161,5 +173,5 @@ for sz in $sizes; do
   [ -f "$raw" ] || raw=
   line=$(.gl/vkbench models/rvm.json "${wh%x*}" "${wh#*x}" "$r" "${FRAMES:-300}" "${WARMUP:-20}" "${CHECK:-3}" $raw)
   echo "$line"
-  [ -n "${OUT:-}" ] && echo "$line" >> "$OUT"
+  if [ -n "${JSONL:-}" ]; then echo "$line" >> "$JSONL"; fi
 done

@@ -4,7 +4,8 @@
  * from those inputs (the image ingest against the naive ingest, the guided-filter tail against the
  * CPU kernel). Two odd shapes: 75x53 at ratio 1 (the input materialised on the GPU, no resize) and
  * 62x46 NV12 at ratio 0.6, processing 37x27 (the frame resampled on the GPU, read in place by the tail), with RGB24 and
- * NV12 frames. Bound: max |d| <= 1e-4 * max(1, max |ref|) per op. */
+ * NV12 frames; and again with each convolution kernel forced (the size heuristic picks the
+ * 4x4-blocked one only at large shapes). Bound: max |d| <= 1e-4 * max(1, max |ref|) per op. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,14 @@ int main(void) {
   hr_frame f2 = {.fmt = HR_PIX_NV12_FULL, .width = 62, .height = 46, .planes = {nv, nv + 62 * 46}, .strides = {62, 62}};
   run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24");
   run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12 (processing 37x27)");
+  /* the convolution kernels chosen by size at large shapes, forced here at small ones */
+  setenv("HR_VK_CONV", "conv4", 1);
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, 4x4-blocked convolutions");
+  setenv("HR_VK_CONV", "sk", 1);
+  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12, split-reduction convolutions");
+  setenv("HR_VK_CONV", "naive", 1);
+  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12, one output per thread");
+  unsetenv("HR_VK_CONV");
   /* every op type the planner emitted was compared */
   for (int k = 0; k < HR_OP__COUNT; k++) if (tested[k]) printf("  %-28s %d\n", hr__op_name(k), tested[k]);
   CHECK(tested[HR_OP_FUSED_CONV2D] && tested[HR_OP_FUSED_DWCONV] && tested[HR_OP_DWCONV] && tested[HR_OP_CONV2D]);

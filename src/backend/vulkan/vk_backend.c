@@ -17,6 +17,15 @@
 static const uint32_t spv_conv[] =
 #include "conv.spv.h"
     ;
+static const uint32_t spv_conv4[] =
+#include "conv4.spv.h"
+    ;
+static const uint32_t spv_convsk[] =
+#include "convsk.spv.h"
+    ;
+static const uint32_t spv_meansk[] =
+#include "meansk.spv.h"
+    ;
 static const uint32_t spv_binary[] =
 #include "binary.spv.h"
     ;
@@ -42,9 +51,11 @@ static const uint32_t spv_fgf[] =
 #include "fgf.spv.h"
     ;
 
-enum { P_CONV, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
 static const struct { const uint32_t *code; size_t size; const char *name; } shaders[P__COUNT] = {
-    {spv_conv, sizeof spv_conv, "conv"},          {spv_binary, sizeof spv_binary, "binary"},
+    {spv_conv, sizeof spv_conv, "conv"},          {spv_conv4, sizeof spv_conv4, "conv4"},
+    {spv_convsk, sizeof spv_convsk, "convsk"},    {spv_meansk, sizeof spv_meansk, "meansk"},
+    {spv_binary, sizeof spv_binary, "binary"},
     {spv_unary, sizeof spv_unary, "unary"},       {spv_mean, sizeof spv_mean, "mean"},
     {spv_avgpool, sizeof spv_avgpool, "avgpool"}, {spv_resize, sizeof spv_resize, "resize"},
     {spv_copy, sizeof spv_copy, "copy"},          {spv_srcresize, sizeof spv_srcresize, "srcresize"},
@@ -54,7 +65,15 @@ static const struct { const uint32_t *code; size_t size; const char *name; } sha
 #define LOCAL 256
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-typedef struct vdisp { int pipe, rop; uint32_t gx, gy; int32_t pc[32]; } vdisp;
+/* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
+ * (for barriers only where a dispatch depends on one since the last barrier). */
+typedef struct vdisp {
+  int pipe, rop;
+  uint32_t gx, gy;
+  int32_t pc[32];
+  int nr, nw;
+  int64_t r[HR_ROP_MAX_IN][2], w[HR_MAX_OUT][2];
+} vdisp;
 
 typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size; } vbuf;
 
@@ -90,6 +109,8 @@ typedef struct vk {
   int64_t out_off[2];         /* alpha, fgr: byte offsets in rback, -1 */
   int out_val[2];
   int zero_pending;
+  int n_barriers;             /* in the frame's command buffer */
+  int elide;                  /* barriers only between dependent dispatches (HR_VK_BARRIERS=all: after each) */
   int frame_w, frame_h;
 } vk;
 
@@ -279,7 +300,18 @@ static hr_status lower_rop(hr_session *s, vk *v, int i) {
       int64_t oh, ow; int pt, pl;
       hr__conv_geom(a->padding, a->explicit_pad + 2, x->dims[1], KH, a->strides[1], a->dilations[1], &oh, &pt);
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
-      ADD(P_CONV, n_out);
+      /* which kernel: 4x4-blocked for large outputs, split reduction for few outputs over long
+       * reductions, else one output per thread (HR_VK_CONV=naive|conv4|sk forces one, for comparison) */
+      const char *cv = getenv("HR_VK_CONV");
+      int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
+      int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
+      int kind = can4 && t4 >= 65536 ? P_CONV4 : !dw && red >= 64 ? P_CONVSK : P_CONV;
+      if (cv && !strcmp(cv, "naive")) kind = P_CONV;
+      else if (cv && !strcmp(cv, "conv4") && can4) kind = P_CONV4;
+      else if (cv && !strcmp(cv, "sk") && !dw) kind = P_CONVSK;
+      if (kind == P_CONV4) ADD(P_CONV4, t4);
+      else if (kind == P_CONVSK) { ADD(P_CONVSK, n_out * 8); d->pc[0] = (int32_t)n_out; }
+      else ADD(P_CONV, n_out);
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = a->fused_bias ? (int32_t)voff(v, p, r->in[2]) : -1;
       d->pc[4] = (int32_t)voff(v, p, r->out[0]);
@@ -334,7 +366,8 @@ static hr_status lower_rop(hr_session *s, vk *v, int i) {
         else if (first >= 0 && k <= last) R *= x->dims[k];
         else inner *= x->dims[k];
       }
-      ADD(P_MEAN, outer * inner);
+      if (outer * inner < 65536 && R >= 64) { ADD(P_MEANSK, outer * inner * 8); d->pc[0] = (int32_t)(outer * inner); }
+      else ADD(P_MEAN, outer * inner);
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]);
       d->pc[3] = (int32_t)R; d->pc[4] = (int32_t)inner;
       return HR_OK;
@@ -432,6 +465,21 @@ static hr_status lower_rop(hr_session *s, vk *v, int i) {
 #undef NEED
 #undef ADD
   return HR_OK;
+}
+
+/* The byte ranges of a dispatch: every non-constant input and output value of its op. */
+static void annotate(const vk *v, const hr__plan *p, vdisp *d, const hr__rop *r) {
+  d->nr = d->nw = 0;
+  for (int k = 0; k < r->n_in; k++) {
+    int64_t o = voff(v, p, r->in[k]);
+    if (p->vals[r->in[k]].kind == V_CONST || o < 0) continue;
+    d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[r->in[k]].t) * 4; d->nr++;
+  }
+  for (int k = 0; k < r->n_out; k++) {
+    int64_t o = voff(v, p, r->out[k]);
+    if (o < 0) continue;
+    d->w[d->nw][0] = o * 4; d->w[d->nw][1] = o * 4 + hr__numel(&p->vals[r->out[k]].t) * 4; d->nw++;
+  }
 }
 
 /* ---- device ---- */
@@ -544,18 +592,39 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
 }
 
 /* Record dispatches [d0, d1) into cb (pipeline and set bound here). ts: write timestamps after each op. */
+#define MAX_PENDING 64
+static int hits(const int64_t (*a)[2], int na, const int64_t (*b)[2], int nb) {
+  for (int i = 0; i < na; i++)
+    for (int j = 0; j < nb; j++)
+      if (a[i][0] < b[j][1] && b[j][0] < a[i][1]) return 1;
+  return 0;
+}
 static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
   int cur = -1;
+  int64_t W[MAX_PENDING][2], R[MAX_PENDING][2];
+  int nW = 0, nR = 0, pending = 0;
   for (int k = d0; k < d1; k++) {
     const vdisp *d = &v->disp[k];
+    /* a barrier before this dispatch if it reads or writes what was written since the last one,
+     * or writes what was read since (or always, with HR_VK_BARRIERS=all) */
+    if (pending && (!v->elide || nW + d->nw > MAX_PENDING || nR + d->nr > MAX_PENDING || hits(d->r, d->nr, (const int64_t (*)[2])W, nW) ||
+                    hits(d->w, d->nw, (const int64_t (*)[2])W, nW) || hits(d->w, d->nw, (const int64_t (*)[2])R, nR))) {
+      barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      nW = nR = 0;
+      v->n_barriers++;
+    }
+    for (int q = 0; q < d->nw; q++) { W[nW][0] = d->w[q][0]; W[nW][1] = d->w[q][1]; nW++; }
+    for (int q = 0; q < d->nr; q++) { R[nR][0] = d->r[q][0]; R[nR][1] = d->r[q][1]; nR++; }
+    pending = 1;
     if (d->pipe != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[d->pipe]); cur = d->pipe; }
     vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
     vkCmdDispatch(cb, d->gx, d->gy, 1);
-    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, ST_ALL, AC_ALL);
     if (ts && (k + 1 == d1 || v->disp[k + 1].rop != d->rop))
       vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)d->rop + 1);
   }
+  barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, ST_ALL, AC_ALL);
 }
 
 static hr_status record_main(hr_session *s, vk *v) {
@@ -569,7 +638,11 @@ static hr_status record_main(hr_session *s, vk *v) {
   }
   barrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  v->n_barriers = 0;
   record_disp(v, cb, 0, v->n_disp, v->ts_ok);
+  if (getenv("HR_VK_VERBOSE"))
+    fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches, %d barriers, buffer %.1f MB\n", v->props.deviceName, p->n_rops,
+            v->n_disp, v->n_barriers, (double)v->dbuf.size / 1e6);
   /* rops without a dispatch (aliases, in-place concats): their timestamps still get written */
   if (v->ts_ok) {
     char *has = calloc((size_t)p->n_rops + 1, 1);
@@ -645,8 +718,16 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     if (!d) return HR_ENOMEM;
     d->pc[1] = (int32_t)(v->src_off / 4); d->pc[2] = p->width; d->pc[3] = p->height;
   }
-  for (int i = 0; i < p->n_rops; i++)
+  for (int i = 0; i < p->n_rops; i++) {
+    int d0 = v->n_disp;
     if ((st = lower_rop(s, v, i))) return st;
+    for (int k = d0; k < v->n_disp; k++) annotate(v, p, &v->disp[k], &p->rops[i]);
+  }
+  if (v->src_off >= 0 && v->n_disp) { /* the input materialisation writes the src region */
+    v->disp[0].nw = 1; v->disp[0].w[0][0] = v->src_off; v->disp[0].w[0][1] = v->src_off + (int64_t)p->width * p->height * 12;
+  }
+  const char *bar = getenv("HR_VK_BARRIERS");
+  v->elide = !(bar && !strcmp(bar, "all"));
   if ((st = make_device(s, v))) return st;
   if ((uint64_t)off > v->props.limits.maxStorageBufferRange || off / 4 >= INT32_MAX) {
     snprintf(s->err, sizeof s->err, "Vulkan: the plan needs a %.1f MB buffer, the device binds at most %.1f MB", (double)off / 1e6,
