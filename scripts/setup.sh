@@ -8,7 +8,8 @@ pkgs=(build-essential cmake pkg-config ca-certificates
       libxnnpack-dev libpthreadpool-dev libcjson-dev
       libspng-dev libpng-dev libturbojpeg0-dev libjpeg-dev
       libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
-      opencv-doc chromium libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools)
+      opencv-doc chromium libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
+      debhelper dpkg-dev lintian fakeroot)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()

@@ -3,7 +3,8 @@
 # libheadroom_io.so must equal the kept lists (tests/data/abi/*.symbols), so an accidental export
 # (an internal, a dependency's symbol) or a lost one fails here; and every exported symbol must be
 # a function declared HR_API in the installed headers, every such declaration exported (the
-# documented API, no more, no less). Adding a public function: add it to the list in the same commit.
+# documented API, no more, no less). Adding a public function: add it to tests/data/abi/LIB.symbols
+# in that commit (debian/rules makes the packages' symbols files from these lists too).
 set -euo pipefail
 BUILD=${HR_BUILD_DIR:-build}
 SRC=${HR_SRC_DIR:-.}
