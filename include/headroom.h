@@ -219,4 +219,5 @@ HR_API bool hr_session_op_profile(const hr_session *s, int i, const char **op, c
 #endif
 /* The live loop (hr_stream) builds on everything above. */
 #include "headroom/stream.h"
+#include "headroom/composite.h"
 #endif

@@ -39,6 +39,10 @@ static void run_usage(void) {
           "  --no-alpha            do not write alpha PNGs\n"
           "  --fgr                 also DIR/raw/NNNNNN.fgr.f32: RVM's foreground colour (H x W x 3 float32)\n"
           "  --telemetry FILE      one JSON line per frame   --report FILE.html   --overlay FILE.mp4\n"
+          "  --composite B         composite the person over B: blur, blur:RADIUS, color:RRGGBB, image:FILE, alpha\n"
+          "  --fallback F          what a frame without a trusted matte shows: hold (default), blur-all, passthrough\n"
+          "  --out-video FILE      the composite as a video (.mp4: H.264; .mkv: lossless FFV1), source timestamps kept\n"
+          "  --v4l2-out /dev/videoN  the composite to a V4L2 output device (v4l2loopback), YUYV\n"
           "  --quiet\n"
           "Ctrl-C (or SIGTERM) ends the run at a frame boundary with every output written (exit 130 / 143);\n"
           "a second one exits at once.\n");
@@ -74,6 +78,10 @@ int run_parse(int argc, char **argv, run_opts *o) {
     else if (ARG("--ballast")) o->ballast = v;
     else if (ARG("--inject")) o->inject = v;
     else if (ARG("--depth")) o->depth = v;
+    else if (ARG("--composite")) o->composite = v;
+    else if (ARG("--fallback")) o->fallback = v;
+    else if (ARG("--out-video")) o->out_video = v;
+    else if (ARG("--v4l2-out")) o->v4l2_out = v;
     else if (ARG("--depth-scale")) o->depth_scale = atof(v);
     else if (ARG("--depth-window-ms")) o->depth_window_ms = atof(v);
     else if (ARG("--occlude-at")) o->occlude_m = atof(v);
