@@ -160,9 +160,15 @@ int main(void) {
   run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, 4x4-blocked convolutions");
   setenv("HR_VK_CONV", "sk", 1);
   run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12, split-reduction convolutions");
+  setenv("HR_VK_CONV", "tiled", 1);
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, tiled implicit-GEMM convolutions");
   setenv("HR_VK_CONV", "naive", 1);
   run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12, one output per thread");
   unsetenv("HR_VK_CONV");
+  /* kernels picked by timing them on the device (the default on GPUs) */
+  setenv("HR_VK_TUNE", "1", 1);
+  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12, convolution kernels tuned on the device");
+  unsetenv("HR_VK_TUNE");
   /* every op type the planner emitted was compared */
   for (int k = 0; k < HR_OP__COUNT; k++) if (tested[k]) printf("  %-28s %d\n", hr__op_name(k), tested[k]);
   CHECK(tested[HR_OP_FUSED_CONV2D] && tested[HR_OP_FUSED_DWCONV] && tested[HR_OP_DWCONV] && tested[HR_OP_CONV2D]);

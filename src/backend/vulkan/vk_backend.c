@@ -23,6 +23,9 @@ static const uint32_t spv_conv4[] =
 static const uint32_t spv_convsk[] =
 #include "convsk.spv.h"
     ;
+static const uint32_t spv_convt[] =
+#include "convt.spv.h"
+    ;
 static const uint32_t spv_meansk[] =
 #include "meansk.spv.h"
     ;
@@ -51,10 +54,10 @@ static const uint32_t spv_fgf[] =
 #include "fgf.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
 static const struct { const uint32_t *code; size_t size; const char *name; } shaders[P__COUNT] = {
     {spv_conv, sizeof spv_conv, "conv"},          {spv_conv4, sizeof spv_conv4, "conv4"},
-    {spv_convsk, sizeof spv_convsk, "convsk"},    {spv_meansk, sizeof spv_meansk, "meansk"},
+    {spv_convsk, sizeof spv_convsk, "convsk"},    {spv_convt, sizeof spv_convt, "convt"},    {spv_meansk, sizeof spv_meansk, "meansk"},
     {spv_binary, sizeof spv_binary, "binary"},
     {spv_unary, sizeof spv_unary, "unary"},       {spv_mean, sizeof spv_mean, "mean"},
     {spv_avgpool, sizeof spv_avgpool, "avgpool"}, {spv_resize, sizeof spv_resize, "resize"},
@@ -73,6 +76,8 @@ typedef struct vdisp {
   int32_t pc[32];
   int nr, nw;
   int64_t r[HR_ROP_MAX_IN][2], w[HR_MAX_OUT][2];
+  /* dense convolutions: threads of each kernel (CK_*), -1 where it does not apply; n_out */
+  int64_t alt[4], n_out;
 } vdisp;
 
 typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size; } vbuf;
@@ -218,6 +223,21 @@ static int dims4(const hr__tensor *t, int64_t d[4], int64_t st[4]) {
   return 1;
 }
 
+static void set_grid(vdisp *d, int64_t n) {
+  uint64_t groups = ((uint64_t)n + LOCAL - 1) / LOCAL;
+  if (!groups) groups = 1;
+  d->gx = (uint32_t)(groups > 65535 ? 65535 : groups);
+  d->gy = (uint32_t)((groups + d->gx - 1) / d->gx);
+}
+
+/* The convolution kernels, in the order of vdisp.alt. */
+static const int conv_kinds[4] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT};
+static void set_conv_kind(vdisp *d, int c) {
+  d->pipe = conv_kinds[c];
+  set_grid(d, d->alt[c]);
+  d->pc[0] = (int32_t)(conv_kinds[c] == P_CONV4 ? d->alt[c] : d->n_out);
+}
+
 static vdisp *add_disp(vk *v, int pipe, int rop, int64_t n) {
   if (v->n_disp == v->cap_disp) {
     int cap = v->cap_disp ? v->cap_disp * 2 : 256;
@@ -228,11 +248,9 @@ static vdisp *add_disp(vk *v, int pipe, int rop, int64_t n) {
   vdisp *d = &v->disp[v->n_disp++];
   memset(d, 0, sizeof *d);
   d->pipe = pipe; d->rop = rop;
-  uint64_t groups = ((uint64_t)n + LOCAL - 1) / LOCAL;
-  if (!groups) groups = 1;
-  d->gx = (uint32_t)(groups > 65535 ? 65535 : groups);
-  d->gy = (uint32_t)((groups + d->gx - 1) / d->gx);
+  set_grid(d, n);
   d->pc[0] = (int32_t)n;
+  d->alt[0] = d->alt[1] = d->alt[2] = d->alt[3] = -1;
   return d;
 }
 
@@ -300,18 +318,22 @@ static hr_status lower_rop(hr_session *s, vk *v, int i) {
       int64_t oh, ow; int pt, pl;
       hr__conv_geom(a->padding, a->explicit_pad + 2, x->dims[1], KH, a->strides[1], a->dilations[1], &oh, &pt);
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
-      /* which kernel: 4x4-blocked for large outputs, split reduction for few outputs over long
-       * reductions, else one output per thread (HR_VK_CONV=naive|conv4|sk forces one, for comparison) */
+      /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
+       * reduction for few outputs over long reductions, else one output per thread
+       * (HR_VK_CONV=naive|conv4|sk|tiled forces one, for comparison and tests) */
       const char *cv = getenv("HR_VK_CONV");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
-      int kind = can4 && t4 >= 65536 ? P_CONV4 : !dw && red >= 64 ? P_CONVSK : P_CONV;
+      int64_t npx = n_out / o->dims[3], tiles = ((npx + 63) / 64) * ((o->dims[3] + 63) / 64);
+      int kind = !dw && tiles >= 128 && red >= 16 ? P_CONVT : !dw && red >= 64 ? P_CONVSK : P_CONV;
       if (cv && !strcmp(cv, "naive")) kind = P_CONV;
       else if (cv && !strcmp(cv, "conv4") && can4) kind = P_CONV4;
       else if (cv && !strcmp(cv, "sk") && !dw) kind = P_CONVSK;
-      if (kind == P_CONV4) ADD(P_CONV4, t4);
-      else if (kind == P_CONVSK) { ADD(P_CONVSK, n_out * 8); d->pc[0] = (int32_t)n_out; }
-      else ADD(P_CONV, n_out);
+      else if (cv && !strcmp(cv, "tiled") && !dw) kind = P_CONVT;
+      ADD(P_CONV, n_out);
+      d->n_out = n_out;
+      if (!dw) { d->alt[0] = n_out; d->alt[1] = can4 ? t4 : -1; d->alt[2] = n_out * 8; d->alt[3] = tiles * LOCAL; }
+      for (int c = 0; c < 4; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = a->fused_bias ? (int32_t)voff(v, p, r->in[2]) : -1;
       d->pc[4] = (int32_t)voff(v, p, r->out[0]);
@@ -563,7 +585,10 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
                                     .pushConstantRangeCount = 1, .pPushConstantRanges = &pcr};
   VKTRY(vkCreatePipelineLayout(v->dev, &pli, NULL, &v->pl), "pipeline layout");
   int used[P__COUNT] = {0};
-  for (int k = 0; k < v->n_disp; k++) used[v->disp[k].pipe] = 1;
+  for (int k = 0; k < v->n_disp; k++) {
+    used[v->disp[k].pipe] = 1;
+    for (int c = 0; c < 4; c++) if (v->disp[k].alt[c] >= 0) used[conv_kinds[c]] = 1;
+  }
   for (int k = 0; k < P__COUNT; k++) {
     if (!used[k]) continue;
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = shaders[k].size, .pCode = shaders[k].code};
@@ -668,6 +693,75 @@ static hr_status record_main(hr_session *s, vk *v) {
   return HR_OK;
 }
 
+/* Time every applicable kernel of every dense convolution on this device (3 runs each, after one
+ * warm-up, timestamp queries) and keep the fastest. Before the first frame: the buffer's contents
+ * do not matter yet (it is zeroed and the weights uploaded afterwards). */
+static hr_status tune_convs(hr_session *s, vk *v) {
+  int T = 0;
+  for (int k = 0; k < v->n_disp; k++) T += v->disp[k].alt[0] >= 0;
+  if (!T || !v->ts_ok) return HR_OK;
+  VkQueryPool qp;
+  VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = (uint32_t)T * 8};
+  VKTRY(vkCreateQueryPool(v->dev, &qi, NULL, &qp), "tuning query pool");
+  uint64_t *ts = calloc((size_t)T * 8, sizeof *ts);
+  hr_status st = ts ? tmp_begin(s, v) : HR_ENOMEM;
+  if (st) { free(ts); vkDestroyQueryPool(v->dev, qp, NULL); return st; }
+  VkCommandBuffer cb = v->cb_tmp;
+  vkCmdResetQueryPool(cb, qp, 0, (uint32_t)T * 8);
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
+  int t = 0;
+  for (int k = 0; k < v->n_disp; k++) {
+    if (v->disp[k].alt[0] < 0) continue;
+    for (int c = 0; c < 4; c++) {
+      vdisp e = v->disp[k];
+      uint32_t q = (uint32_t)(t * 8 + c * 2);
+      if (e.alt[c] < 0) { /* not applicable: an empty interval */
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q + 1);
+        continue;
+      }
+      set_conv_kind(&e, c);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[e.pipe]);
+      vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, e.pc);
+      for (int rep = 0; rep < 4; rep++) {
+        if (rep == 1) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
+        vkCmdDispatch(cb, e.gx, e.gy, 1);
+        barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      }
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q + 1);
+    }
+    t++;
+  }
+  st = tmp_end(s, v);
+  if (!st) {
+    VkResult r = vkGetQueryPoolResults(v->dev, qp, 0, (uint32_t)T * 8, sizeof(uint64_t) * (size_t)T * 8, ts, sizeof(uint64_t),
+                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) st = fail(s, HR_EIO, "tuning results", r);
+  }
+  int picks[4] = {0};
+  t = 0;
+  for (int k = 0; !st && k < v->n_disp; k++) {
+    if (v->disp[k].alt[0] < 0) continue;
+    int best = -1;
+    uint64_t bt = 0;
+    for (int c = 0; c < 4; c++) {
+      if (v->disp[k].alt[c] < 0) continue;
+      uint64_t dt = ts[t * 8 + c * 2 + 1] - ts[t * 8 + c * 2];
+      if (best < 0 || dt < bt) { best = c; bt = dt; }
+    }
+    set_conv_kind(&v->disp[k], best);
+    picks[best]++;
+    t++;
+  }
+  if (!st && getenv("HR_VK_VERBOSE"))
+    fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d tiled\n", T,
+            picks[0], picks[1], picks[2], picks[3]);
+  free(ts);
+  vkDestroyQueryPool(v->dev, qp, NULL);
+  return st;
+}
+
 static void vk_destroy(void *impl) {
   vk *v = impl;
   if (!v) return;
@@ -766,6 +860,12 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     if (!v->ts) return HR_ENOMEM;
   }
   if ((st = make_pipelines(s, v))) return st;
+  /* pick each convolution's kernel by timing them all here: on by default on GPUs, off on CPU
+   * devices (lavapipe: slow, and the heuristic is as good); HR_VK_TUNE=0/1 forces; HR_VK_CONV
+   * (a forced kernel) turns it off */
+  const char *tune = getenv("HR_VK_TUNE");
+  int do_tune = tune ? *tune == '1' : v->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  if (do_tune && !getenv("HR_VK_CONV") && (st = tune_convs(s, v))) return st;
   /* zero everything, then upload the weights through a temporary staging buffer */
   vbuf up;
   if ((st = buf_make(s, v, &up, (VkDeviceSize)(v->const_bytes ? v->const_bytes : 256), use, hv, 0, "weight upload buffer"))) return st;
