@@ -76,6 +76,10 @@ typedef struct hr_session hr_session;
 typedef enum hr_backend {
   HR_BACKEND_XNNPACK = 0,      /* shipped fast path */
   HR_BACKEND_REFERENCE = 1,    /* plain C, slow: the test oracle */
+  HR_BACKEND_VULKAN = 2,       /* GPU compute through Vulkan (fp32). Only GPU-type devices are picked;
+                                  HR_VULKAN_DEVICE=<name substring> picks a device by name (also a
+                                  CPU one such as llvmpipe, for tests). HR_ENOTSUP when the build
+                                  has no Vulkan or no device is found; the error says which. */
 } hr_backend;
 
 typedef struct hr_session_params {
@@ -215,4 +219,5 @@ HR_API bool hr_session_op_profile(const hr_session *s, int i, const char **op, c
 #endif
 /* The live loop (hr_stream) builds on everything above. */
 #include "headroom/stream.h"
+#include "headroom/composite.h"
 #endif

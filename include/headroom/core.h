@@ -34,6 +34,12 @@ typedef enum hr_status {
 #undef HR__ENUM
 } hr_status;
 
+/* "headroom 0.1.0 (XNNPACK 0.0~git20220216.ae108ef-2, FFmpeg 5.1.6-0+deb12u1)": this library's
+ * version (HR_VERSION_STRING of headroom/version.h when it was built), the XNNPACK it was built
+ * against, and the FFmpeg loaded in the process ("not loaded" if none; libheadroom_io loads it).
+ * Static string, made on the first call; thread-safe. */
+HR_API const char *hr_version(void);
+
 /* "HR_EINVAL" etc.; "HR_UNKNOWN" for values not in the table. Static strings. */
 HR_API const char *hr_status_name(hr_status s);
 /* Human-readable message for a status. Static strings. */

@@ -37,8 +37,7 @@ extern "C" {
  *             bedroom camera frames, ~0.018 on vtest.avi, 0.22 (RGB) to 0.38 (gray) on uniform
  *             noise). 2 x 16 x tw x th pixel reads, whatever the frame size (~100k at the
  *             defaults). Gives: mean luma, dark / bright cell shares (black / saturated frames),
- *             mean |luma_t - luma_t-1| (input_mad: exact repeats = frozen input, and the global
- *             motion allowance), hf (noise), and the motion map: a cell "moves" when the largest
+ *             mean |luma_t - luma_t-1| (input_mad: the global motion allowance), hf (noise), and the motion map: a cell "moves" when the largest
  *             |luma change| among it and its 8 neighbours reaches motion_level [0.02]
  *             (moving_share = the share of such cells; a mean of 16 points keeps sensor and codec
  *             noise well below it: on vtest.avi, a fixed camera, the median cell changes by
@@ -159,10 +158,17 @@ typedef enum hr_health_action {
  *                    a still input neither counts nor breaks the run]
  *   INPUT_BLACK      >= 98% of thumbnail cells below black_level [input_frames in a row]
  *   INPUT_SATURATED  >= 98% of cells above white_level [input_frames in a row]
- *   INPUT_FROZEN     thumbnail and hf bit-identical to the previous frame's, or a timestamp that
- *                    does not advance (a stalled stream re-sending a frame, whatever its pixels),
- *                    on frozen_frames [3] consecutive frames (a live camera never repeats a frame
- *                    exactly, nor a timestamp). Timestamps of 0 are not judged.
+ *   INPUT_FROZEN     thumbnail and hf bit-identical to the previous frame's; or a near-repeat: at
+ *                    most frozen_share [0.2%] of the cells differ by >= frozen_level [0.03] from
+ *                    the first frame of the run (a stale picture re-sent with fresh sensor noise
+ *                    or through a lossy encoder: +-2 noise and a JPEG re-encode at q50 change at
+ *                    most 1 cell of 3072 by that much; the stillest stretch of vtest.avi, people
+ *                    far away walking slowly, changes >= 11 cells within 3 frames); or a
+ *                    timestamp that does not advance (a stalled stream re-sending a frame,
+ *                    whatever its pixels); on frozen_frames [3] consecutive frames. A truly
+ *                    motionless scene whose thumbnail moves less than that is indistinguishable
+ *                    from a frozen camera by its pixels and is flagged too. Timestamps of 0 are
+ *                    not judged.
  *   INPUT_NOISE      hf > noise_hf [input_frames in a row]
  *   STATE_SATURATED  some tensor has > state_sat_max of its elements at |x| >= 0.99 bound
  *                    [on: 8 of 10, off: <= 2 of 10]
@@ -225,7 +231,11 @@ typedef struct hr_health_signals {
   float input_mad;               /* mean |luma_t - luma_t-1| over cells, 0..1; -1 = no previous */
   float hf;                      /* mean |adjacent pixel difference|, 0..1; -1 = not given */
   float moving_share;            /* share of thumbnail cells where the input moved (motion_level) */
-  int frozen_run;                /* consecutive frames whose thumbnail repeats the previous one */
+  int frozen_run;                /* consecutive frames whose thumbnail repeats the previous one
+                                    (bit for bit, or near: see frozen_level), or whose timestamp
+                                    does not advance */
+  float frozen_changed;          /* share of cells that differ by >= frozen_level from the first
+                                    frame of the current near-repeat run; -1 = not judged */
   /* output confidence */
   float alpha_mean;              /* mean alpha (full pass when full_scan, else samples) */
   float uncertain_share;         /* share of samples with band_lo < a < band_hi */
@@ -299,6 +309,11 @@ typedef struct hr_health_params {
   int settle_timeout_frames;       /* RECALIBRATING -> DEGRADED after this many. Default 90. */
   int input_frames;                /* black / saturated / noise / stuck: frames in a row. Default 3. */
   int frozen_frames;               /* consecutive repeated thumbnails for INPUT_FROZEN. Default 3. */
+  float frozen_level;              /* |luma change| (0..1) of a thumbnail cell, against the first
+                                      frame of a run, that counts as a real change; 0 = exact
+                                      repeats only. Default 0.03 (about 8/255). */
+  float frozen_share;              /* a frame is a near-repeat when at most this share of the cells
+                                      changed by frozen_level. Default 0.002 (6 of 64x48 cells). */
   int fail_resets;                 /* resets allowed within the window; one more -> FAILED. Default 3. */
   int fail_window_frames;          /* Default 300. */
   /* output thresholds */

@@ -31,6 +31,8 @@ struct hr_health {
   float *thumb, *thumb_prev;      /* tw * th each */
   bool have_thumb;
   float *mtmp;                    /* tw * th: per-cell |luma change|, then its row-wise 3-max */
+  float *anchor;                  /* tw * th: first thumbnail of the current (near-)repeat run */
+  int exact_run;                  /* consecutive inputs that repeat the previous one bit for bit */
   uint8_t *moving;                /* tw * th: 1 where the input moved (3 x 3 max of the change) */
   bool moving_fresh;              /* the map belongs to an input observed since the last output */
   float hf_prev;
@@ -138,6 +140,8 @@ void hr_health_params_default(hr_health_params *p) {
   p->settle_timeout_frames = 90;
   p->input_frames = 3;
   p->frozen_frames = 3;
+  p->frozen_level = 0.03f;
+  p->frozen_share = 0.002f;
   p->fail_resets = 3;
   p->fail_window_frames = 300;
   p->band_lo = 0.1f;
@@ -179,6 +183,8 @@ static hr_status hr__check_params(const hr_health_params *p, char *why, size_t n
   if (!(p->black_level > 0.0f && p->black_level < p->white_level && p->white_level < 1.0f)) BAD("black/white levels invalid");
   if (!(p->noise_hf > 0.0f)) BAD("noise_hf must be > 0");
   if (!(p->motion_level > 0.0f)) BAD("motion_level must be > 0");
+  if (!(p->frozen_level >= 0.0f && p->frozen_level <= 1.0f) || !(p->frozen_share >= 0.0f && p->frozen_share < 1.0f))
+    BAD("frozen_level %g / frozen_share %g out of range ([0,1] / [0,1))", p->frozen_level, p->frozen_share);
   if (!(p->state_bound >= 0.0f) || !(p->state_sat_max > 0.0f) || !(p->runaway_factor > 1.0f)) BAD("state thresholds invalid");
   if (p->depth_miss_max < 1 || p->depth_miss_max > HR__DEPTH_WIN) BAD("depth_miss_max %d out of range (1..30)", p->depth_miss_max);
   return HR_OK;
@@ -219,6 +225,7 @@ static void hr__clear(hr_health *h) {
   h->run_black = h->run_white = h->run_noise = 0;
   h->ts_prev = 0;
   h->ts_stuck_run = 0;
+  h->exact_run = 0;
   memset(h->rms_ema, 0, sizeof h->rms_ema);
   memset(h->ema_n, 0, sizeof h->ema_n);
   h->state = HR_HEALTH_WARMING_UP;
@@ -234,7 +241,7 @@ static void hr__clear(hr_health *h) {
   h->recal_why[0] = h->gov_detail[0] = h->susp_detail[0] = h->fail_reason[0] = 0;
   h->cost_in_us = 0.0;
   memset(&h->sig, 0, sizeof h->sig);
-  h->sig.luma_mean = h->sig.input_mad = h->sig.hf = -1.0f;
+  h->sig.luma_mean = h->sig.input_mad = h->sig.hf = h->sig.frozen_changed = -1.0f;
   h->sig.alpha_mad = h->sig.alpha_maxdiff = h->sig.mask_iou = h->sig.mask_iou_still = -1.0f;
   h->sig.sample_stride = h->stride;
   h->sig.n_samples = h->n_samples;
@@ -266,8 +273,9 @@ hr_status hr_health_create(const hr_health_params *pp, int alpha_w, int alpha_h,
   h->thumb = malloc(sizeof(float) * tn);
   h->thumb_prev = malloc(sizeof(float) * tn);
   h->mtmp = malloc(sizeof(float) * tn);
+  h->anchor = malloc(sizeof(float) * tn);
   h->moving = malloc(tn);
-  if (!h->prev || !h->thumb || !h->thumb_prev || !h->mtmp || !h->moving) {
+  if (!h->prev || !h->thumb || !h->thumb_prev || !h->mtmp || !h->anchor || !h->moving) {
     hr_health_destroy(h);
     if (err && err_len) snprintf(err, err_len, "out of memory for health buffers");
     return HR_ENOMEM;
@@ -289,6 +297,7 @@ void hr_health_destroy(hr_health *h) {
   free(h->thumb);
   free(h->thumb_prev);
   free(h->mtmp);
+  free(h->anchor);
   free(h->moving);
   free(h);
 }
@@ -323,8 +332,12 @@ static void hr__cause_text(const hr_health *h, uint32_t c, char *b, size_t n) {
     case HR_HEALTH_CAUSE_INPUT_FROZEN:
       if (h->ts_stuck_run)
         snprintf(b, n, "input stalled: the timestamp did not advance for %d frames", h->ts_stuck_run);
-      else
+      else if (h->exact_run >= s->frozen_run)
         snprintf(b, n, "input frozen: %d identical frames in a row", s->frozen_run + 1);
+      else
+        snprintf(b, n, "input frozen: %d near-identical frames in a row (%.2f%% of the picture changed by >= %.0f/255 "
+                 "since the first: a stale picture with fresh noise or a lossy re-encode)", s->frozen_run + 1,
+                 100.0 * s->frozen_changed, 255.0 * h->p.frozen_level);
       break;
     case HR_HEALTH_CAUSE_STUCK_OUTPUT:
       snprintf(b, n, "output stuck: alpha unchanged for %d frames while the input changes (mean luma change %.3f, "
@@ -493,8 +506,9 @@ static void hr__motion_map(hr_health *h) {
 /* Statistics of a new thumbnail: h->thumb holds it, h->thumb_prev the previous one (if have_thumb). */
 static void hr__input_stats(hr_health *h, float hf, int64_t ts_ns) {
   const int n = h->p.thumb_width * h->p.thumb_height;
+  const float lvl = h->p.frozen_level;
   double sum = 0.0, mad = 0.0;
-  int dark = 0, bright = 0;
+  int dark = 0, bright = 0, changed = 0;
   bool same = h->have_thumb && hf == h->hf_prev;
   /* A camera's timestamps always advance: an input whose timestamp repeats (or goes back) is a
    * stalled stream re-sending a frame, whatever its pixels (fresh sensor noise, a lossy re-encode
@@ -516,8 +530,15 @@ static void hr__input_stats(hr_health *h, float hf, int64_t ts_ns) {
       mad += d;
       h->mtmp[i] = d;
       same = same && v == pv;
+      changed += fabsf(v - h->anchor[i]) >= lvl;
     }
   }
+  /* Near-repeat (issue 16, 5b): a stale picture re-sent with fresh sensor noise or through a lossy
+   * encoder never repeats bit for bit, but almost no cell of its thumbnail moves away from the
+   * run's first frame (the anchor). Judged against the anchor, not the previous frame, so that a
+   * slow movement that stays under the level from frame to frame still accumulates and ends the
+   * run. A frame that is not a near-repeat becomes the anchor of the next candidate run. */
+  const bool near = h->have_thumb && lvl > 0.0f && changed <= (int)(h->p.frozen_share * (float)n);
   hr_health_signals *s = &h->sig;
   if (h->have_thumb) hr__motion_map(h);
   else s->moving_share = 0.0f;
@@ -529,7 +550,10 @@ static void hr__input_stats(hr_health *h, float hf, int64_t ts_ns) {
   s->bright_share = (float)bright / n;
   s->input_mad = h->have_thumb ? (float)(mad / n) : -1.0f;
   s->hf = hf;
-  s->frozen_run = same || ts_stuck ? s->frozen_run + 1 : 0;
+  s->frozen_changed = h->have_thumb && lvl > 0.0f ? (float)changed / (float)n : -1.0f;
+  s->frozen_run = same || near || ts_stuck ? s->frozen_run + 1 : 0;
+  h->exact_run = same ? h->exact_run + 1 : 0;
+  if (!near) memcpy(h->anchor, h->thumb, sizeof(float) * (size_t)n);
   h->run_black = s->dark_share >= 0.98f ? h->run_black + 1 : 0;
   h->run_white = s->bright_share >= 0.98f ? h->run_white + 1 : 0;
   h->run_noise = (hf >= 0.0f && hf > h->p.noise_hf) ? h->run_noise + 1 : 0;

@@ -10,6 +10,7 @@
 #include "graph/ops.h"
 #include "session/kernels.h"
 #include "session/kcache.h"
+#include "backend/backend.h"
 
 typedef enum { K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE } kkind;
 typedef enum { X_CONV, X_DECONV, X_BINARY, X_UNARY, X_RESIZE, X_GAP, X_FC, X_AVGPOOL } xkind;
@@ -499,7 +500,8 @@ const char *hr__session_op_detail(const hr_session *s, int i) {
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
-  snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kn[s->ex->k[i].kind],
+  const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;
+  snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kname,
            (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2], (long long)x->dims[3],
            (long long)o->dims[0], (long long)o->dims[1], (long long)o->dims[2], (long long)o->dims[3],
            r->node ? r->node->name + (strlen(r->node->name) > 60 ? strlen(r->node->name) - 60 : 0) : "");

@@ -11,6 +11,7 @@
 #endif
 #include "session/session_impl.h"
 #include "session/kcache.h"
+#include "backend/backend.h"
 #include "ingest/ingest.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -41,6 +42,9 @@ static double now_ms(void) {
 int hr_session_state_views(const hr_session *s, const float **ptrs, size_t *lens, int max) {
   if (!s || !s->plan) return 0;
   int n = s->plan->n_state < max ? s->plan->n_state : max;
+  /* a device backend: refresh the host shadows (a blocking copy; health reads these rarely) */
+  if (!s->bk->host_arena)
+    for (int k = 0; k < n; k++) s->bk->state_read((hr_session *)s, s->bimpl, k, s->state[k]);
   for (int k = 0; k < n; k++) { ptrs[k] = s->state[k]; lens[k] = (size_t)(s->plan->state_bytes[k] / 4); }
   return n;
 }
@@ -102,7 +106,8 @@ static void plan_info(const hr_model *m, const hr__plan *p, const hr_session_par
 
 /* Free a bundle's memory and clear its fields (ing excepted). Cannot fail. */
 static void bundle_free(hr_session *b) {
-  hr__exec_destroy(b->ex); b->ex = NULL; /* releases the kernel templates its kernels held */
+  if (b->bk && b->bimpl) b->bk->destroy(b->bimpl); /* CPU: releases the kernel templates its kernels held */
+  b->bimpl = NULL; b->bk = NULL;
   free(b->arena); b->arena = NULL;
   for (int k = 0; k < 8; k++) { free(b->state[k]); b->state[k] = NULL; }
   free(b->src_buf); b->src_buf = NULL;
@@ -123,13 +128,13 @@ static void bundle_move(hr_session *to, hr_session *from) {
   to->src_buf = from->src_buf;
   to->src_ptr = NULL; /* set again by the next push */
   to->alpha_buf = from->alpha_buf;
-  to->ex = from->ex;
+  to->bk = from->bk; to->bimpl = from->bimpl;
   to->op_us = from->op_us;
   to->row_scratch = from->row_scratch;
   to->kernel_bytes = from->kernel_bytes;
   to->kernel_shared_bytes = from->kernel_shared_bytes;
   from->plan = NULL; from->arena = NULL; memset(from->state, 0, sizeof from->state);
-  from->src_buf = NULL; from->src_ptr = NULL; from->alpha_buf = NULL; from->ex = NULL;
+  from->src_buf = NULL; from->src_ptr = NULL; from->alpha_buf = NULL; from->bk = NULL; from->bimpl = NULL;
   from->op_us = NULL; from->row_scratch = NULL; from->kernel_bytes = from->kernel_shared_bytes = 0;
 }
 
@@ -177,9 +182,11 @@ static hr_status build(hr_session *s, int w, int h, float ratio) {
     goto fail;
   }
   const hr__plan *plan = n->plan;
+  n->bk = hr__backend_for(&s->p);
   what = "arena"; what_bytes = plan->arena_bytes;
-  n->arena = alloc_aligned((size_t)plan->arena_bytes);
-  if (!n->arena) goto nomem;
+  /* a device backend keeps the arena on the device; the host state buffers are its views' shadows */
+  n->arena = n->bk->host_arena ? alloc_aligned((size_t)plan->arena_bytes) : NULL;
+  if (n->bk->host_arena && !n->arena) goto nomem;
   what = "recurrent state";
   for (int k = 0; k < plan->n_state; k++) {
     what_bytes = plan->state_bytes[k];
@@ -208,7 +215,7 @@ static hr_status build(hr_session *s, int w, int h, float ratio) {
     }
   }
   n->err[0] = 0;
-  st = hr__exec_create(n, &n->ex);
+  st = n->bk->create(n, &n->bimpl);
   if (st) {
     if (!n->err[0])
       snprintf(n->err, sizeof n->err, "%s creating the kernels of the plan (%d ops)",
@@ -276,7 +283,7 @@ void hr_session_destroy(hr_session *s) {
 hr_status hr_session_reset(hr_session *s) {
   if (!s) return HR_EINVAL;
   if (!s->plan) return HR_OK; /* suspended: the state is gone already */
-  for (int k = 0; k < s->plan->n_state; k++) memset(s->state[k], 0, (size_t)s->plan->state_bytes[k]);
+  s->bk->state_zero(s, s->bimpl);
   s->pending_events |= HR_EVENT_STATE_RESET;
   return HR_OK;
 }
@@ -382,21 +389,21 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   s->pending_events = 0;
   if (s->p.scene_cut_reset && p->n_state > 0 && scene_cut(s, &s->cur)) {
     ev |= HR_EVENT_SCENE_CUT | HR_EVENT_STATE_RESET;
-    for (int k = 0; k < p->n_state; k++) memset(s->state[k], 0, (size_t)p->state_bytes[k]);
+    s->bk->state_zero(s, s->bimpl);
   }
-  if (s->p.stateless)
-    for (int k = 0; k < p->n_state; k++) memset(s->state[k], 0, (size_t)p->state_bytes[k]);
+  if (s->p.stateless && p->n_state > 0) s->bk->state_zero(s, s->bimpl);
 #ifdef HR_HAVE_MXCSR
   /* Denormals: XNNPACK's pool workers flush them, the calling thread does not; tiny ops run here. */
   unsigned csr = _mm_getcsr();
   _mm_setcsr(csr | 0x8040); /* FTZ | DAZ */
 #endif
-  hr_status run_st = hr__exec_run(s, s->ex);
+  hr_status run_st = s->bk->run(s, s->bimpl);
 #ifdef HR_HAVE_MXCSR
   _mm_setcsr(csr);
 #endif
   if (run_st) return run_st;
-  hr__tensor a = hr__plan_view(p, p->alpha_val, s->arena, s->state, s->src_ptr);
+  hr__tensor a = p->vals[p->alpha_val].t;
+  a.data = (void *)s->bk->output(s, s->bimpl, p->alpha_val);
   memset(out, 0, sizeof *out);
   out->height = (int)a.dims[1]; out->width = (int)a.dims[2];
   out->raw = a.data; out->raw_channels = (int)a.dims[3];
@@ -409,7 +416,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   } else {
     out->alpha = a.data;
   }
-  if (p->fgr_val >= 0) out->fgr = hr__plan_view(p, p->fgr_val, s->arena, s->state, s->src_ptr).data;
+  if (p->fgr_val >= 0) out->fgr = s->bk->output(s, s->bimpl, p->fgr_val);
   s->cur.planes[0] = NULL; /* the caller's frame is not kept */
   out->ts_ns = f->ts_ns;
   out->ingest_ms = t_ingest - t_start;

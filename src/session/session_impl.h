@@ -7,7 +7,7 @@
 
 typedef struct hr__exec hr__exec; /* backend state: one kernel per runtime op */
 
-/* The per-plan fields (plan, arena, state, src_buf, src_ptr, alpha_buf, ex, op_us, row_scratch,
+/* The per-plan fields (plan, arena, state, src_buf, src_ptr, alpha_buf, bk, bimpl, op_us, row_scratch,
  * kernel_bytes, kernel_shared_bytes, and ing when frames of another size are declared) form the
  * session's plan bundle: session.c's build() makes a new one in a scratch hr_session and moves it
  * in whole, so nothing may keep a pointer to the hr_session a bundle was made in. */
@@ -20,7 +20,8 @@ struct hr_session {
   float *src_buf;              /* materialised model input (W*H*3), NULL when the frame is read in place */
   const float *src_ptr;        /* what the src value points at for this frame */
   float *alpha_buf;            /* alpha extracted from multi-channel outputs (meet), else NULL */
-  hr__exec *ex;
+  const struct hr__backend *bk; /* how the plan runs (backend/backend.h) */
+  void *bimpl;                 /* the backend's handle for this plan (the CPU one is an hr__exec) */
   pthreadpool_t pool;
   int64_t frame_index;
   uint32_t pending_events;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "session/session_impl.h"
+#include "backend/backend.h"
 
 #define HR_STATE_MAGIC "HRSTATE1"
 #define HR_STATE_VERSION 1u
@@ -55,7 +56,8 @@ hr_status hr_session_state_save(const hr_session *s, void *buf, size_t len, size
   uint64_t cs = 1469598103934665603ull;
   char *p = (char *)buf + sizeof h;
   for (int k = 0; k < s->plan->n_state; k++) {
-    memcpy(p, s->state[k], (size_t)s->plan->state_bytes[k]);
+    hr_status st = s->bk->state_read((hr_session *)s, s->bimpl, k, p);
+    if (st) return st;
     p += s->plan->state_bytes[k];
   }
   cs = fnv(cs, (char *)buf + sizeof h, need - sizeof h);
@@ -103,7 +105,11 @@ hr_status hr_session_state_load(hr_session *s, const void *buf, size_t len) {
            h.width, h.height, h.ratio, mine.width, mine.height, mine.ratio);
   /* everything checked: now change the session */
   const char *p = (const char *)buf + sizeof h;
-  for (int k = 0; k < s->plan->n_state; k++) { memcpy(s->state[k], p, (size_t)s->plan->state_bytes[k]); p += s->plan->state_bytes[k]; }
+  for (int k = 0; k < s->plan->n_state; k++) {
+    hr_status st = s->bk->state_write(s, s->bimpl, k, p);
+    if (st) return st; /* only a device lost: the session is unusable anyway */
+    p += s->plan->state_bytes[k];
+  }
   s->frame_index = h.frame_index;
   return HR_OK;
 #undef REFUSE

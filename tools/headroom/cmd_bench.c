@@ -30,7 +30,7 @@ int cmd_bench(int argc, char **argv) {
     else if (!strcmp(a, "--frames") && v) { frames = atoi(v); i++; }
     else if (!strcmp(a, "--warmup") && v) { warm = atoi(v); i++; }
     else if (!strcmp(a, "--threads") && v) { threads = atoi(v); i++; }
-    else if (!strcmp(a, "--backend") && v) { be = !strcmp(v, "reference") ? HR_BACKEND_REFERENCE : HR_BACKEND_XNNPACK; i++; }
+    else if (!strcmp(a, "--backend") && v) { be = !strcmp(v, "reference") ? HR_BACKEND_REFERENCE : !strcmp(v, "vulkan") ? HR_BACKEND_VULKAN : HR_BACKEND_XNNPACK; i++; }
     else if (!strcmp(a, "--format") && v) { format = v; i++; }
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--ops")) show_ops = 1;

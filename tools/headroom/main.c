@@ -8,11 +8,21 @@
 #include <sys/stat.h>
 #include "cli.h"
 
+/* A model named by name (rvm): HR_MODEL_DIR/NAME.json when that is set; else ./models/NAME.json,
+ * or, when ./models lacks it, the cache headroom-fetch-models fills
+ * (${XDG_CACHE_HOME:-~/.cache}/headroom/models/NAME.json). */
 const char *cli_model_path(const char *arg, char *buf, size_t n) {
   struct stat st;
   if (strchr(arg, '/') || strstr(arg, ".json") || stat(arg, &st) == 0) return arg;
   const char *dir = getenv("HR_MODEL_DIR");
   snprintf(buf, n, "%s/%s.json", dir && *dir ? dir : "models", arg);
+  if ((dir && *dir) || stat(buf, &st) == 0) return buf;
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char cached[1024];
+  if (xdg && *xdg) snprintf(cached, sizeof cached, "%s/headroom/models/%s.json", xdg, arg);
+  else if (home && *home) snprintf(cached, sizeof cached, "%s/.cache/headroom/models/%s.json", home, arg);
+  else return buf;
+  if (stat(cached, &st) == 0) snprintf(buf, n, "%s", cached);
   return buf;
 }
 
@@ -74,12 +84,15 @@ static void usage(void) {
           "  run   --model M --input SRC --out DIR [--size WxH] [--ratio R|auto] [--frames N] [--raw] ...\n"
           "  bench --model M --size WxH [--ratio R] [--frames N] [--threads N] [--json] [--ops]\n"
           "  bench --ingest nv12|i420|bgra|rgb24 [--size 1920x1440] [--ratio 0.25] [--json]   ingest path alone\n"
-          "Models: a TF.js graph-model .json, a folder holding one, or rvm|meet|selfie (from models/).\n"
+          "Models: a TF.js graph-model .json, a folder holding one, or rvm|meet|selfie (from models/,\n"
+          "  else from ~/.cache/headroom/models, which headroom-fetch-models fills).\n"
+          "'headroom --version' prints the versions of headroom, XNNPACK and FFmpeg.\n"
           "'headroom COMMAND --help' lists a command's options.\n");
 }
 
 int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { usage(); return argc < 2 ? 2 : 0; }
+  if (!strcmp(argv[1], "--version")) { printf("%s\n", hr_version()); return 0; }
   const char *c = argv[1];
   if (!strcmp(c, "info")) return cmd_info(argc - 1, argv + 1);
   if (!strcmp(c, "plan")) return cmd_plan(argc - 1, argv + 1);

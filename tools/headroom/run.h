@@ -7,6 +7,7 @@
 typedef struct run_opts {
   const char *model, *input, *out, *input_format, *state_in, *state_out, *telemetry, *report, *overlay;
   const char *profile, *ballast, *inject, *depth;
+  const char *composite, *fallback, *out_video, *v4l2_out;   /* sink_composite.c */
   int w, h, frames, start, raw, dump_input, stateless, threads, scene_cut, quiet, realtime, adapt, no_governor;
   int no_alpha, status, fgr;
   float ratio;
@@ -64,4 +65,5 @@ typedef struct sink_ops {
  * the telemetry file at close). Closed in the same order. */
 extern const sink_ops *const run_data_sinks[];
 extern const sink_ops *const run_record_sinks[];
+extern const sink_ops run_sink_composite;   /* sink_composite.c */
 #endif

@@ -14,7 +14,7 @@ static void run_usage(void) {
           "  --ratio R|auto        RVM downsample_ratio (default auto: processing side ~512 px)\n"
           "  --frames N            stop after N processed frames     --start N  skip the first N input frames\n"
           "  --input-format F      raw input, e.g. nv12:1920x1440@60 (SRC is a file or -)\n"
-          "  --backend xnnpack|reference   --threads N\n"
+          "  --backend xnnpack|reference|vulkan   --threads N\n"
           "state\n"
           "  --stateless           zero the state before every frame\n"
           "  --state-in FILE       load the state before the first frame   --state-out FILE  save it after the last\n"
@@ -39,6 +39,10 @@ static void run_usage(void) {
           "  --no-alpha            do not write alpha PNGs\n"
           "  --fgr                 also DIR/raw/NNNNNN.fgr.f32: RVM's foreground colour (H x W x 3 float32)\n"
           "  --telemetry FILE      one JSON line per frame   --report FILE.html   --overlay FILE.mp4\n"
+          "  --composite B         composite the person over B: blur, blur:RADIUS, color:RRGGBB, image:FILE, alpha\n"
+          "  --fallback F          what a frame without a trusted matte shows: hold (default), blur-all, passthrough\n"
+          "  --out-video FILE      the composite as a video (.mp4: H.264; .mkv: lossless FFV1), source timestamps kept\n"
+          "  --v4l2-out /dev/videoN  the composite to a V4L2 output device (v4l2loopback), YUYV\n"
           "  --quiet\n"
           "Ctrl-C (or SIGTERM) ends the run at a frame boundary with every output written (exit 130 / 143);\n"
           "a second one exits at once.\n");
@@ -74,6 +78,10 @@ int run_parse(int argc, char **argv, run_opts *o) {
     else if (ARG("--ballast")) o->ballast = v;
     else if (ARG("--inject")) o->inject = v;
     else if (ARG("--depth")) o->depth = v;
+    else if (ARG("--composite")) o->composite = v;
+    else if (ARG("--fallback")) o->fallback = v;
+    else if (ARG("--out-video")) o->out_video = v;
+    else if (ARG("--v4l2-out")) o->v4l2_out = v;
     else if (ARG("--depth-scale")) o->depth_scale = atof(v);
     else if (ARG("--depth-window-ms")) o->depth_window_ms = atof(v);
     else if (ARG("--occlude-at")) o->occlude_m = atof(v);
@@ -81,7 +89,8 @@ int run_parse(int argc, char **argv, run_opts *o) {
     else if (ARG("--backend")) {
       if (!strcmp(v, "reference") || !strcmp(v, "ref")) o->backend = HR_BACKEND_REFERENCE;
       else if (!strcmp(v, "xnnpack")) o->backend = HR_BACKEND_XNNPACK;
-      else { fprintf(stderr, "headroom run: --backend is xnnpack or reference, not '%s'\n", v); return -1; }
+      else if (!strcmp(v, "vulkan")) o->backend = HR_BACKEND_VULKAN;
+      else { fprintf(stderr, "headroom run: --backend is xnnpack, reference or vulkan, not '%s'\n", v); return -1; }
     }
     else if (!strcmp(a, "--raw")) o->raw = 1;
     else if (!strcmp(a, "--dump-input")) o->dump_input = 1;

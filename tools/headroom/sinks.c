@@ -407,5 +407,5 @@ static const sink_ops sink_overlay = {"overlay", overlay_sink_open, overlay_sink
 static const sink_ops sink_telemetry = {"telemetry", tel_open, tel_write, NULL, tel_close};
 static const sink_ops sink_report = {"report", report_open, report_write, NULL, report_close};
 
-const sink_ops *const run_data_sinks[] = {&sink_alpha, &sink_raw, &sink_input, &sink_depth, &sink_overlay, NULL};
+const sink_ops *const run_data_sinks[] = {&sink_alpha, &sink_raw, &sink_input, &sink_depth, &sink_overlay, &run_sink_composite, NULL};
 const sink_ops *const run_record_sinks[] = {&sink_telemetry, &sink_report, NULL};

@@ -97,7 +97,8 @@ int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t in
   }
   /* the input frame: copied only when a sink reads its pixels (overlay, the input dump, a report sample) */
   int need = o->overlay || (o->dump_input && !s->res.model_input) || (o->report && (done == 10 || done == 100 || done == 1000));
-  if (need && r->alpha) {
+  int composite = o->composite || o->out_video || o->v4l2_out;   /* every frame, suspended ones too */
+  if ((need && r->alpha) || composite) {
     if (hr_frame_copy(r->input, &s->frame_buf, &s->frame_cap, &s->frame)) return -1;
   } else {
     memset(&s->frame, 0, sizeof s->frame);

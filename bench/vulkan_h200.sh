@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# RVM on the Vulkan backend: per-frame time of NV12 upload + network + guided-filter tail + alpha
+# read-back (hr_session_push wall time), GPU time from timestamp queries, GPU time per op class,
+# and alpha against XNNPACK on the same frames.
+#
+#   bench/vulkan_h200.sh prepare        here (Debian 12 with the build deps): builds build-h13
+#                                       (Release), the bench program .gl/vkbench linked against
+#                                       libheadroom.a, and gathers what the GPU machine lacks in .gl/
+#                                       (Vulkan/GL loader .debs, XNNPACK/pthreadpool/cpuinfo/cJSON .so)
+#   bench/vulkan_h200.sh run [SIZES]    on the GPU machine (the `run` tool, carry [".gl", "models"]):
+#                                       unpacks the loaders, runs every size; SIZES default
+#                                       "1920x1440@0.25 1920x1440@0.5 1920x1080@0.25"
+# Env: FRAMES (timed frames, default 300), WARMUP (default 20), CHECK (frames compared with XNNPACK,
+# default 3), JSONL (a file to append the JSON lines to; default stdout only).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+mode=${1:-run}
+
+if [ "$mode" = prepare ]; then
+  mkdir -p .gl/lib
+  grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> .git/info/exclude
+  (cd .gl && for p in libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2; do ls ${p}_*.deb >/dev/null 2>&1 || apt-get download $p; done)
+  cmake -S . -B build-h13 -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-h13 -j2 --target headroom
+  cat > .gl/vkbench.c <<'EOF'
+/* RVM through the Vulkan backend: push wall time, GPU time, GPU time per op class, alpha vs XNNPACK. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#include "headroom.h"
+#include "backend/backend.h"
+static double now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
+const char *hr__session_op_detail(const hr_session *s, int i);
+static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
+int main(int argc, char **argv) {
+  if (argc < 5) { fprintf(stderr, "usage: vkbench model.json W H ratio [frames warmup check]\n"); return 2; }
+  int W = atoi(argv[2]), H = atoi(argv[3]); float ratio = (float)atof(argv[4]);
+  int N = argc > 5 ? atoi(argv[5]) : 300, WU = argc > 6 ? atoi(argv[6]) : 20, NC = argc > 7 ? atoi(argv[7]) : 3;
+  char err[512];
+  hr_model *m;
+  if (hr_model_load(argv[1], &m, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
+  /* NV12 frames: moving gradients and a disc (content only has to be plausible for timing) */
+  int NF = 8;
+  uint8_t **fb = calloc(NF, sizeof *fb);
+  hr_frame *fr = calloc(NF, sizeof *fr);
+  for (int i = 0; i < NF; i++) {
+    fb[i] = malloc((size_t)W * H * 3 / 2);
+    for (int y = 0; y < H; y++)
+      for (int x = 0; x < W; x++) {
+        int dx = x - W / 2 - i * 8, dy = y - H / 2;
+        fb[i][(size_t)y * W + x] = (uint8_t)(dx * dx + dy * dy < (H / 3) * (H / 3) ? 200 : (x + y + i * 5) & 255);
+      }
+    for (int y = 0; y < H / 2; y++)
+      for (int x = 0; x < W / 2; x++) {
+        fb[i][(size_t)W * H + (size_t)y * W + 2 * x] = (uint8_t)(128 + ((x * 3 + i) % 60) - 30);
+        fb[i][(size_t)W * H + (size_t)y * W + 2 * x + 1] = (uint8_t)(128 + ((y * 5) % 50) - 25);
+      }
+    fr[i] = (hr_frame){.fmt = HR_PIX_NV12_FULL, .width = W, .height = H, .planes = {fb[i], fb[i] + (size_t)W * H}, .strides = {W, W}};
+  }
+  /* real frames when given: raw NV12 video range (ffmpeg -pix_fmt nv12), up to NF of them, cycled */
+  FILE *rf = argc > 8 ? fopen(argv[8], "rb") : NULL;
+  if (argc > 8 && !rf) { fprintf(stderr, "cannot open %s\n", argv[8]); return 1; }
+  if (rf) {
+    int k = 0;
+    while (k < NF && fread(fb[k], 1, (size_t)W * H * 3 / 2, rf) == (size_t)W * H * 3 / 2) fr[k++].fmt = HR_PIX_NV12_VIDEO;
+    for (int i = k; i < NF && k > 0; i++) { fr[i] = fr[i % k]; }
+    fclose(rf);
+  }
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = W; p.height = H; p.downsample_ratio = ratio; p.backend = HR_BACKEND_VULKAN;
+  hr_session *s;
+  double t0 = now_ms();
+  hr_status st = hr_session_create(m, &p, &s);
+  double t_create = now_ms() - t0;
+  if (st) { fprintf(stderr, "vulkan session: %s: %s\n", hr_status_name(st), s ? hr_session_last_error(s) : ""); return 1; }
+  hr_plan_info pi; hr_session_get_plan(s, &pi);
+  hr_session_set_profiling(s, true);
+  hr_outputs o;
+  for (int i = 0; i < WU; i++) if (hr_session_push(s, &fr[i % NF], &o)) { fprintf(stderr, "push: %s\n", hr_session_last_error(s)); return 1; }
+  double *wall = malloc(sizeof(double) * N), *dev = malloc(sizeof(double) * N);
+  const char *cls[16]; double cls_us[16] = {0}; int ncls = 0;
+  double *op_acc = calloc((size_t)pi.n_ops + 1, sizeof(double));
+  for (int i = 0; i < N; i++) {
+    double a = now_ms();
+    if (hr_session_push(s, &fr[i % NF], &o)) { fprintf(stderr, "push: %s\n", hr_session_last_error(s)); return 1; }
+    wall[i] = now_ms() - a;
+    dev[i] = hr__vk_device_ms(s->bimpl);
+    for (int k = 0; k < pi.n_ops; k++) {
+      const char *op, *kc; double us, mf;
+      if (!hr_session_op_profile(s, k, &op, &kc, &us, &mf)) continue;
+      int c = 0;
+      while (c < ncls && strcmp(cls[c], kc)) c++;
+      if (c == ncls && ncls < 16) cls[ncls++] = kc;
+      if (c < 16) cls_us[c] += us;
+      op_acc[k] += us;
+    }
+  }
+  if (getenv("TOPOPS")) { /* the slowest ops, GPU time per frame (stderr) */
+    for (int t = 0; t < atoi(getenv("TOPOPS")); t++) {
+      int best = -1;
+      for (int k = 0; k < pi.n_ops; k++) if (op_acc[k] >= 0 && (best < 0 || op_acc[k] > op_acc[best])) best = k;
+      if (best < 0) break;
+      fprintf(stderr, "  op %3d %8.1f us  %s\n", best, op_acc[best] / N, hr__session_op_detail(s, best));
+      op_acc[best] = -1;
+    }
+  }
+  qsort(wall, N, sizeof *wall, cmpd); qsort(dev, N, sizeof *dev, cmpd);
+  printf("{\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
+         "\"wall_ms_median\":%.3f,\"wall_ms_p99\":%.3f,\"wall_ms_min\":%.3f,\"gpu_ms_median\":%.3f,\"gpu_ms_p99\":%.3f,\"fps_median\":%.0f,\"gpu_ms_by_class\":{",
+         W, H, ratio, pi.proc_width, pi.proc_height, pi.gflop, pi.n_ops, N, t_create, wall[N / 2], wall[(int)(N * 0.99)], wall[0],
+         dev[N / 2], dev[(int)(N * 0.99)], 1e3 / wall[N / 2]);
+  for (int c = 0; c < ncls; c++) printf("%s\"%s\":%.3f", c ? "," : "", cls[c], cls_us[c] / N / 1e3);
+  printf("}");
+  /* correctness on this device: the same frames from a fresh state through XNNPACK */
+  if (NC > 0) {
+    hr_session *x;
+    hr_session_params q = p; q.backend = HR_BACKEND_XNNPACK;
+    if (hr_session_create(m, &q, &x)) { fprintf(stderr, "xnnpack session failed\n"); return 1; }
+    hr_session_reset(s);
+    double worst_mean = 0, worst_max = 0;
+    size_t npx = (size_t)W * H;
+    float *va = malloc(sizeof(float) * npx);
+    for (int i = 0; i < NC; i++) {
+      hr_outputs ox;
+      if (hr_session_push(s, &fr[i % NF], &o)) return 1;
+      memcpy(va, o.alpha, sizeof(float) * npx);
+      if (hr_session_push(x, &fr[i % NF], &ox)) return 1;
+      double sum = 0, mx = 0;
+      for (size_t k = 0; k < npx; k++) { double d = fabs((double)va[k] - ox.alpha[k]); sum += d; if (d > mx || d != d) mx = d; }
+      if (sum / npx > worst_mean) worst_mean = sum / npx;
+      if (mx > worst_max) worst_max = mx;
+    }
+    printf(",\"vs_xnnpack_frames\":%d,\"mean_abs_dalpha\":%.3g,\"max_abs_dalpha\":%.3g", NC, worst_mean, worst_max);
+    hr_session_destroy(x);
+    free(va);
+  }
+  printf("}\n");
+  hr_session_destroy(s);
+  hr_model_destroy(m);
+  return 0;
+}
+EOF
+  cc -O2 -std=c11 -D_GNU_SOURCE -DHR_HAVE_VULKAN=1 -Iinclude -Isrc -o .gl/vkbench .gl/vkbench.c build-h13/libheadroom.a \
+     -lXNNPACK -lpthreadpool -lcjson -lvulkan -lm -lpthread -ldl
+  # real frames (the sam2-bedroom clip, scaled), raw NV12 video range, 4 per size
+  d=${HR_DATA_DIR:-$here/../shared/data}/sam2-bedroom/frames
+  for wh in 1920x1440 1920x1080; do
+    [ -f .gl/frames_$wh.nv12 ] || ffmpeg -loglevel error -y -start_number 0 -i "$d/%05d.jpg" -frames:v 4 -s $wh -pix_fmt nv12 -f rawvideo .gl/frames_$wh.nv12
+  done
+  for l in $(ldd .gl/vkbench | awk '/=>/ {print $3}' | grep -E 'XNNPACK|pthreadpool|cpuinfo|cjson|clog'); do cp -L "$l" .gl/lib/; done
+  ls -la .gl .gl/lib
+  echo "glibc versions needed: $(objdump -T .gl/vkbench .gl/lib/*.so* | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
+  exit 0
+fi
+
+# run (on the GPU machine)
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
+export LD_LIBRARY_PATH=$here/.gl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+sizes=${2:-"1920x1440@0.25 1920x1440@0.5 1920x1080@0.25"}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null || true
+for sz in $sizes; do
+  wh=${sz%@*}; r=${sz#*@}
+  raw=.gl/frames_${wh}.nv12
+  [ -f "$raw" ] || raw=
+  line=$(.gl/vkbench models/rvm.json "${wh%x*}" "${wh#*x}" "$r" "${FRAMES:-300}" "${WARMUP:-20}" "${CHECK:-3}" $raw)
+  echo "$line"
+  if [ -n "${JSONL:-}" ]; then echo "$line" >> "$JSONL"; fi
+done

@@ -1,0 +1,23 @@
+#version 450
+// Elementwise binary op with 4-D broadcasting (stride 0 on broadcast dims).
+// p: 0 n, 1 a, 2 b, 3 out, 4 op (0 add 1 sub 2 mul 3 div 4 min 5 max), 5..8 out dims,
+// 9..12 a strides, 13..16 b strides.
+#include "common.glsl"
+void main() {
+  uint i = gid();
+  if (i >= uint(p[0])) return;
+  uint t = i; int ia = p[1], ib = p[2];
+  for (int k = 3; k >= 0; k--) {
+    int c = int(t % uint(p[5 + k])); t /= uint(p[5 + k]);
+    ia += c * p[9 + k]; ib += c * p[13 + k];
+  }
+  float a = d[ia], b = d[ib], r;
+  int op = p[4];
+  if (op == 0) r = a + b;
+  else if (op == 1) r = a - b;
+  else if (op == 2) r = a * b;
+  else if (op == 3) r = a / b;
+  else if (op == 4) r = min(a, b);
+  else r = max(a, b);
+  d[p[3] + int(i)] = r;
+}

@@ -1,0 +1,37 @@
+#version 450
+// Dense convolution for small outputs (few pixels, many input channels: the encoder's late stages,
+// squeeze-excitation 1x1 convs): 32 outputs per workgroup, the input channels split over 8 threads
+// each, summed in shared memory. Push constants as conv.comp (p[19] = 0).
+#include "common.glsl"
+shared float red[256];
+void main() {
+  uint lt = gl_LocalInvocationID.x, o = lt % 32u, ks = lt / 32u;
+  uint i = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * 32u + o;
+  float acc = 0.0;
+  int OC = p[10], OW = p[9], OH = p[8], H = p[5], W = p[6], C = p[7], KH = p[11], KW = p[12];
+  int oc = 0, ox = 0, oy = 0, n = 0;
+  if (i < uint(p[0])) {
+    oc = int(i % uint(OC)); uint t = i / uint(OC);
+    ox = int(t % uint(OW)); t /= uint(OW);
+    oy = int(t % uint(OH)); n = int(t / uint(OH));
+    for (int ky = 0; ky < KH; ky++) {
+      int iy = oy * p[13] - p[17] + ky * p[15];
+      if (iy < 0 || iy >= H) continue;
+      for (int kx = 0; kx < KW; kx++) {
+        int ix = ox * p[14] - p[18] + kx * p[16];
+        if (ix < 0 || ix >= W) continue;
+        int base = p[1] + ((n * H + iy) * W + ix) * C;
+        int wb = p[2] + (ky * KW + kx) * C * OC + oc;
+        for (int c = int(ks); c < C; c += 8) acc += d[base + c] * d[wb + c * OC];
+      }
+    }
+  }
+  red[lt] = acc;
+  barrier();
+  if (ks == 0u && i < uint(p[0])) {
+    float s = p[3] >= 0 ? d[p[3] + oc] : 0.0;
+    for (int k = 0; k < 8; k++) s += red[o + 32u * uint(k)];
+    s = min(max(s, pf(20)), pf(21));
+    d[p[4] + ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc] = s;
+  }
+}

@@ -1,0 +1,36 @@
+#version 450
+// TF ResizeBilinear NHWC (half-pixel, legacy or align-corners), into a channel slice when asked.
+// p: 0 n, 1 in, 2 out, 3 H, 4 W, 5 C, 6 OH, 7 OW, 8 half_pixel, 9 align_corners, 10 out channel
+// stride, 11 out channel offset.
+#include "common.glsl"
+void taps(int o, int in_size, int out_size, out int lo, out int hi, out float fr) {
+  precise float scale = (p[9] != 0 && out_size > 1) ? float(in_size - 1) / float(out_size - 1) : float(in_size) / float(out_size);
+  precise float fi;
+  if (p[8] != 0) { precise float fo = (float(o) + 0.5) * scale; fi = fo - 0.5; }
+  else fi = float(o) * scale;
+  float fl = floor(fi);
+  lo = fl < 0.0 ? 0 : int(fl);
+  hi = p[8] != 0 ? int(ceil(fi)) : lo + 1;
+  if (hi > in_size - 1) hi = in_size - 1;
+  if (hi < 0) hi = 0;
+  if (lo > in_size - 1) lo = in_size - 1;
+  fr = fi - fl;
+}
+void main() {
+  uint i = gid();
+  if (i >= uint(p[0])) return;
+  int C = p[5], OW = p[7], OH = p[6], H = p[3], W = p[4];
+  int c = int(i % uint(C)); uint t = i / uint(C);
+  int ox = int(t % uint(OW)); t /= uint(OW);
+  int oy = int(t % uint(OH)); int n = int(t / uint(OH));
+  int x0, x1, y0, y1; float fx, fy;
+  taps(ox, W, OW, x0, x1, fx);
+  taps(oy, H, OH, y0, y1, fy);
+  int b = p[1] + n * H * W * C + c;
+  float tl = d[b + (y0 * W + x0) * C], tr = d[b + (y0 * W + x1) * C];
+  float bl = d[b + (y1 * W + x0) * C], br = d[b + (y1 * W + x1) * C];
+  precise float top = tl + (tr - tl) * fx;
+  precise float bot = bl + (br - bl) * fx;
+  precise float r = top + (bot - top) * fy;
+  d[p[2] + ((n * OH + oy) * OW + ox) * p[10] + p[11] + c] = r;
+}

@@ -1,0 +1,23 @@
+#version 450
+// The image ingest: the frame (any format, binding 1) resampled to the processing size with TF's
+// half-pixel bilinear on RGB values converted per tap (ingest.h), as float RGB NHWC.
+// p: 0 n (out pixels), 1 out, 2 out_w, 3 out_h.
+#include "common.glsl"
+#include "frame.glsl"
+void main() {
+  uint i = gid();
+  if (i >= uint(p[0])) return;
+  int OW = p[2], OH = p[3], W = int(f[1]), H = int(f[2]);
+  int ox = int(i % uint(OW)), oy = int(i / uint(OW));
+  int x0, x1, y0, y1; float fx, fy;
+  hp_taps(ox, W, OW, x0, x1, fx);
+  hp_taps(oy, H, OH, y0, y1, fy);
+  vec3 tl = fetch_px(x0, y0), tr = fetch_px(x1, y0), bl = fetch_px(x0, y1), br = fetch_px(x1, y1);
+  int o = p[1] + int(i) * 3;
+  for (int c = 0; c < 3; c++) {
+    precise float top = tl[c] + (tr[c] - tl[c]) * fx;
+    precise float bot = bl[c] + (br[c] - bl[c]) * fx;
+    precise float r = top + (bot - top) * fy;
+    d[o + c] = r;
+  }
+}

@@ -1,0 +1,48 @@
+/* The backend seam: one small vtable through which a session runs its plan on the CPU (XNNPACK or
+ * the reference kernels) or on a GPU (Vulkan compute). The plan (op list, value shapes, arena
+ * offsets) is backend-neutral; a backend owns where the arena and the recurrent state live.
+ *
+ * Phases, as elsewhere: create (everything allocated, kernels/pipelines made, weights uploaded) ->
+ * run per frame (no allocation in our code) -> destroy. A backend handle is made for one plan and
+ * keeps no pointer to the hr_session it was made in (it is handed the session at every call), so a
+ * plan bundle may move between hr_session structs (see session.c's build()). */
+#ifndef HR_BACKEND_BACKEND_H
+#define HR_BACKEND_BACKEND_H
+#include "session/session_impl.h"
+
+typedef struct hr__backend {
+  const char *name;
+  /* the session's arena (plan->arena_bytes) and state buffers are host memory the kernels use */
+  int host_arena;
+  /* Make the backend's kernels for s->plan (s->arena / s->state allocated when host_arena). On
+   * error s->err names what failed and *impl is NULL. */
+  hr_status (*create)(hr_session *s, void **impl);
+  void (*destroy)(void *impl);
+  /* Run every op for the frame in s->cur (planes valid for the call). No allocation. */
+  hr_status (*run)(hr_session *s, void *impl);
+  /* Zero the recurrent state (takes effect before the next run). */
+  void (*state_zero)(hr_session *s, void *impl);
+  /* Copy state tensor k (plan->state_bytes[k] bytes) out of / into the backend. */
+  hr_status (*state_read)(hr_session *s, void *impl, int k, void *dst);
+  hr_status (*state_write)(hr_session *s, void *impl, int k, const void *src);
+  /* Host pointer to value v's data after the last run (alpha, fgr): borrowed until the next run. */
+  const float *(*output)(hr_session *s, void *impl, int v);
+} hr__backend;
+
+extern const hr__backend hr__backend_cpu;    /* XNNPACK and reference: exec.c's executor */
+extern const hr__backend hr__backend_vulkan; /* HR_HAVE_VULKAN; otherwise create says HR_ENOTSUP */
+
+/* The backend for a session's parameters. */
+const hr__backend *hr__backend_for(const hr_session_params *p);
+
+#ifdef HR_HAVE_VULKAN
+/* Test hooks of the Vulkan backend (tests/unit/test_vulkan*.c): run ops [i0, i1) of the plan alone
+ * (records a one-off command buffer: allocates), and copy value v (numel * 4 bytes) out of / into
+ * the device (allocates a staging buffer). */
+hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1);
+hr_status hr__vk_value_read(hr_session *s, void *impl, int v, void *dst);
+hr_status hr__vk_value_write(hr_session *s, void *impl, int v, const void *src);
+/* GPU time of the last run, ms (timestamp queries; -1 when the queue has none). */
+double hr__vk_device_ms(void *impl);
+#endif
+#endif

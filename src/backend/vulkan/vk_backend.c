@@ -1,0 +1,1045 @@
+/* The Vulkan compute backend: the plan's ops as compute dispatches over one device buffer (arena at
+ * the plan's offsets, recurrent state, weights), recorded once per plan and replayed per frame; the
+ * frame uploaded through a host-visible staging buffer and converted on the GPU; alpha read back
+ * into a mapped buffer that is the borrowed output. fp32. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <vulkan/vulkan.h>
+#include "backend/backend.h"
+#include "graph/ops.h"
+#include "ingest/ingest_kernels.h"
+
+/* SPIR-V, compiled by glslc at build time (cmake/vulkan.cmake) */
+static const uint32_t spv_conv[] =
+#include "conv.spv.h"
+    ;
+static const uint32_t spv_conv4[] =
+#include "conv4.spv.h"
+    ;
+static const uint32_t spv_convsk[] =
+#include "convsk.spv.h"
+    ;
+static const uint32_t spv_convt[] =
+#include "convt.spv.h"
+    ;
+static const uint32_t spv_meansk[] =
+#include "meansk.spv.h"
+    ;
+static const uint32_t spv_binary[] =
+#include "binary.spv.h"
+    ;
+static const uint32_t spv_unary[] =
+#include "unary.spv.h"
+    ;
+static const uint32_t spv_mean[] =
+#include "mean.spv.h"
+    ;
+static const uint32_t spv_avgpool[] =
+#include "avgpool.spv.h"
+    ;
+static const uint32_t spv_resize[] =
+#include "resize.spv.h"
+    ;
+static const uint32_t spv_copy[] =
+#include "copy.spv.h"
+    ;
+static const uint32_t spv_srcresize[] =
+#include "srcresize.spv.h"
+    ;
+static const uint32_t spv_fgf[] =
+#include "fgf.spv.h"
+    ;
+
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
+static const struct { const uint32_t *code; size_t size; const char *name; } shaders[P__COUNT] = {
+    {spv_conv, sizeof spv_conv, "conv"},          {spv_conv4, sizeof spv_conv4, "conv4"},
+    {spv_convsk, sizeof spv_convsk, "convsk"},    {spv_convt, sizeof spv_convt, "convt"},    {spv_meansk, sizeof spv_meansk, "meansk"},
+    {spv_binary, sizeof spv_binary, "binary"},
+    {spv_unary, sizeof spv_unary, "unary"},       {spv_mean, sizeof spv_mean, "mean"},
+    {spv_avgpool, sizeof spv_avgpool, "avgpool"}, {spv_resize, sizeof spv_resize, "resize"},
+    {spv_copy, sizeof spv_copy, "copy"},          {spv_srcresize, sizeof spv_srcresize, "srcresize"},
+    {spv_fgf, sizeof spv_fgf, "fgf"},
+};
+
+#define LOCAL 256
+#define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
+
+/* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
+ * (for barriers only where a dispatch depends on one since the last barrier). */
+typedef struct vdisp {
+  int pipe, rop;
+  uint32_t gx, gy;
+  int32_t pc[32];
+  int nr, nw;
+  int64_t r[HR_ROP_MAX_IN][2], w[HR_MAX_OUT][2];
+  /* dense convolutions: threads of each kernel (CK_*), -1 where it does not apply; n_out */
+  int64_t alt[4], n_out;
+} vdisp;
+
+typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size; } vbuf;
+
+typedef struct vk {
+  VkInstance inst;
+  VkPhysicalDevice pd;
+  VkDevice dev;
+  VkQueue q;
+  uint32_t qf;
+  VkPhysicalDeviceProperties props;
+  VkPhysicalDeviceMemoryProperties mem;
+  VkDescriptorSetLayout dsl;
+  VkPipelineLayout pl;
+  VkPipeline pipe[P__COUNT];
+  VkDescriptorPool dpool;
+  VkDescriptorSet ds;
+  VkCommandPool cpool;
+  VkCommandBuffer cb_main, cb_zero, cb_tmp;
+  VkFence fence;
+  VkQueryPool qp;
+  int ts_ok;
+  uint64_t *ts;               /* n_rops + 1 timestamps of the last run */
+  double device_ms;
+  vbuf dbuf;                  /* arena | state | src | weights */
+  vbuf stage;                 /* frame upload (host visible) */
+  vbuf rback;                 /* alpha (and fgr) read back (host visible) */
+  int64_t state_off[8];       /* bytes into dbuf */
+  int64_t src_off;            /* materialised model input, -1 if none */
+  int64_t const_off0, const_bytes;
+  int64_t *voff;              /* per value: byte offset of a float constant in dbuf, -1 */
+  int n_disp, cap_disp;
+  vdisp *disp;
+  int64_t out_off[2];         /* alpha, fgr: byte offsets in rback, -1 */
+  int out_val[2];
+  int zero_pending;
+  int n_barriers;             /* in the frame's command buffer */
+  int elide;                  /* barriers only between dependent dispatches (HR_VK_BARRIERS=all: after each) */
+  int frame_w, frame_h;
+} vk;
+
+/* ---- helpers ---- */
+static hr_status fail(hr_session *s, hr_status st, const char *what, VkResult r) {
+  snprintf(s->err, sizeof s->err, "Vulkan: %s (VkResult %d%s)", what, (int)r,
+           r == VK_ERROR_DEVICE_LOST ? ": device lost" : r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? ": out of device memory"
+           : r == VK_ERROR_OUT_OF_HOST_MEMORY ? ": out of host memory" : "");
+  return st;
+}
+#define VKTRY(call, what)                                                                           \
+  do {                                                                                             \
+    VkResult r_ = (call);                                                                          \
+    if (r_ != VK_SUCCESS)                                                                          \
+      return fail(s, r_ == VK_ERROR_OUT_OF_HOST_MEMORY || r_ == VK_ERROR_OUT_OF_DEVICE_MEMORY ? HR_ENOMEM : HR_EIO, what, r_); \
+  } while (0)
+
+static int mem_type(vk *v, uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) {
+  int best = -1;
+  for (uint32_t i = 0; i < v->mem.memoryTypeCount; i++) {
+    VkMemoryPropertyFlags f = v->mem.memoryTypes[i].propertyFlags;
+    if (!(bits & (1u << i)) || (f & want) != want) continue;
+    if ((f & prefer) == prefer) return (int)i;
+    if (best < 0) best = (int)i;
+  }
+  return best;
+}
+
+static hr_status buf_make(hr_session *s, vk *v, vbuf *b, VkDeviceSize size, VkBufferUsageFlags use, VkMemoryPropertyFlags want,
+                          VkMemoryPropertyFlags prefer, const char *what) {
+  memset(b, 0, sizeof *b);
+  b->size = size ? size : 256;
+  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = b->size, .usage = use,
+                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VKTRY(vkCreateBuffer(v->dev, &bi, NULL, &b->b), what);
+  VkMemoryRequirements mr;
+  vkGetBufferMemoryRequirements(v->dev, b->b, &mr);
+  int t = mem_type(v, mr.memoryTypeBits, want, prefer);
+  if (t < 0) { snprintf(s->err, sizeof s->err, "Vulkan: no memory type for the %s", what); return HR_ENOTSUP; }
+  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = mr.size, .memoryTypeIndex = (uint32_t)t};
+  VkResult r = vkAllocateMemory(v->dev, &ai, NULL, &b->m);
+  if (r != VK_SUCCESS) {
+    snprintf(s->err, sizeof s->err, "Vulkan: cannot allocate %.1f MB of device memory for the %s (VkResult %d)",
+             (double)mr.size / 1e6, what, (int)r);
+    return HR_ENOMEM;
+  }
+  VKTRY(vkBindBufferMemory(v->dev, b->b, b->m, 0), what);
+  if (want & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) VKTRY(vkMapMemory(v->dev, b->m, 0, VK_WHOLE_SIZE, 0, &b->map), what);
+  return HR_OK;
+}
+static void buf_free(vk *v, vbuf *b) {
+  if (b->map) vkUnmapMemory(v->dev, b->m);
+  if (b->b) vkDestroyBuffer(v->dev, b->b, NULL);
+  if (b->m) vkFreeMemory(v->dev, b->m, NULL);
+  memset(b, 0, sizeof *b);
+}
+
+/* Submit command buffers and wait. */
+static hr_status submit(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n) {
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cbs};
+  VKTRY(vkResetFences(v->dev, 1, &v->fence), "fence reset");
+  VKTRY(vkQueueSubmit(v->q, 1, &si, v->fence), "queue submit");
+  VKTRY(vkWaitForFences(v->dev, 1, &v->fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
+  return HR_OK;
+}
+static hr_status tmp_begin(hr_session *s, vk *v) {
+  VKTRY(vkResetCommandBuffer(v->cb_tmp, 0), "command buffer reset");
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  VKTRY(vkBeginCommandBuffer(v->cb_tmp, &bi), "command buffer begin");
+  return HR_OK;
+}
+static hr_status tmp_end(hr_session *s, vk *v) {
+  VKTRY(vkEndCommandBuffer(v->cb_tmp), "command buffer end");
+  return submit(s, v, &v->cb_tmp, 1);
+}
+static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags sa, VkPipelineStageFlags dst, VkAccessFlags da) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = sa, .dstAccessMask = da};
+  vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+#define ST_ALL (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
+#define AC_ALL (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+
+/* ---- the plan as dispatches ---- */
+static const hr__attrs *attrs_of(const hr__rop *r) { return r->node ? &r->node->a : &r->syn.a; }
+
+/* Float offset of value v's data in dbuf, -1 if it has none there. */
+static int64_t voff(const vk *v, const hr__plan *p, int id) {
+  const hr__val *x = &p->vals[id];
+  if (x->kind == V_CONST) return v->voff[id] >= 0 ? v->voff[id] / 4 : -1;
+  const hr__val *r = &p->vals[x->root];
+  switch (r->storage) {
+    case S_ARENA: return r->offset / 4;
+    case S_STATE: return v->state_off[r->slot] / 4;
+    case S_SRC: return v->src_off >= 0 ? v->src_off / 4 : -1;
+    default: return -1;
+  }
+}
+
+/* Shape right-aligned to 4 dims; contiguous strides. Returns 0 if rank > 4. */
+static int dims4(const hr__tensor *t, int64_t d[4], int64_t st[4]) {
+  if (t->rank > 4) return 0;
+  for (int k = 0; k < 4; k++) d[k] = k >= 4 - t->rank ? t->dims[k - (4 - t->rank)] : 1;
+  int64_t s = 1;
+  for (int k = 3; k >= 0; k--) { st[k] = s; s *= d[k]; }
+  return 1;
+}
+
+static void set_grid(vdisp *d, int64_t n) {
+  uint64_t groups = ((uint64_t)n + LOCAL - 1) / LOCAL;
+  if (!groups) groups = 1;
+  d->gx = (uint32_t)(groups > 65535 ? 65535 : groups);
+  d->gy = (uint32_t)((groups + d->gx - 1) / d->gx);
+}
+
+/* The convolution kernels, in the order of vdisp.alt. */
+static const int conv_kinds[4] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT};
+static void set_conv_kind(vdisp *d, int c) {
+  d->pipe = conv_kinds[c];
+  set_grid(d, d->alt[c]);
+  d->pc[0] = (int32_t)(conv_kinds[c] == P_CONV4 ? d->alt[c] : d->n_out);
+}
+
+static vdisp *add_disp(vk *v, int pipe, int rop, int64_t n) {
+  if (v->n_disp == v->cap_disp) {
+    int cap = v->cap_disp ? v->cap_disp * 2 : 256;
+    vdisp *d = realloc(v->disp, sizeof *d * (size_t)cap);
+    if (!d) return NULL;
+    v->disp = d; v->cap_disp = cap;
+  }
+  vdisp *d = &v->disp[v->n_disp++];
+  memset(d, 0, sizeof *d);
+  d->pipe = pipe; d->rop = rop;
+  set_grid(d, n);
+  d->pc[0] = (int32_t)n;
+  d->alt[0] = d->alt[1] = d->alt[2] = d->alt[3] = -1;
+  return d;
+}
+
+static int32_t fbits(float f) { int32_t i; memcpy(&i, &f, 4); return i; }
+
+/* A strided 4-D copy: region dims rd, src (float offset, -1 = zeros) with strides ss, dst with ds. */
+static int add_copy(vk *v, int rop, int64_t src, const int64_t ss[4], int64_t dst, const int64_t ds[4], const int64_t rd[4]) {
+  vdisp *d = add_disp(v, P_COPY, rop, rd[0] * rd[1] * rd[2] * rd[3]);
+  if (!d) return 0;
+  d->pc[1] = (int32_t)src; d->pc[2] = (int32_t)dst;
+  for (int k = 0; k < 4; k++) { d->pc[3 + k] = (int32_t)rd[k]; d->pc[7 + k] = (int32_t)ss[k]; d->pc[11 + k] = (int32_t)ds[k]; }
+  return 1;
+}
+
+static int bop_code(hr__op op) {
+  switch (op) {
+    case HR_OP_SUB: return 1;
+    case HR_OP_MUL: return 2;
+    case HR_OP_REALDIV: return 3;
+    case HR_OP_MINIMUM: return 4;
+    case HR_OP_MAXIMUM: return 5;
+    default: return 0;
+  }
+}
+static int uop_code(hr__op op) {
+  switch (op) {
+    case HR_OP_RELU: return 0;
+    case HR_OP_RELU6: return 1;
+    case HR_OP_SIGMOID: return 2;
+    case HR_OP_TANH: return 3;
+    case HR_OP_HARDSWISH: return 4;
+    default: return 5;
+  }
+}
+
+static int axis_norm(int a, int rank) { return a < 0 ? a + rank : a; }
+
+/* Translate rop i into dispatches. Returns HR_ENOTSUP (s->err set) for what has no kernel here. */
+static hr_status lower_rop(hr_session *s, vk *v, int i) {
+  const hr__plan *p = s->plan;
+  const hr__rop *r = &p->rops[i];
+  const hr__attrs *a = attrs_of(r);
+  const hr__node *nd = r->node ? r->node : &r->syn;
+  const hr__tensor *o = &p->vals[r->out[0]].t, *x = &p->vals[r->in[0]].t;
+  int64_t od[4], os[4], xd[4], xs[4];
+  vdisp *d;
+#define NEED(c, why)                                                                                 \
+  do {                                                                                              \
+    if (!(c)) {                                                                                     \
+      snprintf(s->err, sizeof s->err, "Vulkan backend: no kernel for op %s (%s): %s", hr__op_name(r->op), nd->name ? nd->name : "?", why); \
+      return HR_ENOTSUP;                                                                            \
+    }                                                                                               \
+  } while (0)
+#define ADD(pipe, n) do { d = add_disp(v, pipe, i, n); if (!d) return HR_ENOMEM; } while (0)
+  for (int k = 0; k < r->n_out; k++) NEED(p->vals[r->out[k]].t.dt == HR_DT_FLOAT, "non-float output");
+  NEED(dims4(o, od, os), "rank > 4");
+  int64_t n_out = hr__numel(o);
+  switch (r->op) {
+    case HR_OP_CONV2D: case HR_OP_FUSED_CONV2D: case HR_OP_DWCONV: case HR_OP_FUSED_DWCONV: {
+      const hr__tensor *w = &p->vals[r->in[1]].t;
+      NEED(p->vals[r->in[1]].kind == V_CONST && (!a->fused_bias || p->vals[r->in[2]].kind == V_CONST), "weights not constant");
+      NEED(x->rank == 4 && !r->out_c_total, "shape");
+      int dw = r->op == HR_OP_DWCONV || r->op == HR_OP_FUSED_DWCONV;
+      int KH = (int)w->dims[0], KW = (int)w->dims[1];
+      int64_t oh, ow; int pt, pl;
+      hr__conv_geom(a->padding, a->explicit_pad + 2, x->dims[1], KH, a->strides[1], a->dilations[1], &oh, &pt);
+      hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
+      /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
+       * reduction for few outputs over long reductions, else one output per thread
+       * (HR_VK_CONV=naive|conv4|sk|tiled forces one, for comparison and tests) */
+      const char *cv = getenv("HR_VK_CONV");
+      int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
+      int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
+      int64_t npx = n_out / o->dims[3], tiles = ((npx + 63) / 64) * ((o->dims[3] + 63) / 64);
+      int kind = !dw && tiles >= 128 && red >= 16 ? P_CONVT : !dw && red >= 64 ? P_CONVSK : P_CONV;
+      if (cv && !strcmp(cv, "naive")) kind = P_CONV;
+      else if (cv && !strcmp(cv, "conv4") && can4) kind = P_CONV4;
+      else if (cv && !strcmp(cv, "sk") && !dw) kind = P_CONVSK;
+      else if (cv && !strcmp(cv, "tiled") && !dw) kind = P_CONVT;
+      ADD(P_CONV, n_out);
+      d->n_out = n_out;
+      if (!dw) { d->alt[0] = n_out; d->alt[1] = can4 ? t4 : -1; d->alt[2] = n_out * 8; d->alt[3] = tiles * LOCAL; }
+      for (int c = 0; c < 4; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
+      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
+      d->pc[3] = a->fused_bias ? (int32_t)voff(v, p, r->in[2]) : -1;
+      d->pc[4] = (int32_t)voff(v, p, r->out[0]);
+      d->pc[5] = (int32_t)x->dims[1]; d->pc[6] = (int32_t)x->dims[2]; d->pc[7] = (int32_t)x->dims[3];
+      d->pc[8] = (int32_t)o->dims[1]; d->pc[9] = (int32_t)o->dims[2]; d->pc[10] = (int32_t)o->dims[3];
+      d->pc[11] = KH; d->pc[12] = KW; d->pc[13] = a->strides[1]; d->pc[14] = a->strides[2];
+      d->pc[15] = a->dilations[1]; d->pc[16] = a->dilations[2]; d->pc[17] = pt; d->pc[18] = pl;
+      d->pc[19] = dw ? (int32_t)w->dims[3] : 0;
+      float lo = -INFINITY, hi = INFINITY;
+      if (a->act == HR_ACT_RELU) lo = 0;
+      else if (a->act == HR_ACT_RELU6) { lo = 0; hi = 6; }
+      d->pc[20] = fbits(lo); d->pc[21] = fbits(hi);
+      d->pc[22] = (int32_t)o->dims[3]; d->pc[23] = 0;
+      return HR_OK;
+    }
+    case HR_OP_MUL: case HR_OP_ADD: case HR_OP_ADDV2: case HR_OP_SUB: case HR_OP_REALDIV: case HR_OP_MINIMUM: case HR_OP_MAXIMUM: {
+      const hr__tensor *y = &p->vals[r->in[1]].t;
+      int64_t yd[4], ys[4];
+      NEED(dims4(x, xd, xs) && dims4(y, yd, ys), "rank > 4");
+      NEED(x->dt == HR_DT_FLOAT && y->dt == HR_DT_FLOAT, "non-float input");
+      ADD(P_BINARY, n_out);
+      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
+      d->pc[3] = (int32_t)voff(v, p, r->out[0]); d->pc[4] = bop_code(r->op);
+      for (int k = 0; k < 4; k++) {
+        d->pc[5 + k] = (int32_t)od[k];
+        d->pc[9 + k] = xd[k] == 1 ? 0 : (int32_t)xs[k];
+        d->pc[13 + k] = yd[k] == 1 ? 0 : (int32_t)ys[k];
+      }
+      return HR_OK;
+    }
+    case HR_OP_RELU: case HR_OP_RELU6: case HR_OP_SIGMOID: case HR_OP_TANH: case HR_OP_HARDSWISH: case HR_OP_SQUARE:
+      ADD(P_UNARY, n_out);
+      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]); d->pc[3] = uop_code(r->op);
+      return HR_OK;
+    case HR_OP_IDENTITY: case HR_OP_RESHAPE: case HR_OP_SQUEEZE: {
+      if (p->vals[r->in[0]].root == p->vals[r->out[0]].root) return HR_OK;
+      int64_t one[4] = {1, 1, 1, n_out}, st[4] = {0, 0, 0, 1};
+      NEED(add_copy(v, i, voff(v, p, r->in[0]), st, voff(v, p, r->out[0]), st, one), "memory");
+      return HR_OK;
+    }
+    case HR_OP_MEAN: {
+      const hr__tensor *ax = &p->vals[r->in[1]].t;
+      NEED(p->vals[r->in[1]].kind == V_CONST && ax->dt == HR_DT_INT32, "axes not constant");
+      int red[HR_MAX_RANK] = {0};
+      for (int64_t k = 0; k < hr__numel(ax); k++) red[axis_norm(((const int32_t *)ax->data)[k], x->rank)] = 1;
+      int first = -1, last = -1;
+      for (int k = 0; k < x->rank; k++) if (red[k]) { if (first < 0) first = k; last = k; }
+      for (int k = first; k >= 0 && k <= last; k++) NEED(red[k], "non-contiguous axes");
+      int64_t outer = 1, R = 1, inner = 1;
+      for (int k = 0; k < x->rank; k++) {
+        if (first >= 0 && k < first) outer *= x->dims[k];
+        else if (first >= 0 && k <= last) R *= x->dims[k];
+        else inner *= x->dims[k];
+      }
+      if (outer * inner < 65536 && R >= 64) { ADD(P_MEANSK, outer * inner * 8); d->pc[0] = (int32_t)(outer * inner); }
+      else ADD(P_MEAN, outer * inner);
+      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]);
+      d->pc[3] = (int32_t)R; d->pc[4] = (int32_t)inner;
+      return HR_OK;
+    }
+    case HR_OP_AVGPOOL: {
+      int64_t t; int pt, pl;
+      NEED(x->rank == 4, "shape");
+      hr__conv_geom(a->padding, NULL, x->dims[1], a->ksize[1], a->strides[1], 1, &t, &pt);
+      hr__conv_geom(a->padding, NULL, x->dims[2], a->ksize[2], a->strides[2], 1, &t, &pl);
+      ADD(P_AVGPOOL, n_out);
+      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]);
+      d->pc[3] = (int32_t)x->dims[1]; d->pc[4] = (int32_t)x->dims[2]; d->pc[5] = (int32_t)x->dims[3];
+      d->pc[6] = (int32_t)o->dims[1]; d->pc[7] = (int32_t)o->dims[2];
+      d->pc[8] = a->ksize[1]; d->pc[9] = a->ksize[2]; d->pc[10] = a->strides[1]; d->pc[11] = a->strides[2];
+      d->pc[12] = pt; d->pc[13] = pl;
+      return HR_OK;
+    }
+    case HR_OP_RESIZE_BILINEAR: {
+      NEED(x->rank == 4, "shape");
+      int C = (int)x->dims[3];
+      ADD(P_RESIZE, o->dims[0] * o->dims[1] * o->dims[2] * C);
+      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]);
+      d->pc[3] = (int32_t)x->dims[1]; d->pc[4] = (int32_t)x->dims[2]; d->pc[5] = C;
+      d->pc[6] = (int32_t)o->dims[1]; d->pc[7] = (int32_t)o->dims[2];
+      d->pc[8] = a->half_pixel; d->pc[9] = a->align_corners;
+      d->pc[10] = r->out_c_total > 0 ? r->out_c_total : C; d->pc[11] = r->out_c_total > 0 ? r->out_c_off : 0;
+      return HR_OK;
+    }
+    case HR_OP_SRC_RESIZE:
+      ADD(P_SRCRESIZE, o->dims[1] * o->dims[2]);
+      d->pc[1] = (int32_t)voff(v, p, r->out[0]); d->pc[2] = (int32_t)o->dims[2]; d->pc[3] = (int32_t)o->dims[1];
+      return HR_OK;
+    case HR_OP_FGF_TAIL: {
+      const hr__tensor *A = &p->vals[r->in[0]].t;
+      ADD(P_FGF, o->dims[1] * o->dims[2]);
+      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
+      d->pc[3] = (int32_t)voff(v, p, r->out[0]); d->pc[4] = r->n_out > 1 ? (int32_t)voff(v, p, r->out[1]) : -1;
+      d->pc[5] = (int32_t)A->dims[1]; d->pc[6] = (int32_t)A->dims[2]; d->pc[7] = (int32_t)o->dims[1]; d->pc[8] = (int32_t)o->dims[2];
+      d->pc[9] = r->syn.a.keep_dims;
+      return HR_OK;
+    }
+    case HR_OP_CONCAT: {
+      const hr__tensor *axt = &p->vals[r->in[r->n_in - 1]].t;
+      NEED(p->vals[r->in[r->n_in - 1]].kind == V_CONST, "axis not constant");
+      int ax = axis_norm(((const int32_t *)axt->data)[0], o->rank) + (4 - o->rank);
+      int64_t off = 0, dst = voff(v, p, r->out[0]);
+      for (int k = 0; k < r->n_in - 1; k++) {
+        const hr__tensor *t = &p->vals[r->in[k]].t;
+        int64_t td[4], ts[4];
+        NEED(dims4(t, td, ts), "rank > 4");
+        if (!(r->in_place_mask & (1u << k))) {
+          int64_t src = voff(v, p, r->in[k]);
+          NEED(src >= 0, "input without storage");
+          NEED(add_copy(v, i, src, ts, dst + off * os[ax], os, td), "memory");
+        }
+        off += td[ax];
+      }
+      return HR_OK;
+    }
+    case HR_OP_SPLIT: case HR_OP_SPLITV: {
+      int xv = r->op == HR_OP_SPLIT ? r->in[1] : r->in[0], av = r->op == HR_OP_SPLIT ? r->in[0] : r->in[2];
+      x = &p->vals[xv].t;
+      NEED(dims4(x, xd, xs) && p->vals[av].kind == V_CONST, "shape");
+      int ax = axis_norm(((const int32_t *)p->vals[av].t.data)[0], x->rank) + (4 - x->rank);
+      int64_t off = 0, src = voff(v, p, xv);
+      for (int k = 0; k < r->n_out; k++) {
+        const hr__tensor *t = &p->vals[r->out[k]].t;
+        int64_t td[4], ts[4];
+        dims4(t, td, ts);
+        NEED(add_copy(v, i, src + off * xs[ax], xs, voff(v, p, r->out[k]), ts, td), "memory");
+        off += td[ax];
+      }
+      return HR_OK;
+    }
+    case HR_OP_SLICE: {
+      NEED(dims4(x, xd, xs) && p->vals[r->in[1]].kind == V_CONST, "begin not constant");
+      const int32_t *b = p->vals[r->in[1]].t.data;
+      int64_t src = voff(v, p, r->in[0]);
+      for (int k = 0; k < x->rank; k++) src += b[k] * xs[k + 4 - x->rank];
+      NEED(add_copy(v, i, src, xs, voff(v, p, r->out[0]), os, od), "memory");
+      return HR_OK;
+    }
+    case HR_OP_PAD: {
+      NEED(dims4(x, xd, xs) && p->vals[r->in[1]].kind == V_CONST, "paddings not constant");
+      const int32_t *pd = p->vals[r->in[1]].t.data;
+      int64_t dst = voff(v, p, r->out[0]);
+      NEED(add_copy(v, i, -1, os, dst, os, od), "memory");
+      for (int k = 0; k < x->rank; k++) dst += pd[2 * k] * os[k + 4 - x->rank];
+      NEED(add_copy(v, i, voff(v, p, r->in[0]), xs, dst, os, xd), "memory");
+      return HR_OK;
+    }
+    default:
+      NEED(0, "not implemented on the GPU");
+  }
+#undef NEED
+#undef ADD
+  return HR_OK;
+}
+
+/* The byte ranges of a dispatch: every non-constant input and output value of its op. */
+static void annotate(const vk *v, const hr__plan *p, vdisp *d, const hr__rop *r) {
+  d->nr = d->nw = 0;
+  for (int k = 0; k < r->n_in; k++) {
+    int64_t o = voff(v, p, r->in[k]);
+    if (p->vals[r->in[k]].kind == V_CONST || o < 0) continue;
+    d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[r->in[k]].t) * 4; d->nr++;
+  }
+  for (int k = 0; k < r->n_out; k++) {
+    int64_t o = voff(v, p, r->out[k]);
+    if (o < 0) continue;
+    d->w[d->nw][0] = o * 4; d->w[d->nw][1] = o * 4 + hr__numel(&p->vals[r->out[k]].t) * 4; d->nw++;
+  }
+}
+
+/* ---- device ---- */
+static int want_device(const VkPhysicalDeviceProperties *pr, const char *name) {
+  if (name && *name) return strcasestr(pr->deviceName, name) != NULL;
+  return pr->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+static int type_rank(VkPhysicalDeviceType t) {
+  return t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 3 : t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2 : 1;
+}
+
+static hr_status make_device(hr_session *s, vk *v) {
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "headroom", .apiVersion = VK_API_VERSION_1_1};
+  const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+  const char *val = getenv("HR_VULKAN_VALIDATION");
+  VkInstanceCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+  if (val && *val == '1') { ii.enabledLayerCount = 1; ii.ppEnabledLayerNames = layers; }
+  VkResult r = vkCreateInstance(&ii, NULL, &v->inst);
+  if (r != VK_SUCCESS) {
+    v->inst = NULL;
+    snprintf(s->err, sizeof s->err, "Vulkan: no instance (VkResult %d%s)", (int)r,
+             r == VK_ERROR_INCOMPATIBLE_DRIVER ? ": no Vulkan driver (ICD) installed or loadable"
+             : r == VK_ERROR_LAYER_NOT_PRESENT ? ": validation layer requested but not installed" : "");
+    return HR_ENOTSUP;
+  }
+  /* keep the driver loaded to process exit: its allocations stay reachable (LeakSanitizer) */
+  const char *icds[] = {"libvulkan_lvp.so", "libGLX_nvidia.so.0", "libvulkan_radeon.so", "libvulkan_intel.so"};
+  for (size_t k = 0; k < sizeof icds / sizeof *icds; k++) dlopen(icds[k], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(v->inst, &n, NULL);
+  VkPhysicalDevice pds[16];
+  if (n > 16) n = 16;
+  vkEnumeratePhysicalDevices(v->inst, &n, pds);
+  const char *want = getenv("HR_VULKAN_DEVICE");
+  int best = -1, best_rank = 0;
+  char seen[400] = "";
+  for (uint32_t k = 0; k < n; k++) {
+    VkPhysicalDeviceProperties pr;
+    vkGetPhysicalDeviceProperties(pds[k], &pr);
+    size_t l = strlen(seen);
+    snprintf(seen + l, sizeof seen - l, "%s%.60s%s", l ? ", " : "", pr.deviceName, pr.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? " (CPU)" : "");
+    if (want_device(&pr, want) && type_rank(pr.deviceType) > best_rank) { best = (int)k; best_rank = type_rank(pr.deviceType); }
+  }
+  if (best < 0) {
+    if (want && *want)
+      snprintf(s->err, sizeof s->err, "Vulkan: no device named like HR_VULKAN_DEVICE='%s' (devices: %s)", want, n ? seen : "none");
+    else
+      snprintf(s->err, sizeof s->err, "Vulkan: no GPU device (devices: %s; CPU devices such as llvmpipe are used only when "
+               "HR_VULKAN_DEVICE names them)", n ? seen : "none");
+    return HR_ENOTSUP;
+  }
+  v->pd = pds[best];
+  vkGetPhysicalDeviceProperties(v->pd, &v->props);
+  vkGetPhysicalDeviceMemoryProperties(v->pd, &v->mem);
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(v->pd, &nq, NULL);
+  VkQueueFamilyProperties qfp[16];
+  if (nq > 16) nq = 16;
+  vkGetPhysicalDeviceQueueFamilyProperties(v->pd, &nq, qfp);
+  int qf = -1;
+  for (uint32_t k = 0; k < nq && qf < 0; k++) if (qfp[k].queueFlags & VK_QUEUE_COMPUTE_BIT) qf = (int)k;
+  if (qf < 0) { snprintf(s->err, sizeof s->err, "Vulkan: device %s has no compute queue", v->props.deviceName); return HR_ENOTSUP; }
+  v->qf = (uint32_t)qf;
+  v->ts_ok = qfp[qf].timestampValidBits > 0 && v->props.limits.timestampPeriod > 0;
+  float prio = 1.f;
+  VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = v->qf, .queueCount = 1, .pQueuePriorities = &prio};
+  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
+  VKTRY(vkCreateDevice(v->pd, &di, NULL, &v->dev), "device creation");
+  vkGetDeviceQueue(v->dev, v->qf, 0, &v->q);
+  return HR_OK;
+}
+
+static hr_status make_pipelines(hr_session *s, vk *v) {
+  VkDescriptorSetLayoutBinding b[2] = {
+      {.binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
+      {.binding = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT}};
+  VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 2, .pBindings = b};
+  VKTRY(vkCreateDescriptorSetLayout(v->dev, &li, NULL, &v->dsl), "descriptor set layout");
+  VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 128};
+  VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1, .pSetLayouts = &v->dsl,
+                                    .pushConstantRangeCount = 1, .pPushConstantRanges = &pcr};
+  VKTRY(vkCreatePipelineLayout(v->dev, &pli, NULL, &v->pl), "pipeline layout");
+  int used[P__COUNT] = {0};
+  for (int k = 0; k < v->n_disp; k++) {
+    used[v->disp[k].pipe] = 1;
+    for (int c = 0; c < 4; c++) if (v->disp[k].alt[c] >= 0) used[conv_kinds[c]] = 1;
+  }
+  for (int k = 0; k < P__COUNT; k++) {
+    if (!used[k]) continue;
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = shaders[k].size, .pCode = shaders[k].code};
+    VkShaderModule mod;
+    VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
+    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                                .module = mod, .pName = "main"},
+                                      .layout = v->pl};
+    VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipe[k]);
+    vkDestroyShaderModule(v->dev, mod, NULL);
+    if (r != VK_SUCCESS) return fail(s, HR_EIO, shaders[k].name, r);
+  }
+  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 2};
+  VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
+  VKTRY(vkCreateDescriptorPool(v->dev, &dpi, NULL, &v->dpool), "descriptor pool");
+  VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = v->dpool, .descriptorSetCount = 1, .pSetLayouts = &v->dsl};
+  VKTRY(vkAllocateDescriptorSets(v->dev, &dai, &v->ds), "descriptor set");
+  VkDescriptorBufferInfo bi[2] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->stage.b, 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet w[2];
+  for (int k = 0; k < 2; k++)
+    w[k] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = v->ds, .dstBinding = (uint32_t)k,
+                                  .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[k]};
+  vkUpdateDescriptorSets(v->dev, 2, w, 0, NULL);
+  return HR_OK;
+}
+
+/* Record dispatches [d0, d1) into cb (pipeline and set bound here). ts: write timestamps after each op. */
+#define MAX_PENDING 64
+static int hits(const int64_t (*a)[2], int na, const int64_t (*b)[2], int nb) {
+  for (int i = 0; i < na; i++)
+    for (int j = 0; j < nb; j++)
+      if (a[i][0] < b[j][1] && b[j][0] < a[i][1]) return 1;
+  return 0;
+}
+static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
+  int cur = -1;
+  int64_t W[MAX_PENDING][2], R[MAX_PENDING][2];
+  int nW = 0, nR = 0, pending = 0;
+  for (int k = d0; k < d1; k++) {
+    const vdisp *d = &v->disp[k];
+    /* a barrier before this dispatch if it reads or writes what was written since the last one,
+     * or writes what was read since (or always, with HR_VK_BARRIERS=all) */
+    if (pending && (!v->elide || nW + d->nw > MAX_PENDING || nR + d->nr > MAX_PENDING || hits(d->r, d->nr, (const int64_t (*)[2])W, nW) ||
+                    hits(d->w, d->nw, (const int64_t (*)[2])W, nW) || hits(d->w, d->nw, (const int64_t (*)[2])R, nR))) {
+      barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      nW = nR = 0;
+      v->n_barriers++;
+    }
+    for (int q = 0; q < d->nw; q++) { W[nW][0] = d->w[q][0]; W[nW][1] = d->w[q][1]; nW++; }
+    for (int q = 0; q < d->nr; q++) { R[nR][0] = d->r[q][0]; R[nR][1] = d->r[q][1]; nR++; }
+    pending = 1;
+    if (d->pipe != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[d->pipe]); cur = d->pipe; }
+    vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
+    vkCmdDispatch(cb, d->gx, d->gy, 1);
+    if (ts && (k + 1 == d1 || v->disp[k + 1].rop != d->rop))
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)d->rop + 1);
+  }
+  barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, ST_ALL, AC_ALL);
+}
+
+static hr_status record_main(hr_session *s, vk *v) {
+  const hr__plan *p = s->plan;
+  VkCommandBuffer cb = v->cb_main;
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VKTRY(vkBeginCommandBuffer(cb, &bi), "recording");
+  if (v->ts_ok) {
+    vkCmdResetQueryPool(cb, v->qp, 0, (uint32_t)p->n_rops + 1);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->qp, 0);
+  }
+  barrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  v->n_barriers = 0;
+  record_disp(v, cb, 0, v->n_disp, v->ts_ok);
+  if (getenv("HR_VK_VERBOSE"))
+    fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches, %d barriers, buffer %.1f MB\n", v->props.deviceName, p->n_rops,
+            v->n_disp, v->n_barriers, (double)v->dbuf.size / 1e6);
+  /* rops without a dispatch (aliases, in-place concats): their timestamps still get written */
+  if (v->ts_ok) {
+    char *has = calloc((size_t)p->n_rops + 1, 1);
+    if (!has) return HR_ENOMEM;
+    for (int k = 0; k < v->n_disp; k++) has[v->disp[k].rop] = 1;
+    for (int k = 0; k < p->n_rops; k++)
+      if (!has[k]) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)k + 1);
+    free(has);
+  }
+  for (int k = 0; k < 2; k++) {
+    if (v->out_val[k] < 0) continue;
+    VkBufferCopy c = {.srcOffset = (VkDeviceSize)voff(v, p, v->out_val[k]) * 4, .dstOffset = (VkDeviceSize)v->out_off[k],
+                      .size = (VkDeviceSize)hr__numel(&p->vals[v->out_val[k]].t) * 4};
+    vkCmdCopyBuffer(cb, v->dbuf.b, v->rback.b, 1, &c);
+  }
+  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  VKTRY(vkEndCommandBuffer(cb), "recording");
+  /* the state-zeroing command buffer */
+  VKTRY(vkBeginCommandBuffer(v->cb_zero, &bi), "recording");
+  for (int k = 0; k < p->n_state; k++) vkCmdFillBuffer(v->cb_zero, v->dbuf.b, (VkDeviceSize)v->state_off[k], (VkDeviceSize)p->state_bytes[k], 0);
+  barrier(v->cb_zero, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL, AC_ALL);
+  VKTRY(vkEndCommandBuffer(v->cb_zero), "recording");
+  return HR_OK;
+}
+
+/* Time every applicable kernel of every dense convolution on this device (3 runs each, after one
+ * warm-up, timestamp queries) and keep the fastest. Before the first frame: the buffer's contents
+ * do not matter yet (it is zeroed and the weights uploaded afterwards). */
+static hr_status tune_convs(hr_session *s, vk *v) {
+  int T = 0;
+  for (int k = 0; k < v->n_disp; k++) T += v->disp[k].alt[0] >= 0;
+  if (!T || !v->ts_ok) return HR_OK;
+  VkQueryPool qp;
+  VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = (uint32_t)T * 8};
+  VKTRY(vkCreateQueryPool(v->dev, &qi, NULL, &qp), "tuning query pool");
+  uint64_t *ts = calloc((size_t)T * 8, sizeof *ts);
+  hr_status st = ts ? tmp_begin(s, v) : HR_ENOMEM;
+  if (st) { free(ts); vkDestroyQueryPool(v->dev, qp, NULL); return st; }
+  VkCommandBuffer cb = v->cb_tmp;
+  vkCmdResetQueryPool(cb, qp, 0, (uint32_t)T * 8);
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
+  int t = 0;
+  for (int k = 0; k < v->n_disp; k++) {
+    if (v->disp[k].alt[0] < 0) continue;
+    for (int c = 0; c < 4; c++) {
+      vdisp e = v->disp[k];
+      uint32_t q = (uint32_t)(t * 8 + c * 2);
+      if (e.alt[c] < 0) { /* not applicable: an empty interval */
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q + 1);
+        continue;
+      }
+      set_conv_kind(&e, c);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[e.pipe]);
+      vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, e.pc);
+      for (int rep = 0; rep < 4; rep++) {
+        if (rep == 1) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
+        vkCmdDispatch(cb, e.gx, e.gy, 1);
+        barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      }
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q + 1);
+    }
+    t++;
+  }
+  st = tmp_end(s, v);
+  if (!st) {
+    VkResult r = vkGetQueryPoolResults(v->dev, qp, 0, (uint32_t)T * 8, sizeof(uint64_t) * (size_t)T * 8, ts, sizeof(uint64_t),
+                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) st = fail(s, HR_EIO, "tuning results", r);
+  }
+  int picks[4] = {0};
+  t = 0;
+  for (int k = 0; !st && k < v->n_disp; k++) {
+    if (v->disp[k].alt[0] < 0) continue;
+    int best = -1;
+    uint64_t bt = 0;
+    for (int c = 0; c < 4; c++) {
+      if (v->disp[k].alt[c] < 0) continue;
+      uint64_t dt = ts[t * 8 + c * 2 + 1] - ts[t * 8 + c * 2];
+      if (best < 0 || dt < bt) { best = c; bt = dt; }
+    }
+    set_conv_kind(&v->disp[k], best);
+    picks[best]++;
+    t++;
+  }
+  if (!st && getenv("HR_VK_VERBOSE"))
+    fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d tiled\n", T,
+            picks[0], picks[1], picks[2], picks[3]);
+  free(ts);
+  vkDestroyQueryPool(v->dev, qp, NULL);
+  return st;
+}
+
+static void vk_destroy(void *impl) {
+  vk *v = impl;
+  if (!v) return;
+  if (v->dev) {
+    vkDeviceWaitIdle(v->dev);
+    for (int k = 0; k < P__COUNT; k++) if (v->pipe[k]) vkDestroyPipeline(v->dev, v->pipe[k], NULL);
+    if (v->pl) vkDestroyPipelineLayout(v->dev, v->pl, NULL);
+    if (v->dsl) vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
+    if (v->dpool) vkDestroyDescriptorPool(v->dev, v->dpool, NULL);
+    if (v->cpool) vkDestroyCommandPool(v->dev, v->cpool, NULL);
+    if (v->fence) vkDestroyFence(v->dev, v->fence, NULL);
+    if (v->qp) vkDestroyQueryPool(v->dev, v->qp, NULL);
+    buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback);
+    vkDestroyDevice(v->dev, NULL);
+  }
+  if (v->inst) vkDestroyInstance(v->inst, NULL);
+  free(v->voff); free(v->disp); free(v->ts);
+  free(v);
+}
+
+static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
+
+static hr_status vk_create_(hr_session *s, vk *v) {
+  const hr__plan *p = s->plan;
+  hr_status st;
+  /* layout of the device buffer: arena | state | src | constants */
+  int64_t off = align256(p->arena_bytes);
+  for (int k = 0; k < p->n_state; k++) { v->state_off[k] = off; off = align256(off + p->state_bytes[k]); }
+  v->src_off = -1;
+  if (p->src_val >= 0 && !p->vals[p->vals[p->src_val].root].src_virtual) {
+    v->src_off = off; off = align256(off + (int64_t)p->width * p->height * 12);
+  }
+  v->voff = malloc(sizeof *v->voff * (size_t)p->n_vals);
+  if (!v->voff) return HR_ENOMEM;
+  for (int k = 0; k < p->n_vals; k++) v->voff[k] = -1;
+  v->const_off0 = off;
+  for (int i = 0; i < p->n_rops; i++)
+    for (int k = 0; k < p->rops[i].n_in; k++) {
+      int id = p->rops[i].in[k];
+      const hr__val *x = &p->vals[id];
+      if (x->kind != V_CONST || x->t.dt != HR_DT_FLOAT || !x->t.data || v->voff[id] >= 0) continue;
+      v->voff[id] = off; off = align256(off + hr__numel(&x->t) * 4);
+    }
+  v->const_bytes = off - v->const_off0;
+  /* dispatches */
+  if (v->src_off >= 0) {
+    vdisp *d = add_disp(v, P_SRCRESIZE, 0, (int64_t)p->width * p->height);
+    if (!d) return HR_ENOMEM;
+    d->pc[1] = (int32_t)(v->src_off / 4); d->pc[2] = p->width; d->pc[3] = p->height;
+  }
+  for (int i = 0; i < p->n_rops; i++) {
+    int d0 = v->n_disp;
+    if ((st = lower_rop(s, v, i))) return st;
+    for (int k = d0; k < v->n_disp; k++) annotate(v, p, &v->disp[k], &p->rops[i]);
+  }
+  if (v->src_off >= 0 && v->n_disp) { /* the input materialisation writes the src region */
+    v->disp[0].nw = 1; v->disp[0].w[0][0] = v->src_off; v->disp[0].w[0][1] = v->src_off + (int64_t)p->width * p->height * 12;
+  }
+  const char *bar = getenv("HR_VK_BARRIERS");
+  v->elide = !(bar && !strcmp(bar, "all"));
+  if ((st = make_device(s, v))) return st;
+  if ((uint64_t)off > v->props.limits.maxStorageBufferRange || off / 4 >= INT32_MAX) {
+    snprintf(s->err, sizeof s->err, "Vulkan: the plan needs a %.1f MB buffer, the device binds at most %.1f MB", (double)off / 1e6,
+             (double)v->props.limits.maxStorageBufferRange / 1e6);
+    return HR_ENOTSUP;
+  }
+  VkBufferUsageFlags use = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  if ((st = buf_make(s, v, &v->dbuf, (VkDeviceSize)off, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "activation arena, state and weights")))
+    return st;
+  v->frame_w = p->width; v->frame_h = p->height;
+  VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  if ((st = buf_make(s, v, &v->stage, (VkDeviceSize)(FRAME_HDR + (int64_t)p->width * p->height * 12 + 256), use, hv, 0, "frame staging buffer")))
+    return st;
+  v->out_val[0] = p->alpha_val; v->out_val[1] = p->fgr_val;
+  int64_t rb = 0;
+  for (int k = 0; k < 2; k++) {
+    v->out_off[k] = -1;
+    if (v->out_val[k] < 0) continue;
+    v->out_off[k] = rb; rb = align256(rb + hr__numel(&p->vals[v->out_val[k]].t) * 4);
+  }
+  if ((st = buf_make(s, v, &v->rback, (VkDeviceSize)rb, use, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "output read-back buffer"))) return st;
+  VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                 .queueFamilyIndex = v->qf};
+  VKTRY(vkCreateCommandPool(v->dev, &cpi, NULL, &v->cpool), "command pool");
+  VkCommandBuffer cbs[3];
+  VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = v->cpool,
+                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 3};
+  VKTRY(vkAllocateCommandBuffers(v->dev, &cai, cbs), "command buffers");
+  v->cb_main = cbs[0]; v->cb_zero = cbs[1]; v->cb_tmp = cbs[2];
+  VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VKTRY(vkCreateFence(v->dev, &fi, NULL, &v->fence), "fence");
+  if (v->ts_ok) {
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = (uint32_t)p->n_rops + 1};
+    VKTRY(vkCreateQueryPool(v->dev, &qi, NULL, &v->qp), "timestamp query pool");
+    v->ts = calloc((size_t)p->n_rops + 1, sizeof *v->ts);
+    if (!v->ts) return HR_ENOMEM;
+  }
+  if ((st = make_pipelines(s, v))) return st;
+  /* pick each convolution's kernel by timing them all here: on by default on GPUs, off on CPU
+   * devices (lavapipe: slow, and the heuristic is as good); HR_VK_TUNE=0/1 forces; HR_VK_CONV
+   * (a forced kernel) turns it off */
+  const char *tune = getenv("HR_VK_TUNE");
+  int do_tune = tune ? *tune == '1' : v->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  if (do_tune && !getenv("HR_VK_CONV") && (st = tune_convs(s, v))) return st;
+  /* zero everything, then upload the weights through a temporary staging buffer */
+  vbuf up;
+  if ((st = buf_make(s, v, &up, (VkDeviceSize)(v->const_bytes ? v->const_bytes : 256), use, hv, 0, "weight upload buffer"))) return st;
+  for (int k = 0; k < p->n_vals; k++)
+    if (v->voff[k] >= 0) memcpy((char *)up.map + (v->voff[k] - v->const_off0), p->vals[k].t.data, (size_t)hr__numel(&p->vals[k].t) * 4);
+  st = tmp_begin(s, v);
+  if (!st) {
+    vkCmdFillBuffer(v->cb_tmp, v->dbuf.b, 0, VK_WHOLE_SIZE, 0);
+    barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    if (v->const_bytes) {
+      VkBufferCopy c = {.srcOffset = 0, .dstOffset = (VkDeviceSize)v->const_off0, .size = (VkDeviceSize)v->const_bytes};
+      vkCmdCopyBuffer(v->cb_tmp, up.b, v->dbuf.b, 1, &c);
+    }
+    barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL, AC_ALL);
+    st = tmp_end(s, v);
+  }
+  buf_free(v, &up);
+  if (st) return st;
+  return record_main(s, v);
+}
+
+static hr_status vk_create(hr_session *s, void **impl) {
+  *impl = NULL;
+  vk *v = calloc(1, sizeof *v);
+  if (!v) return HR_ENOMEM;
+  s->kernel_bytes = s->kernel_shared_bytes = 0;
+  hr_status st = vk_create_(s, v);
+  if (st) {
+    if (st == HR_ENOMEM && !s->err[0]) snprintf(s->err, sizeof s->err, "Vulkan: out of host memory building the plan's dispatches");
+    vk_destroy(v);
+    return st;
+  }
+  s->kernel_bytes = (int64_t)(sizeof *v + sizeof *v->disp * (size_t)v->cap_disp + sizeof *v->voff * (size_t)s->plan->n_vals);
+  *impl = v;
+  return HR_OK;
+}
+
+/* Copy the frame into the staging buffer: header, then each plane's rows densely. */
+static hr_status upload_frame(hr_session *s, vk *v) {
+  const hr_frame *f = &s->cur;
+  if (f->width != v->frame_w || f->height != v->frame_h) {
+    snprintf(s->err, sizeof s->err, "Vulkan: frame %dx%d, plan %dx%d", f->width, f->height, v->frame_w, v->frame_h);
+    return HR_EMISMATCH;
+  }
+  uint32_t *h = v->stage.map;
+  memset(h, 0, FRAME_HDR);
+  int w = f->width, H = f->height, np = 1;
+  size_t rowb[3] = {0}, rows[3] = {(size_t)H, 0, 0};
+  switch (f->fmt) {
+    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO:
+      np = 2; rowb[0] = (size_t)w; rowb[1] = (size_t)((w + 1) / 2) * 2; rows[1] = (size_t)(H + 1) / 2; break;
+    case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO:
+      np = 3; rowb[0] = (size_t)w; rowb[1] = rowb[2] = (size_t)(w + 1) / 2; rows[1] = rows[2] = (size_t)(H + 1) / 2; break;
+    case HR_PIX_BGRA: rowb[0] = (size_t)w * 4; break;
+    case HR_PIX_RGB24: rowb[0] = (size_t)w * 3; break;
+    case HR_PIX_GRAY8: rowb[0] = (size_t)w; break;
+    case HR_PIX_RGBF32: rowb[0] = (size_t)w * 12; break;
+    default:
+      snprintf(s->err, sizeof s->err, "Vulkan: cannot ingest %s frames", hr_pixfmt_name(f->fmt));
+      return HR_EINVAL;
+  }
+  h[0] = (uint32_t)f->fmt; h[1] = (uint32_t)w; h[2] = (uint32_t)H;
+  size_t off = FRAME_HDR;
+  for (int k = 0; k < np; k++) {
+    size_t stride = (rowb[k] + 3) & ~(size_t)3;
+    h[3 + k] = (uint32_t)off; h[6 + k] = (uint32_t)stride;
+    for (size_t y = 0; y < rows[k]; y++)
+      memcpy((char *)v->stage.map + off + y * stride, (const char *)f->planes[k] + (ptrdiff_t)y * f->strides[k], rowb[k]);
+    off += stride * rows[k];
+  }
+  if (hr__fmt_is_yuv(f->fmt)) {
+    hr__yuv_k k = hr__yuv_coeffs(f->fmt);
+    h[9] = (uint32_t)k.yo;
+    memcpy(&h[10], &k.ys, 4); memcpy(&h[11], &k.rv, 4); memcpy(&h[12], &k.gu, 4); memcpy(&h[13], &k.gv, 4); memcpy(&h[14], &k.bu, 4);
+  }
+  s->bytes_copied += (int64_t)(off - FRAME_HDR);
+  return HR_OK;
+}
+
+static hr_status vk_run(hr_session *s, void *impl) {
+  vk *v = impl;
+  hr_status st = upload_frame(s, v);
+  if (st) return st;
+  VkCommandBuffer cbs[2] = {v->cb_zero, v->cb_main};
+  int z = v->zero_pending;
+  if ((st = submit(s, v, z ? cbs : cbs + 1, z ? 2 : 1))) return st;
+  v->zero_pending = 0;
+  if (v->ts_ok) {
+    const hr__plan *p = s->plan;
+    VkResult r = vkGetQueryPoolResults(v->dev, v->qp, 0, (uint32_t)p->n_rops + 1, sizeof(uint64_t) * ((size_t)p->n_rops + 1), v->ts,
+                                       sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r == VK_SUCCESS) {
+      double per = v->props.limits.timestampPeriod * 1e-3; /* ns -> us */
+      v->device_ms = (double)(v->ts[p->n_rops] - v->ts[0]) * per * 1e-3;
+      if (s->profiling && s->op_us)
+        for (int i = 0; i < p->n_rops; i++) s->op_us[i] = (double)(v->ts[i + 1] - v->ts[i]) * per;
+    }
+  }
+  return HR_OK;
+}
+
+static void vk_state_zero(hr_session *s, void *impl) { (void)s; ((vk *)impl)->zero_pending = 1; }
+
+/* Copy nbytes between dbuf at doff and host memory, through a temporary host-visible buffer. */
+static hr_status xfer(hr_session *s, vk *v, int64_t doff, int64_t nbytes, void *dst, const void *src) {
+  vbuf t;
+  VkBufferUsageFlags use = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  hr_status st = buf_make(s, v, &t, (VkDeviceSize)nbytes, use, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, "state transfer buffer");
+  if (st) { buf_free(v, &t); return st; }
+  if (src) memcpy(t.map, src, (size_t)nbytes);
+  st = tmp_begin(s, v);
+  if (!st) {
+    barrier(v->cb_tmp, ST_ALL, AC_ALL, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    VkBufferCopy c = {.srcOffset = src ? 0 : (VkDeviceSize)doff, .dstOffset = src ? (VkDeviceSize)doff : 0, .size = (VkDeviceSize)nbytes};
+    vkCmdCopyBuffer(v->cb_tmp, src ? t.b : v->dbuf.b, src ? v->dbuf.b : t.b, 1, &c);
+    barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL | VK_PIPELINE_STAGE_HOST_BIT, AC_ALL | VK_ACCESS_HOST_READ_BIT);
+    st = tmp_end(s, v);
+  }
+  if (!st && dst) memcpy(dst, t.map, (size_t)nbytes);
+  buf_free(v, &t);
+  return st;
+}
+
+static hr_status vk_state_read(hr_session *s, void *impl, int k, void *dst) {
+  vk *v = impl;
+  if (v->zero_pending) { memset(dst, 0, (size_t)s->plan->state_bytes[k]); return HR_OK; }
+  return xfer(s, v, v->state_off[k], s->plan->state_bytes[k], dst, NULL);
+}
+static hr_status vk_state_write(hr_session *s, void *impl, int k, const void *src) {
+  vk *v = impl;
+  if (v->zero_pending) { /* apply the pending reset now: the other slots must read zero too */
+    hr_status st = submit(s, v, &v->cb_zero, 1);
+    if (st) return st;
+    v->zero_pending = 0;
+  }
+  return xfer(s, v, v->state_off[k], s->plan->state_bytes[k], NULL, src);
+}
+static const float *vk_output(hr_session *s, void *impl, int id) {
+  vk *v = impl;
+  for (int k = 0; k < 2; k++)
+    if (v->out_val[k] == id) return (const float *)((char *)v->rback.map + v->out_off[k]);
+  (void)s;
+  return NULL;
+}
+
+const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_create, vk_destroy, vk_run, vk_state_zero, vk_state_read, vk_state_write, vk_output};
+
+/* ---- test hooks ---- */
+hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1) {
+  vk *v = impl;
+  hr_status st = upload_frame(s, v);
+  if (st) return st;
+  int d0 = 0, d1;
+  while (d0 < v->n_disp && v->disp[d0].rop < i0) d0++;
+  if (v->src_off >= 0 && i0 > 0) while (d0 < v->n_disp && v->disp[d0].rop < i0) d0++;
+  d1 = d0;
+  while (d1 < v->n_disp && v->disp[d1].rop < i1) d1++;
+  if (i0 == 0 && v->src_off >= 0) d0 = 0; /* the input materialisation counts as op 0's */
+  if ((st = tmp_begin(s, v))) return st;
+  barrier(v->cb_tmp, ST_ALL | VK_PIPELINE_STAGE_HOST_BIT, AC_ALL | VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  record_disp(v, v->cb_tmp, d0, d1, 0);
+  return tmp_end(s, v);
+}
+hr_status hr__vk_value_read(hr_session *s, void *impl, int id, void *dst) {
+  vk *v = impl;
+  int64_t o = voff(v, s->plan, id);
+  if (o < 0) return HR_EINVAL;
+  return xfer(s, v, o * 4, hr__numel(&s->plan->vals[id].t) * 4, dst, NULL);
+}
+hr_status hr__vk_value_write(hr_session *s, void *impl, int id, const void *src) {
+  vk *v = impl;
+  int64_t o = voff(v, s->plan, id);
+  if (o < 0) return HR_EINVAL;
+  return xfer(s, v, o * 4, hr__numel(&s->plan->vals[id].t) * 4, NULL, src);
+}
+double hr__vk_device_ms(void *impl) { return impl && ((vk *)impl)->ts_ok ? ((vk *)impl)->device_ms : -1; }

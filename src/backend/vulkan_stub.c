@@ -1,0 +1,14 @@
+/* The Vulkan backend's stand-in for builds without Vulkan (no libvulkan-dev or glslc at configure time). */
+#ifndef HR_HAVE_VULKAN
+#include <stdio.h>
+#include "backend/backend.h"
+
+static hr_status vk_absent(hr_session *s, void **impl) {
+  *impl = NULL;
+  snprintf(s->err, sizeof s->err,
+           "the Vulkan backend is not in this build (configure found no Vulkan headers/loader or no glslc: "
+           "install libvulkan-dev and glslc, then reconfigure)");
+  return HR_ENOTSUP;
+}
+const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_absent, NULL, NULL, NULL, NULL, NULL, NULL};
+#endif

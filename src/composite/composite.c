@@ -1,0 +1,671 @@
+/* Compositing a frame over a background with the stream's matte (headroom/composite.h): the
+ * background (a blur of the frame's own planes, a colour, a scaled image), the matte quantised to
+ * 8 bits and kept for `hold`, and the health fallback policy. Everything is allocated at create;
+ * apply writes only the output planes and the compositor's own small buffers.
+ *
+ * The blur is downsample-blur-upsample, per plane, at the plane's resolution: each plane is
+ * averaged over s x s blocks (s = radius / 4 for that plane), blurred there with two passes of a
+ * box of half-width 2 (about a Gaussian), and read back bilinearly, one output row at a time,
+ * while blending. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* the per-sample loops below are written to be vectorised: -O2 in GCC 12 vectorises only loops of
+ * known trip count, so this file asks for the full vectoriser */
+#pragma GCC optimize("O3")
+#endif
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "headroom.h"
+#include "headroom/composite.h"
+
+#define CP_MAX_PLANES 3
+
+/* The per-sample kernels are built twice, for AVX2 and for the baseline, and picked at load time
+ * (GCC's target_clones through an ifunc); 16-bit lanes throughout: every intermediate of a blend
+ * (s x a + bg x (256 - a) + 128 <= 65408) fits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define CP_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CP_CLONES
+#endif
+
+typedef struct cp_plane {
+  int w, h, C;                 /* plane size in samples, interleaved channels */
+  int sub;                     /* 1: full resolution, 2: 4:2:0 chroma */
+  /* blur */
+  int s, lw, lh, rl;           /* block size, low-resolution size, low-resolution box half-width */
+  float *lof, *tmpf;           /* lw x lh x C: block means, then blurred; scratch for the passes */
+  float *vsum;                 /* lw x C: running sums of the vertical pass */
+  uint8_t *lo;                 /* the blurred low-resolution plane, 8-bit */
+  uint16_t *vacc;              /* w x C: the rows of one block row, summed */
+  uint8_t *hup;                /* lh rows of w x C: the blurred rows, widened to the plane's width */
+  int32_t *ux0;                /* w: left low-resolution column of each output column */
+  uint16_t *uwx;               /* w: weight of the right column, 0..256 */
+  int32_t *vy0;                /* h: upper low-resolution row of each output row */
+  uint16_t *vwy;               /* h: weight of the lower row, 0..256 */
+  uint8_t *bgrow;              /* w x C: one output row of the blurred background */
+  /* colour / image background in the plane's own format, w x h x C (NULL for blur / alpha) */
+  uint8_t *bg;
+} cp_plane;
+
+struct hr_compositor {
+  hr_composite_params p;
+  int n_planes;
+  cp_plane pl[CP_MAX_PLANES];
+  bool yuv, video_range;
+  uint8_t *matte;              /* w x h a255: the last good matte */
+  bool have_matte;
+  int16_t *arow;               /* w: a256 of one row (plane 0) or of one chroma row */
+  hr_composite_action prev;
+  int prev_state;              /* health state of the previous frame shown by a fallback, -1 none */
+  char reason[HR_HEALTH_REASON_LEN + 64];
+  char err[256];
+};
+
+const char *hr_composite_action_name(hr_composite_action a) {
+  switch (a) {
+    case HR_COMPOSITE_ACTION_MATTE: return "matte";
+    case HR_COMPOSITE_ACTION_HOLD: return "hold";
+    case HR_COMPOSITE_ACTION_BLUR_ALL: return "blur-all";
+    case HR_COMPOSITE_ACTION_PASSTHROUGH: return "passthrough";
+  }
+  return "unknown";
+}
+
+const char *hr_composite_mode_name(hr_composite_mode m) {
+  switch (m) {
+    case HR_COMPOSITE_MODE_BLUR: return "blur";
+    case HR_COMPOSITE_MODE_COLOR: return "color";
+    case HR_COMPOSITE_MODE_IMAGE: return "image";
+    case HR_COMPOSITE_MODE_ALPHA: return "alpha";
+  }
+  return "unknown";
+}
+
+void hr_composite_params_default(hr_composite_params *p) {
+  memset(p, 0, sizeof *p);
+  p->mode = HR_COMPOSITE_MODE_BLUR;
+  p->blur_radius = 24;
+  p->color = 0x00B140;
+  p->fallback = HR_COMPOSITE_FALLBACK_HOLD;
+}
+
+hr_status hr_composite_parse(const char *spec, hr_composite_params *p, const char **image_path, char *err, size_t err_len) {
+  if (image_path) *image_path = NULL;
+  if (err && err_len) err[0] = 0;
+  if (!spec || !p) { if (err && err_len) snprintf(err, err_len, "no background spec"); return HR_EINVAL; }
+  if (!strcmp(spec, "blur")) { p->mode = HR_COMPOSITE_MODE_BLUR; return HR_OK; }
+  if (!strcmp(spec, "alpha")) { p->mode = HR_COMPOSITE_MODE_ALPHA; return HR_OK; }
+  if (!strncmp(spec, "blur:", 5)) {
+    char *end;
+    long r = strtol(spec + 5, &end, 10);
+    if (*end || end == spec + 5 || r < 1 || r > 512) goto bad;
+    p->mode = HR_COMPOSITE_MODE_BLUR; p->blur_radius = (int)r;
+    return HR_OK;
+  }
+  if (!strncmp(spec, "color:", 6) || spec[0] == '#') {
+    const char *h = spec[0] == '#' ? spec + 1 : spec + 6;
+    if (*h == '#') h++;
+    if (strlen(h) != 6 || strspn(h, "0123456789abcdefABCDEF") != 6) goto bad;
+    p->mode = HR_COMPOSITE_MODE_COLOR; p->color = (uint32_t)strtoul(h, NULL, 16);
+    return HR_OK;
+  }
+  if (!strncmp(spec, "image:", 6) && spec[6]) {
+    p->mode = HR_COMPOSITE_MODE_IMAGE;
+    if (image_path) *image_path = spec + 6;
+    return HR_OK;
+  }
+bad:
+  if (err && err_len) snprintf(err, err_len, "background '%s': want blur, blur:RADIUS (1..512), color:RRGGBB, image:FILE or alpha", spec);
+  return HR_EINVAL;
+}
+
+hr_status hr_composite_parse_fallback(const char *spec, hr_composite_params *p, char *err, size_t err_len) {
+  if (err && err_len) err[0] = 0;
+  if (spec && p) {
+    if (!strcmp(spec, "hold")) { p->fallback = HR_COMPOSITE_FALLBACK_HOLD; return HR_OK; }
+    if (!strcmp(spec, "blur-all")) { p->fallback = HR_COMPOSITE_FALLBACK_BLUR_ALL; return HR_OK; }
+    if (!strcmp(spec, "passthrough")) { p->fallback = HR_COMPOSITE_FALLBACK_PASSTHROUGH; return HR_OK; }
+  }
+  if (err && err_len) snprintf(err, err_len, "fallback '%s': want hold, blur-all or passthrough", spec ? spec : "");
+  return HR_EINVAL;
+}
+
+/* ---- create --------------------------------------------------------------------------------- */
+
+static void cp_free_plane(cp_plane *q) {
+  free(q->lof); free(q->tmpf); free(q->vsum); free(q->lo); free(q->vacc); free(q->hup);
+  free(q->ux0); free(q->uwx); free(q->vy0); free(q->vwy); free(q->bgrow); free(q->bg);
+  memset(q, 0, sizeof *q);
+}
+
+void hr_compositor_destroy(hr_compositor *c) {
+  if (!c) return;
+  for (int i = 0; i < CP_MAX_PLANES; i++) cp_free_plane(&c->pl[i]);
+  free(c->matte);
+  free(c->arow);
+  free(c);
+}
+
+/* Bilinear read-back tables: output position i of n maps to low-resolution (i + 0.5) / s - 0.5. */
+static void cp_uptable(int n, int s, int ln, int32_t *i0, uint16_t *w1) {
+  for (int i = 0; i < n; i++) {
+    double u = (i + 0.5) / s - 0.5;
+    if (u < 0) u = 0;
+    if (u > ln - 1) u = ln - 1;
+    int k = (int)u;
+    if (k > ln - 2) k = ln > 1 ? ln - 2 : 0;
+    int wt = (int)lrint((u - k) * 256);
+    if (ln == 1) wt = 0;
+    i0[i] = k; w1[i] = (uint16_t)wt;
+  }
+}
+
+static int cp_plane_blur_alloc(cp_plane *q, int radius) {
+  int r = radius / q->sub;
+  if (r < 1) r = 1;
+  q->s = r >= 8 ? r / 4 : 1;
+  q->rl = r >= 8 ? 2 : (r + 1) / 2;
+  q->lw = (q->w + q->s - 1) / q->s;
+  q->lh = (q->h + q->s - 1) / q->s;
+  size_t ln = (size_t)q->lw * q->lh * q->C;
+  q->lof = malloc(ln * sizeof(float));
+  q->tmpf = malloc(ln * sizeof(float));
+  q->vsum = malloc((size_t)q->lw * q->C * sizeof(float));
+  q->lo = malloc(ln);
+  q->vacc = malloc((size_t)q->w * q->C * sizeof(uint16_t));
+  q->hup = malloc((size_t)q->lh * q->w * q->C);
+  q->ux0 = malloc((size_t)q->w * sizeof(int32_t));
+  q->uwx = malloc((size_t)q->w * sizeof(uint16_t));
+  q->vy0 = malloc((size_t)q->h * sizeof(int32_t));
+  q->vwy = malloc((size_t)q->h * sizeof(uint16_t));
+  q->bgrow = malloc((size_t)q->w * q->C);
+  if (!q->lof || !q->tmpf || !q->vsum || !q->lo || !q->vacc || !q->hup || !q->ux0 || !q->uwx || !q->vy0 || !q->vwy || !q->bgrow) return -1;
+  cp_uptable(q->w, q->s, q->lw, q->ux0, q->uwx);
+  cp_uptable(q->h, q->s, q->lh, q->vy0, q->vwy);
+  return 0;
+}
+
+static uint8_t cp_u8(double v) { return (uint8_t)(v <= 0 ? 0 : v >= 255 ? 255 : lrint(v)); }
+
+/* BT.601 from R G B (0..255). */
+static void cp_rgb_to_yuv(double r, double g, double b, bool video, double *y, double *u, double *v) {
+  double Y = 0.299 * r + 0.587 * g + 0.114 * b;
+  double U = -0.168736 * r - 0.331264 * g + 0.5 * b;
+  double V = 0.5 * r - 0.418688 * g - 0.081312 * b;
+  if (video) { Y = 16 + Y * 219.0 / 255.0; U *= 224.0 / 255.0; V *= 224.0 / 255.0; }
+  *y = Y; *u = 128 + U; *v = 128 + V;
+}
+
+/* The colour / image background as R G B floats at frame resolution (w x h x 3). */
+static int cp_background_rgb(hr_compositor *c, float *rgb) {
+  const hr_composite_params *p = &c->p;
+  int w = p->width, h = p->height;
+  if (p->mode == HR_COMPOSITE_MODE_COLOR) {
+    float r = (float)((p->color >> 16) & 255), g = (float)((p->color >> 8) & 255), b = (float)(p->color & 255);
+    for (size_t i = 0; i < (size_t)w * h; i++) { rgb[3 * i] = r; rgb[3 * i + 1] = g; rgb[3 * i + 2] = b; }
+    return 0;
+  }
+  /* image: scaled to cover the frame (the larger of the two scales), centred, bilinear */
+  int iw = p->image_width, ih = p->image_height;
+  double sc = fmax((double)w / iw, (double)h / ih);
+  double ox = (iw - w / sc) / 2, oy = (ih - h / sc) / 2;
+  for (int y = 0; y < h; y++) {
+    double v = oy + (y + 0.5) / sc - 0.5;
+    if (v < 0) v = 0;
+    if (v > ih - 1) v = ih - 1;
+    int y0 = (int)v, y1 = y0 + 1 < ih ? y0 + 1 : y0;
+    double fy = v - y0;
+    const uint8_t *r0 = p->image + (ptrdiff_t)y0 * p->image_stride, *r1 = p->image + (ptrdiff_t)y1 * p->image_stride;
+    for (int x = 0; x < w; x++) {
+      double u = ox + (x + 0.5) / sc - 0.5;
+      if (u < 0) u = 0;
+      if (u > iw - 1) u = iw - 1;
+      int x0 = (int)u, x1 = x0 + 1 < iw ? x0 + 1 : x0;
+      double fx = u - x0;
+      for (int k = 0; k < 3; k++) {
+        double a = r0[3 * x0 + k] * (1 - fx) + r0[3 * x1 + k] * fx;
+        double b = r1[3 * x0 + k] * (1 - fx) + r1[3 * x1 + k] * fx;
+        rgb[((size_t)y * w + x) * 3 + k] = (float)(a * (1 - fy) + b * fy);
+      }
+    }
+  }
+  return 0;
+}
+
+/* Convert the R G B background into the planes' own format. */
+static void cp_background_planes(hr_compositor *c, const float *rgb) {
+  int w = c->p.width, h = c->p.height;
+  if (!c->yuv) {
+    cp_plane *q = &c->pl[0];
+    bool bgra = c->p.format == HR_PIX_BGRA;
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+      const float *s = rgb + 3 * i;
+      uint8_t *d = q->bg + i * q->C;
+      if (bgra) { d[0] = cp_u8(s[2]); d[1] = cp_u8(s[1]); d[2] = cp_u8(s[0]); d[3] = 255; }
+      else { d[0] = cp_u8(s[0]); d[1] = cp_u8(s[1]); d[2] = cp_u8(s[2]); }
+    }
+    return;
+  }
+  double Y, U, V;
+  for (size_t i = 0; i < (size_t)w * h; i++) {
+    cp_rgb_to_yuv(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], c->video_range, &Y, &U, &V);
+    c->pl[0].bg[i] = cp_u8(Y);
+  }
+  for (int y = 0; y < h / 2; y++)
+    for (int x = 0; x < w / 2; x++) {
+      double m[3] = {0, 0, 0};
+      for (int dy = 0; dy < 2; dy++)
+        for (int dx = 0; dx < 2; dx++)
+          for (int k = 0; k < 3; k++) m[k] += rgb[((size_t)(2 * y + dy) * w + 2 * x + dx) * 3 + k] / 4;
+      cp_rgb_to_yuv(m[0], m[1], m[2], c->video_range, &Y, &U, &V);
+      size_t i = (size_t)y * (w / 2) + x;
+      if (c->n_planes == 2) { c->pl[1].bg[2 * i] = cp_u8(U); c->pl[1].bg[2 * i + 1] = cp_u8(V); }
+      else { c->pl[1].bg[i] = cp_u8(U); c->pl[2].bg[i] = cp_u8(V); }
+    }
+}
+
+hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out, char *err, size_t err_len) {
+  if (err && err_len) err[0] = 0;
+  if (!out) return HR_EINVAL;
+  *out = NULL;
+#define CP_FAIL(st, ...) do { if (err && err_len) snprintf(err, err_len, __VA_ARGS__); status = st; goto fail; } while (0)
+  hr_status status = HR_ENOMEM;
+  hr_compositor *c = NULL;
+  float *rgb = NULL;
+  if (!p) { if (err && err_len) snprintf(err, err_len, "compositor: no params"); return HR_EINVAL; }
+  c = calloc(1, sizeof *c);
+  if (!c) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+  c->p = *p;   /* image is read during create only: NULLed below */
+  int w = p->width, h = p->height;
+  if (w <= 0 || h <= 0 || w > 16384 || h > 16384) CP_FAIL(HR_EINVAL, "compositor: bad frame size %dx%d", w, h);
+  switch (p->format) {
+    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: c->n_planes = 2; c->yuv = true; break;
+    case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO: c->n_planes = 3; c->yuv = true; break;
+    case HR_PIX_BGRA: case HR_PIX_RGB24: c->n_planes = 1; break;
+    default: CP_FAIL(HR_ENOTSUP, "compositor: cannot composite %s frames (NV12, I420, BGRA or RGB24)", hr_pixfmt_name(p->format));
+  }
+  c->video_range = p->format == HR_PIX_NV12_VIDEO || p->format == HR_PIX_I420_VIDEO;
+  if (c->yuv && ((w | h) & 1)) CP_FAIL(HR_EINVAL, "compositor: %s needs an even size, not %dx%d", hr_pixfmt_name(p->format), w, h);
+  if (p->out_rgba && c->yuv) CP_FAIL(HR_ENOTSUP, "compositor: RGBA output needs a BGRA or RGB24 input, not %s", hr_pixfmt_name(p->format));
+  if (p->blur_radius < 1 || p->blur_radius > 512) CP_FAIL(HR_EINVAL, "compositor: blur radius %d outside 1..512", p->blur_radius);
+  if ((unsigned)p->mode > HR_COMPOSITE_MODE_ALPHA) CP_FAIL(HR_EINVAL, "compositor: unknown mode %d", (int)p->mode);
+  if ((unsigned)p->fallback > HR_COMPOSITE_FALLBACK_PASSTHROUGH) CP_FAIL(HR_EINVAL, "compositor: unknown fallback %d", (int)p->fallback);
+  if (p->mode == HR_COMPOSITE_MODE_IMAGE &&
+      (!p->image || p->image_width <= 0 || p->image_height <= 0 || p->image_stride < (ptrdiff_t)p->image_width * 3))
+    CP_FAIL(HR_EINVAL, "compositor: image mode without a valid R G B picture");
+  for (int i = 0; i < c->n_planes; i++) {
+    cp_plane *q = &c->pl[i];
+    q->sub = i ? 2 : 1;
+    q->w = w / q->sub; q->h = h / q->sub;
+    q->C = c->n_planes == 2 && i == 1 ? 2 : !c->yuv ? (p->format == HR_PIX_BGRA ? 4 : 3) : 1;
+    if (cp_plane_blur_alloc(q, p->blur_radius)) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+    if (p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE)
+      if (!(q->bg = malloc((size_t)q->w * q->h * q->C))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+  }
+  c->matte = malloc((size_t)w * h);
+  c->arow = malloc((size_t)w * 4 * sizeof(int16_t));
+  if (!c->matte || !c->arow) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+  if (p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE) {
+    if (!(rgb = malloc((size_t)w * h * 3 * sizeof(float)))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+    cp_background_rgb(c, rgb);
+    cp_background_planes(c, rgb);
+    free(rgb);
+  }
+  c->p.image = NULL;
+  c->prev = HR_COMPOSITE_ACTION_MATTE;
+  c->prev_state = -1;
+  *out = c;
+  return HR_OK;
+fail:
+  free(rgb);
+  hr_compositor_destroy(c);
+  return status;
+#undef CP_FAIL
+}
+
+/* ---- blur ----------------------------------------------------------------------------------- */
+
+CP_CLONES static void cp_acc_first(uint16_t *restrict acc, const uint8_t *restrict r, int n) {
+  for (int i = 0; i < n; i++) acc[i] = r[i];
+}
+CP_CLONES static void cp_acc_add(uint16_t *restrict acc, const uint8_t *restrict r, int n) {
+  for (int i = 0; i < n; i++) acc[i] = (uint16_t)(acc[i] + r[i]);
+}
+
+/* Block means of one plane into q->lof: the rows of a block summed sample by sample (vectorised),
+ * then each block's columns. C is a constant in every call (inlined per channel count). */
+static inline __attribute__((always_inline)) void cp_down(cp_plane *q, const uint8_t *src, ptrdiff_t stride, const int C) {
+  int s = q->s, lw = q->lw, n = q->w * C;
+  uint16_t *acc = q->vacc;
+  for (int j = 0; j < q->lh; j++) {
+    int y0 = j * s, y1 = y0 + s < q->h ? y0 + s : q->h;
+    cp_acc_first(acc, src + (ptrdiff_t)y0 * stride, n);
+    for (int y = y0 + 1; y < y1; y++) cp_acc_add(acc, src + (ptrdiff_t)y * stride, n);
+    float *d = q->lof + (size_t)j * lw * C;
+    for (int i = 0; i < lw; i++) {
+      int x0 = i * s, xe = x0 + s < q->w ? x0 + s : q->w;
+      uint32_t a[4] = {0, 0, 0, 0};
+      for (int x = x0; x < xe; x++)
+        for (int k = 0; k < C; k++) a[k] += acc[x * C + k];
+      float inv = 1.f / (float)((y1 - y0) * (xe - x0));
+      for (int k = 0; k < C; k++) d[i * C + k] = (float)a[k] * inv;
+    }
+  }
+}
+
+/* One box pass of half-width r along a line of n samples spaced step floats apart (edges clamped). */
+static void cp_box(const float *src, float *dst, int n, ptrdiff_t step, int r) {
+  float inv = 1.f / (float)(2 * r + 1);
+  float acc = 0;
+  for (int k = -r; k <= r; k++) acc += src[(ptrdiff_t)(k < 0 ? 0 : k >= n ? n - 1 : k) * step];
+  for (int i = 0; i < n; i++) {
+    dst[(ptrdiff_t)i * step] = acc * inv;
+    int out = i - r, in = i + r + 1;
+    acc += src[(ptrdiff_t)(in >= n ? n - 1 : in) * step] - src[(ptrdiff_t)(out < 0 ? 0 : out) * step];
+  }
+}
+
+/* One blurred row widened to the plane's width: bilinear across (C constant: inlined per count). */
+static inline __attribute__((always_inline)) void cp_widen(uint8_t *restrict d, const uint8_t *restrict v, const int32_t *ux0, const uint16_t *uwx,
+                                                           int w, int last, const int C) {
+  for (int x = 0; x < w; x++) {
+    int i0 = ux0[x], i1 = i0 < last ? i0 + 1 : last;
+    unsigned wx = uwx[x], wx0 = 256 - wx;
+    for (int k = 0; k < C; k++) d[x * C + k] = (uint8_t)((v[i0 * C + k] * wx0 + v[i1 * C + k] * wx + 128) >> 8);
+    if (C == 4) d[x * C + 3] = 255;   /* BGRA: the A (or X) channel of the background is opaque */
+  }
+}
+
+/* One vertical box pass of half-width r over lh rows of n floats (edges clamped), row by row: a
+ * running sum of whole rows (vectorised) instead of a walk down each column. */
+CP_CLONES static void cp_box_rows(const float *restrict src, float *restrict dst, float *restrict sum, int n, int lh, int r) {
+  float inv = 1.f / (float)(2 * r + 1);
+  for (int i = 0; i < n; i++) sum[i] = 0;
+  for (int k = -r; k <= r; k++) {
+    const float *row = src + (size_t)(k < 0 ? 0 : k >= lh ? lh - 1 : k) * n;
+    for (int i = 0; i < n; i++) sum[i] += row[i];
+  }
+  for (int j = 0; j < lh; j++) {
+    float *d = dst + (size_t)j * n;
+    int out = j - r, in = j + r + 1;
+    const float *ri = src + (size_t)(in >= lh ? lh - 1 : in) * n, *ro = src + (size_t)(out < 0 ? 0 : out) * n;
+    for (int i = 0; i < n; i++) { d[i] = sum[i] * inv; sum[i] += ri[i] - ro[i]; }
+  }
+}
+
+static void cp_blur_low(cp_plane *q) {
+  int lw = q->lw, lh = q->lh, C = q->C;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int j = 0; j < lh; j++)
+      for (int k = 0; k < C; k++) cp_box(q->lof + (size_t)j * lw * C + k, q->tmpf + (size_t)j * lw * C + k, lw, C, q->rl);
+    cp_box_rows(q->tmpf, q->lof, q->vsum, lw * C, lh, q->rl);
+  }
+  size_t n = (size_t)lw * lh * C;
+  for (size_t i = 0; i < n; i++) q->lo[i] = (uint8_t)(q->lof[i] + 0.5f);
+  /* each blurred row widened to the plane's width (bilinear across): output rows then only mix
+   * two of these (vectorised) */
+  for (int j = 0; j < lh; j++) {
+    const uint8_t *v = q->lo + (size_t)j * lw * C;
+    uint8_t *d = q->hup + (size_t)j * q->w * C;
+    switch (C) {
+      case 1: cp_widen(d, v, q->ux0, q->uwx, q->w, lw - 1, 1); break;
+      case 2: cp_widen(d, v, q->ux0, q->uwx, q->w, lw - 1, 2); break;
+      case 3: cp_widen(d, v, q->ux0, q->uwx, q->w, lw - 1, 3); break;
+      default: cp_widen(d, v, q->ux0, q->uwx, q->w, lw - 1, 4); break;
+    }
+  }
+}
+
+static void cp_blur_plane(cp_plane *q, const uint8_t *src, ptrdiff_t stride) {
+  switch (q->C) {
+    case 1: cp_down(q, src, stride, 1); break;
+    case 2: cp_down(q, src, stride, 2); break;
+    case 3: cp_down(q, src, stride, 3); break;
+    default: cp_down(q, src, stride, 4); break;
+  }
+  cp_blur_low(q);
+}
+
+/* ---- blend ---------------------------------------------------------------------------------- */
+
+/* n samples: d = (s x a + bg x (256 - a) + 128) >> 8 (= bg + (((s - bg) x a + 128) >> 8)), a per
+ * sample (0..256). */
+CP_CLONES static void cp_blend(uint8_t *restrict d, const uint8_t *s, const uint8_t *restrict bg, const int16_t *restrict a, int n) {
+  for (int i = 0; i < n; i++) {
+    uint16_t al = (uint16_t)a[i];
+    d[i] = (uint8_t)((uint16_t)(s[i] * al + bg[i] * (uint16_t)(256 - al) + 128) >> 8);
+  }
+}
+
+/* The same over a blurred background row mixed on the fly from two widened rows A, B (weight wy of
+ * B, 0..256). */
+CP_CLONES static void cp_blend_lerp(uint8_t *restrict d, const uint8_t *s, const uint8_t *restrict A, const uint8_t *restrict B, unsigned wy,
+                                    const int16_t *restrict a, int n) {
+  uint16_t w1 = (uint16_t)wy, w0 = (uint16_t)(256 - wy);
+  for (int i = 0; i < n; i++) {
+    uint16_t b = (uint16_t)((uint16_t)(A[i] * w0 + B[i] * w1 + 128) >> 8);
+    uint16_t al = (uint16_t)a[i];
+    d[i] = (uint8_t)((uint16_t)(s[i] * al + b * (uint16_t)(256 - al) + 128) >> 8);
+  }
+}
+
+/* Row y of a blurred plane (for the RGBA output). */
+static void cp_uprow(cp_plane *q, int y) {
+  int n = q->w * q->C;
+  int j0 = q->vy0[y], j1 = j0 + 1 < q->lh ? j0 + 1 : j0;
+  unsigned wy = q->vwy[y], wy0 = 256 - wy;
+  const uint8_t *a = q->hup + (size_t)j0 * n, *b = q->hup + (size_t)j1 * n;
+  for (int i = 0; i < n; i++) q->bgrow[i] = (uint8_t)((a[i] * wy0 + b[i] * wy + 128) >> 8);
+}
+
+/* R G B A output from a B G R A / R G B input: map[k] is the input channel of output channel k. */
+static void cp_blend_rgba(uint8_t *d, const uint8_t *s, const uint8_t *bg, const int16_t *a, const uint8_t *m255, int n, int C,
+                          const int map[3]) {
+  for (int x = 0; x < n; x++) {
+    int al = a[x];
+    for (int k = 0; k < 3; k++) {
+      int b = bg[x * C + map[k]];
+      d[4 * x + k] = (uint8_t)(b + (((s[x * C + map[k]] - b) * al + 128) >> 8));
+    }
+    d[4 * x + 3] = m255 ? m255[x] : 255;
+  }
+}
+
+/* ---- apply ---------------------------------------------------------------------------------- */
+
+CP_CLONES static void cp_quantise(uint8_t *restrict m, const float *restrict alpha, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    float v = alpha[i] * 255.f + 0.5f;
+    v = v > 0.f ? v : 0.f;         /* NaN -> 0 */
+    v = v < 255.f ? v : 255.f;
+    m[i] = (uint8_t)(int)v;
+  }
+}
+
+CP_CLONES static void cp_alpha_y(int16_t *restrict dst, const uint8_t *restrict r, int n) {
+  for (int x = 0; x < n; x++) dst[x] = (int16_t)(r[x] + (r[x] >> 7));
+}
+
+/* a256 rows, one per sample: C copies of a pixel's (RGB / BGRA, whose A sample gets 0 so the
+ * output A is the background's 255), or for 4:2:0 chroma the mean of the 2x2 it covers. */
+CP_CLONES static void cp_alpha_rgb(int16_t *restrict dst, const uint8_t *restrict r, int n) {
+  for (int x = 0; x < n; x++) { int16_t v = (int16_t)(r[x] + (r[x] >> 7)); dst[3 * x] = v; dst[3 * x + 1] = v; dst[3 * x + 2] = v; }
+}
+CP_CLONES static void cp_alpha_bgra(int16_t *restrict dst, const uint8_t *restrict r, int n) {
+  for (int x = 0; x < n; x++) { int16_t v = (int16_t)(r[x] + (r[x] >> 7)); dst[4 * x] = v; dst[4 * x + 1] = v; dst[4 * x + 2] = v; dst[4 * x + 3] = 0; }
+}
+static inline __attribute__((always_inline)) int16_t cp_a4(const uint8_t *r0, const uint8_t *r1, int x) {
+  int s = r0[2 * x] + (r0[2 * x] >> 7) + r0[2 * x + 1] + (r0[2 * x + 1] >> 7) + r1[2 * x] + (r1[2 * x] >> 7) + r1[2 * x + 1] + (r1[2 * x + 1] >> 7);
+  return (int16_t)((s + 2) >> 2);
+}
+CP_CLONES static void cp_alpha_c1(int16_t *restrict dst, const uint8_t *restrict r0, const uint8_t *restrict r1, int n) {
+  for (int x = 0; x < n; x++) dst[x] = cp_a4(r0, r1, x);
+}
+CP_CLONES static void cp_alpha_c2(int16_t *restrict dst, const uint8_t *restrict r0, const uint8_t *restrict r1, int n) {
+  for (int x = 0; x < n; x++) { int16_t v = cp_a4(r0, r1, x); dst[2 * x] = v; dst[2 * x + 1] = v; }
+}
+
+/* a256 of row y of a plane, one per sample. a255 = NULL: 0. */
+static void cp_alpha_row(const hr_compositor *c, const cp_plane *q, int y, const uint8_t *a255, int16_t *restrict dst) {
+  int C = q->C, w = c->p.width;
+  if (!a255) { memset(dst, 0, (size_t)q->w * C * sizeof *dst); return; }
+  if (q->sub == 1) {
+    const uint8_t *r = a255 + (size_t)y * w;
+    if (C == 1) cp_alpha_y(dst, r, q->w);
+    else if (C == 3) cp_alpha_rgb(dst, r, q->w);
+    else cp_alpha_bgra(dst, r, q->w);
+  } else {
+    const uint8_t *r0 = a255 + (size_t)(2 * y) * w, *r1 = r0 + w;
+    if (C == 1) cp_alpha_c1(dst, r0, r1, q->w);
+    else cp_alpha_c2(dst, r0, r1, q->w);
+  }
+}
+
+/* RGBA output: one a256 a pixel. */
+static void cp_alpha_row1(const hr_compositor *c, int y, const uint8_t *a255, int16_t *dst) {
+  int w = c->p.width;
+  if (!a255) { memset(dst, 0, (size_t)w * sizeof *dst); return; }
+  const uint8_t *r = a255 + (size_t)y * w;
+  for (int x = 0; x < w; x++) dst[x] = (int16_t)(r[x] + (r[x] >> 7));
+}
+
+static int cp_check_frame(const hr_compositor *c, const hr_frame *in, const hr_composite_out *out) {
+  if (!in || !out || in->fmt != c->p.format || in->width != c->p.width || in->height != c->p.height) return -1;
+  for (int i = 0; i < c->n_planes; i++) if (!in->planes[i]) return -1;
+  int n_out = c->p.out_rgba ? 1 : c->n_planes;
+  for (int i = 0; i < n_out; i++) if (!out->planes[i]) return -1;
+  return 0;
+}
+
+hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float *alpha, const hr_health_verdict *health,
+                              const hr_composite_out *out, hr_composite_result *res) {
+  if (!c) return HR_EINVAL;
+  if (cp_check_frame(c, in, out)) {
+    snprintf(c->err, sizeof c->err, "compositor: frame is not %s %dx%d with its planes (input %s %dx%d)", hr_pixfmt_name(c->p.format),
+             c->p.width, c->p.height, in ? hr_pixfmt_name(in->fmt) : "none", in ? in->width : 0, in ? in->height : 0);
+    return HR_EINVAL;
+  }
+  int w = c->p.width, h = c->p.height;
+  /* 1. whose matte: this frame's, the held one, or none */
+  bool good = alpha && (!health || ((health->state == HR_HEALTH_HEALTHY || health->state == HR_HEALTH_WARMING_UP) && health->output_ok));
+  hr_composite_action act = HR_COMPOSITE_ACTION_MATTE;
+  c->reason[0] = 0;
+  if (good) {
+    cp_quantise(c->matte, alpha, (size_t)w * h);
+    c->have_matte = true;
+  } else {
+    if (!alpha) snprintf(c->reason, sizeof c->reason, "no matte (suspended)");
+    else if (!health->output_ok && health->state != HR_HEALTH_FAILED) snprintf(c->reason, sizeof c->reason, "matte not usable: %s", health->reason ? health->reason : "");
+    else snprintf(c->reason, sizeof c->reason, "health %s: %s", hr_health_state_name(health->state), health->reason ? health->reason : "");
+    switch (c->p.fallback) {
+      case HR_COMPOSITE_FALLBACK_HOLD: act = c->have_matte ? HR_COMPOSITE_ACTION_HOLD : HR_COMPOSITE_ACTION_BLUR_ALL; break;
+      case HR_COMPOSITE_FALLBACK_BLUR_ALL: act = HR_COMPOSITE_ACTION_BLUR_ALL; break;
+      case HR_COMPOSITE_FALLBACK_PASSTHROUGH: act = HR_COMPOSITE_ACTION_PASSTHROUGH; break;
+    }
+  }
+  /* a fallback whose cause changes (suspended -> recalibrating) is a change too */
+  int state = act == HR_COMPOSITE_ACTION_MATTE ? -1 : !alpha ? HR_HEALTH_SUSPENDED : health ? (int)health->state : -1;
+  if (res) { res->action = act; res->changed = act != c->prev || state != c->prev_state; res->reason = c->reason; }
+  c->prev = act;
+  c->prev_state = state;
+  const uint8_t *a255 = act == HR_COMPOSITE_ACTION_MATTE || act == HR_COMPOSITE_ACTION_HOLD ? c->matte : NULL;
+  hr_composite_mode mode = c->p.mode;
+  bool blur_bg = act == HR_COMPOSITE_ACTION_BLUR_ALL || (mode == HR_COMPOSITE_MODE_BLUR && act != HR_COMPOSITE_ACTION_PASSTHROUGH);
+
+  /* 2. passthrough: the frame as it is (nothing to do in place) */
+  if (act == HR_COMPOSITE_ACTION_PASSTHROUGH) {
+    if (c->p.out_rgba) {
+      static const int map_bgra[3] = {2, 1, 0}, map_rgb[3] = {0, 1, 2};
+      const cp_plane *q = &c->pl[0];
+      for (int y = 0; y < h; y++) {
+        const uint8_t *s = (const uint8_t *)in->planes[0] + (ptrdiff_t)y * in->strides[0];
+        uint8_t *d = out->planes[0] + (ptrdiff_t)y * out->strides[0];
+        for (int x = 0; x < w; x++) c->arow[x] = 256;
+        cp_blend_rgba(d, s, s, c->arow, NULL, w, q->C, q->C == 4 ? map_bgra : map_rgb);
+      }
+    } else {
+      for (int i = 0; i < c->n_planes; i++) {
+        const cp_plane *q = &c->pl[i];
+        for (int y = 0; y < q->h; y++) {
+          const uint8_t *s = (const uint8_t *)in->planes[i] + (ptrdiff_t)y * in->strides[i];
+          uint8_t *d = out->planes[i] + (ptrdiff_t)y * out->strides[i];
+          if (d != s) memcpy(d, s, (size_t)q->w * q->C);
+        }
+      }
+    }
+    return HR_OK;
+  }
+
+  /* 3. the matte alone */
+  if (mode == HR_COMPOSITE_MODE_ALPHA && act != HR_COMPOSITE_ACTION_BLUR_ALL) {
+    if (c->p.out_rgba) {
+      static const int map_bgra[3] = {2, 1, 0}, map_rgb[3] = {0, 1, 2};
+      const cp_plane *q = &c->pl[0];
+      for (int y = 0; y < h; y++) {
+        const uint8_t *s = (const uint8_t *)in->planes[0] + (ptrdiff_t)y * in->strides[0];
+        uint8_t *d = out->planes[0] + (ptrdiff_t)y * out->strides[0];
+        for (int x = 0; x < w; x++) c->arow[x] = 256;
+        cp_blend_rgba(d, s, s, c->arow, a255 + (size_t)y * w, w, q->C, q->C == 4 ? map_bgra : map_rgb);
+      }
+      return HR_OK;
+    }
+    for (int i = 0; i < c->n_planes; i++) {
+      const cp_plane *q = &c->pl[i];
+      for (int y = 0; y < q->h; y++) {
+        uint8_t *d = out->planes[i] + (ptrdiff_t)y * out->strides[i];
+        const uint8_t *m = a255 + (size_t)y * w;
+        if (!c->yuv) {
+          for (int x = 0; x < q->w; x++) {
+            for (int k = 0; k < 3; k++) d[x * q->C + k] = m[x];
+            if (q->C == 4) d[x * 4 + 3] = 255;
+          }
+        } else if (i == 0) {
+          memcpy(d, m, (size_t)q->w);   /* the 8-bit matte itself, whatever the range */
+        } else {
+          memset(d, 128, (size_t)q->w * q->C);
+        }
+      }
+    }
+    return HR_OK;
+  }
+
+  /* 4. composite over the background: blurred planes (made now, from the input, before anything is
+   * written: in place is safe), or the colour / image planes made at create */
+  if (blur_bg)
+    for (int i = 0; i < c->n_planes; i++) cp_blur_plane(&c->pl[i], in->planes[i], in->strides[i]);
+  if (c->p.out_rgba) {
+    static const int map_bgra[3] = {2, 1, 0}, map_rgb[3] = {0, 1, 2};
+    cp_plane *q = &c->pl[0];
+    for (int y = 0; y < h; y++) {
+      const uint8_t *s = (const uint8_t *)in->planes[0] + (ptrdiff_t)y * in->strides[0];
+      uint8_t *d = out->planes[0] + (ptrdiff_t)y * out->strides[0];
+      const uint8_t *bg;
+      if (blur_bg) { cp_uprow(q, y); bg = q->bgrow; } else bg = q->bg + (size_t)y * w * q->C;
+      cp_alpha_row1(c, y, a255, c->arow);
+      cp_blend_rgba(d, s, bg, c->arow, a255 ? a255 + (size_t)y * w : NULL, w, q->C, q->C == 4 ? map_bgra : map_rgb);
+    }
+    return HR_OK;
+  }
+  for (int i = 0; i < c->n_planes; i++) {
+    cp_plane *q = &c->pl[i];
+    for (int y = 0; y < q->h; y++) {
+      const uint8_t *s = (const uint8_t *)in->planes[i] + (ptrdiff_t)y * in->strides[i];
+      uint8_t *d = out->planes[i] + (ptrdiff_t)y * out->strides[i];
+      int n = q->w * q->C;
+      cp_alpha_row(c, q, y, a255, c->arow);
+      if (blur_bg) {
+        int j0 = q->vy0[y], j1 = j0 + 1 < q->lh ? j0 + 1 : j0;
+        cp_blend_lerp(d, s, q->hup + (size_t)j0 * n, q->hup + (size_t)j1 * n, q->vwy[y], c->arow, n);
+      } else {
+        cp_blend(d, s, q->bg + (size_t)y * n, c->arow, n);
+      }
+    }
+  }
+  return HR_OK;
+}
+
+const uint8_t *hr_compositor_matte(const hr_compositor *c) { return c && c->have_matte ? c->matte : NULL; }
+
+const char *hr_compositor_last_error(const hr_compositor *c) { return c ? c->err : ""; }

@@ -1,0 +1,180 @@
+/* Every op the planner emits for RVM, one at a time on the Vulkan backend (lavapipe here), against
+ * the reference kernels on the same inputs: the plan's ops are run in order, each alone; before an
+ * op its inputs are read back from the device, after it its outputs, and the reference op computes
+ * from those inputs (the image ingest against the naive ingest, the guided-filter tail against the
+ * CPU kernel). Two odd shapes: 75x53 at ratio 1 (the input materialised on the GPU, no resize) and
+ * 62x46 NV12 at ratio 0.6, processing 37x27 (the frame resampled on the GPU, read in place by the tail), with RGB24 and
+ * NV12 frames; and again with each convolution kernel forced (the size heuristic picks the
+ * 4x4-blocked one only at large shapes). Bound: max |d| <= 1e-4 * max(1, max |ref|) per op. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "headroom.h"
+#include "hr_test.h"
+#ifdef HR_HAVE_VULKAN
+#include "backend/backend.h"
+#include "graph/ops.h"
+#include "session/kernels.h"
+
+static int tested[HR_OP__COUNT];
+
+static float *vread(hr_session *s, int v) {
+  int64_t n = hr__numel(&s->plan->vals[v].t);
+  float *b = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  hr_status st = hr__vk_value_read(s, s->bimpl, v, b);
+  if (st) FATAL("value %d read: %s", v, hr_session_last_error(s));
+  return b;
+}
+
+static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, const char *what) {
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = w; p.height = h; p.downsample_ratio = ratio; p.threads = 1; p.backend = HR_BACKEND_VULKAN;
+  hr_session *s;
+  hr_status st = hr_session_create(m, &p, &s);
+  if (st == HR_ENOTSUP) SKIP("no Vulkan device named '%s' here", getenv("HR_VULKAN_DEVICE"));
+  if (st) FATAL("Vulkan session %dx%d: %s", w, h, hr_status_name(st));
+  /* one frame through the whole plan first, so the state is not zero */
+  hr_outputs o;
+  CHECK_EQ_INT(hr_session_push(s, f, &o), HR_OK);
+  s->cur = *f;
+  const hr__plan *pl = s->plan;
+  int n_cmp = 0;
+  if (!pl->vals[pl->vals[pl->src_val].root].src_virtual) {
+    /* the model input materialised on the GPU (frame converted at its own size) vs the CPU's */
+    float *g = vread(s, pl->src_val), *ref = malloc(sizeof(float) * (size_t)w * h * 3), *tmp = malloc(sizeof(float) * (size_t)w * h * 3);
+    CHECK_EQ_INT(hr__ingest_naive_rgbf(f, tmp, w, h, ref), HR_OK);
+    double mx = 0;
+    for (int64_t j = 0; j < (int64_t)w * h * 3; j++) { double d = fabs((double)g[j] - ref[j]); if (d > mx || d != d) mx = d; }
+    CHECKF(mx <= 1e-6, "%s: input conversion max |d| %g", what, mx);
+    free(g); free(ref); free(tmp);
+    n_cmp++;
+  }
+  for (int i = 0; i < pl->n_rops; i++) {
+    const hr__rop *r = &pl->rops[i];
+    const hr__node *nd = r->node ? r->node : &r->syn;
+    hr__tensor in[HR_ROP_MAX_IN], out[HR_MAX_OUT];
+    const hr__tensor *inp[HR_ROP_MAX_IN];
+    float *inb[HR_ROP_MAX_IN] = {0}, *vk_out[HR_MAX_OUT] = {0};
+    for (int k = 0; k < r->n_in; k++) {
+      const hr__val *x = &pl->vals[r->in[k]];
+      in[k] = x->t; inp[k] = &in[k];
+      int is_src = pl->vals[x->root].storage == S_SRC;
+      if (x->kind != V_CONST && !(is_src && pl->vals[x->root].src_virtual) && !(r->in_place_mask & (1u << k)))
+        in[k].data = inb[k] = vread(s, r->in[k]);
+    }
+    st = hr__vk_run_range(s, s->bimpl, i, i + 1);
+    CHECKF(st == HR_OK, "%s op %d %s: %s", what, i, hr__op_name(r->op), hr_session_last_error(s));
+    for (int k = 0; k < r->n_out; k++) vk_out[k] = vread(s, r->out[k]);
+    /* the reference on the same inputs */
+    int64_t n0 = hr__numel(&pl->vals[r->out[0]].t);
+    for (int k = 0; k < r->n_out; k++) {
+      out[k] = pl->vals[r->out[k]].t;
+      out[k].data = calloc((size_t)hr__numel(&out[k]) + 1, sizeof(float));
+    }
+    int64_t cmp_off = 0, cmp_stride = 0, cmp_c = 0; /* resize into a slice: compare the slice */
+    if (r->op == HR_OP_SRC_RESIZE) {
+      float *tmp = malloc(sizeof(float) * (size_t)f->width * f->height * 3);
+      CHECK_EQ_INT(hr__ingest_naive_rgbf(f, tmp, (int)out[0].dims[2], (int)out[0].dims[1], out[0].data), HR_OK);
+      free(tmp);
+    } else if (r->op == HR_OP_FGF_TAIL) {
+      hr__fgf g;
+      CHECK_EQ_INT(hr__fgf_init(&g, (int)in[0].dims[1], (int)in[0].dims[2], (int)out[0].dims[1], (int)out[0].dims[2], 1, r->n_out > 1), HR_OK);
+      hr__k_fgf_tail(s, &g, r, inp, out, r->n_out);
+      hr__fgf_free(&g);
+    } else {
+      if (r->op == HR_OP_CONCAT && r->in_place_mask) {
+        /* inputs already written into the output by their producer: take them from the output */
+        int64_t C = out[0].dims[3], off = 0, px = n0 / C;
+        for (int k = 0; k < r->n_in - 1; k++) {
+          int64_t ck = in[k].dims[3];
+          if (r->in_place_mask & (1u << k)) {
+            in[k].data = inb[k] = malloc(sizeof(float) * (size_t)(px * ck));
+            for (int64_t q = 0; q < px; q++) memcpy(inb[k] + q * ck, vk_out[0] + q * C + off, sizeof(float) * (size_t)ck);
+          }
+          off += ck;
+        }
+      }
+      if (r->op == HR_OP_RESIZE_BILINEAR && r->out_c_total) {
+        /* the reference resizes densely; the GPU wrote channels [off, off + C) of a wider tensor */
+        cmp_c = in[0].dims[3]; cmp_off = r->out_c_off; cmp_stride = r->out_c_total;
+        free(out[0].data);
+        out[0].dims[3] = cmp_c;
+        out[0].data = calloc((size_t)hr__numel(&out[0]), sizeof(float));
+      }
+      hr__node nref = *nd;
+      nref.op = r->op; /* lowered ops (hardswish) keep the graph node's attributes under a new op */
+      hr__op_exec_ref(&nref, inp, r->n_in, out, r->n_out);
+    }
+    for (int k = 0; k < r->n_out; k++) {
+      int64_t n = hr__numel(&out[k]);
+      double mx = 0, mref = 1;
+      const float *ref = out[k].data;
+      for (int64_t j = 0; j < n; j++) {
+        float g = cmp_c ? vk_out[k][(j / cmp_c) * cmp_stride + cmp_off + j % cmp_c] : vk_out[k][j];
+        double d = fabs((double)g - ref[j]);
+        if (d > mx || d != d) mx = d;
+        if (fabs(ref[j]) > mref) mref = fabs(ref[j]);
+      }
+      if (getenv("HR_VK_DEBUG") && !(mx <= 1e-4 * mref)) {
+        for (int64_t j = 0, c = 0; j < n && c < 5; j++) {
+          float g = cmp_c ? vk_out[k][(j / cmp_c) * cmp_stride + cmp_off + j % cmp_c] : vk_out[k][j];
+          if (fabs(g - ref[j]) > 1e-4 * mref) { printf("  [%lld] gpu %g ref %g in %g\n", (long long)j, g, ref[j], in[0].data ? ((float *)in[0].data)[j] : 0.f); c++; }
+        }
+      }
+      CHECKF(mx <= 1e-4 * mref, "%s op %d %s (%s) output %d: max |d| %g (ref magnitude %g)", what, i, hr__op_name(r->op),
+             nd->name ? nd->name : "", k, mx, mref);
+      free(out[k].data);
+      free(vk_out[k]);
+    }
+    for (int k = 0; k < r->n_in; k++) free(inb[k]);
+    tested[r->op]++;
+    n_cmp++;
+  }
+  printf("%s: %d ops compared\n", what, n_cmp);
+  hr_session_destroy(s);
+}
+#endif
+
+int main(void) {
+  char mp[1024], err[512];
+  if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp)) SKIP("HR_MODEL_DIR unset");
+#ifndef HR_HAVE_VULKAN
+  (void)err;
+  SKIP("this build has no Vulkan backend (libvulkan-dev / glslc absent at configure time)");
+#else
+  setenv("HR_VULKAN_DEVICE", "llvmpipe", 0);
+  hr_model *m;
+  if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
+  /* deterministic textured frames: RGB24 75x53, NV12 (full range) 62x46 (NV12 needs even sizes) */
+  static uint8_t rgb[75 * 53 * 3], nv[62 * 46 * 2];
+  uint32_t seed = 12345;
+  for (size_t k = 0; k < sizeof rgb; k++) { seed = seed * 1664525u + 1013904223u; rgb[k] = (uint8_t)((k / 3 % 75) * 3 + (seed >> 27)); }
+  for (size_t k = 0; k < sizeof nv; k++) { seed = seed * 1664525u + 1013904223u; nv[k] = (uint8_t)(seed >> 24); }
+  hr_frame f1 = {.fmt = HR_PIX_RGB24, .width = 75, .height = 53, .planes = {rgb}, .strides = {75 * 3}};
+  hr_frame f2 = {.fmt = HR_PIX_NV12_FULL, .width = 62, .height = 46, .planes = {nv, nv + 62 * 46}, .strides = {62, 62}};
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24");
+  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12 (processing 37x27)");
+  /* the convolution kernels chosen by size at large shapes, forced here at small ones */
+  setenv("HR_VK_CONV", "conv4", 1);
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, 4x4-blocked convolutions");
+  setenv("HR_VK_CONV", "sk", 1);
+  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12, split-reduction convolutions");
+  setenv("HR_VK_CONV", "tiled", 1);
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, tiled implicit-GEMM convolutions");
+  setenv("HR_VK_CONV", "naive", 1);
+  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12, one output per thread");
+  unsetenv("HR_VK_CONV");
+  /* kernels picked by timing them on the device (the default on GPUs) */
+  setenv("HR_VK_TUNE", "1", 1);
+  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12, convolution kernels tuned on the device");
+  unsetenv("HR_VK_TUNE");
+  /* every op type the planner emitted was compared */
+  for (int k = 0; k < HR_OP__COUNT; k++) if (tested[k]) printf("  %-28s %d\n", hr__op_name(k), tested[k]);
+  CHECK(tested[HR_OP_FUSED_CONV2D] && tested[HR_OP_FUSED_DWCONV] && tested[HR_OP_DWCONV] && tested[HR_OP_CONV2D]);
+  CHECK(tested[HR_OP_SRC_RESIZE] && tested[HR_OP_FGF_TAIL] && tested[HR_OP_HARDSWISH] && tested[HR_OP_CONCAT]);
+  CHECK(tested[HR_OP_AVGPOOL] && tested[HR_OP_MEAN] && tested[HR_OP_RESIZE_BILINEAR] && tested[HR_OP_TANH] && tested[HR_OP_SIGMOID]);
+  hr_model_destroy(m);
+  return hr_test_finish("test_vulkan_ops");
+#endif
+}

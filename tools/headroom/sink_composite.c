@@ -1,0 +1,314 @@
+/* `headroom run --composite SPEC` with --out-video FILE and/or --v4l2-out /dev/videoN: each
+ * delivered frame composited over its background (headroom/composite.h: blur, color, image, alpha)
+ * with the health fallback policy (--fallback), then encoded (FFmpeg) and/or written to a V4L2
+ * output device (a v4l2loopback virtual camera). Every switch of what the picture shows (matte,
+ * hold, blur-all, passthrough) is printed with its reason.
+ *
+ * Video: the name's container; .mkv and .nut are encoded losslessly with FFV1 (for tests and
+ * editing), anything else with libx264 (crf 18) or MPEG-4 part 2. yuv420p in the source's range.
+ * Each frame's time is its source timestamp (microseconds), so the source's frame rate is kept,
+ * variable rates included; the encoder opens at the second frame, whose interval gives the rate it
+ * is told (and the duration of the last packet). The file is written as NAME.tmp and renamed at
+ * the end.
+ *
+ * V4L2: the device is set to YUYV at the frame's size (VIDIOC_S_FMT on the output queue) and each
+ * frame is written with write(2). Not tested here (no v4l2loopback device on the build machine).
+ *
+ * The compositor, the output frame, the encoder and the converters are made at the first frame
+ * (its format is known then); nothing is allocated per frame by this sink itself. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/videodev2.h>
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+#include "headroom/composite.h"
+#include "headroom/io.h"
+#include "run.h"
+
+typedef struct comp_sink {
+  run_cfg *cfg;
+  hr_composite_params p;
+  uint8_t *img;                /* decoded image:FILE (R G B), until the compositor has scaled it */
+  hr_compositor *c;
+  hr_pixfmt fmt;
+  int w, h;
+  uint8_t *obuf;               /* the composite, in the input's format */
+  hr_frame of;                 /* describes obuf */
+  hr_composite_out out;
+  int64_t frames, switches;
+  /* encoder */
+  AVFormatContext *fc;
+  AVCodecContext *cc;
+  AVStream *st;
+  AVFrame *fr;
+  AVPacket *pkt;
+  struct SwsContext *sws;      /* composite -> yuv420p when the input is not I420 */
+  uint8_t *ybuf;               /* yuv420p planes for sws */
+  int64_t ts0, last_pts, interval;   /* microseconds */
+  int pending;                 /* the first composite waits in obuf for the encoder (opened at the
+                                  second frame, when the rate is known) */
+  char tmp[4200];
+  int header_done;
+  /* v4l2 */
+  int vfd;
+  struct SwsContext *vsws;
+  uint8_t *vbuf;
+  size_t vlen;
+} comp_sink;
+
+static enum AVPixelFormat av_fmt(hr_pixfmt f) {
+  switch (f) {
+    case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO: return AV_PIX_FMT_YUV420P;
+    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: return AV_PIX_FMT_NV12;
+    case HR_PIX_BGRA: return AV_PIX_FMT_BGRA;
+    case HR_PIX_RGB24: return AV_PIX_FMT_RGB24;
+    default: return AV_PIX_FMT_NONE;
+  }
+}
+static int full_range(hr_pixfmt f) { return f == HR_PIX_I420_FULL || f == HR_PIX_NV12_FULL || f == HR_PIX_BGRA || f == HR_PIX_RGB24; }
+
+static int av_fail(char *err, size_t n, const char *path, const char *what, int r) {
+  char m[AV_ERROR_MAX_STRING_SIZE] = "";
+  if (r) av_strerror(r, m, sizeof m);
+  snprintf(err, n, "cannot write %s: %s%s%s", path, what, r ? ": " : "", m);
+  return -1;
+}
+
+static int comp_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
+  const run_opts *o = cfg->o;
+  if (!o->composite && !o->out_video && !o->v4l2_out) return 0;
+  if (!o->out_video && !o->v4l2_out) { snprintf(err, n, "--composite needs --out-video FILE or --v4l2-out DEVICE"); return -1; }
+  if (cfg->width != cfg->frame_w || cfg->height != cfg->frame_h) {
+    snprintf(err, n, "--composite needs the matte at the frame's size (%dx%d): drop --size", cfg->frame_w, cfg->frame_h);
+    return -1;
+  }
+  comp_sink *s = calloc(1, sizeof *s);
+  if (!s) { snprintf(err, n, "out of memory"); return -1; }
+  s->cfg = cfg; s->vfd = -1;
+  hr_composite_params_default(&s->p);
+  const char *ip = NULL;
+  char e[512];
+  if (hr_composite_parse(o->composite ? o->composite : "blur", &s->p, &ip, e, sizeof e) ||
+      (o->fallback && hr_composite_parse_fallback(o->fallback, &s->p, e, sizeof e))) {
+    snprintf(err, n, "--composite: %s", e); free(s); return -1;
+  }
+  if (ip) {   /* decode the picture now: a bad file fails before the run starts */
+    hr_source *src = NULL;
+    hr_frame f;
+    hr_status st = hr_source_open(ip, NULL, &src, e, sizeof e);
+    if (!st && (st = hr_source_read(src, &f))) snprintf(e, sizeof e, "%s", hr_source_last_error(src));
+    if (!st && f.fmt != HR_PIX_RGB24) { st = HR_ENOTSUP; snprintf(e, sizeof e, "%s: not a PNG or JPEG picture", ip); }
+    if (!st && !(s->img = malloc((size_t)f.width * f.height * 3))) { st = HR_ENOMEM; snprintf(e, sizeof e, "out of memory"); }
+    if (!st) {
+      for (int y = 0; y < f.height; y++) memcpy(s->img + (size_t)y * f.width * 3, (const uint8_t *)f.planes[0] + y * f.strides[0], (size_t)f.width * 3);
+      s->p.image = s->img; s->p.image_width = f.width; s->p.image_height = f.height; s->p.image_stride = (ptrdiff_t)f.width * 3;
+    }
+    hr_source_destroy(src);
+    if (st) { snprintf(err, n, "--composite image: %s", e); free(s); return -1; }
+  }
+  *ctx = s;
+  return 0;
+}
+
+static int enc_open(comp_sink *s, char *err, size_t n) {
+  const char *path = s->cfg->o->out_video;
+  int r;
+  if ((s->w | s->h) & 1) { snprintf(err, n, "--out-video: %dx%d: the encoder (4:2:0) needs an even size", s->w, s->h); return -1; }
+  snprintf(s->tmp, sizeof s->tmp, "%s.tmp", path);
+  const AVOutputFormat *of = av_guess_format(NULL, path, NULL);
+  if (!of) of = av_guess_format("mp4", NULL, NULL);
+  if ((r = avformat_alloc_output_context2(&s->fc, of, NULL, s->tmp)) < 0 || !s->fc) return av_fail(err, n, path, "no muxer", r);
+  const char *ext = strrchr(path, '.');
+  int lossless = ext && (!strcasecmp(ext, ".mkv") || !strcasecmp(ext, ".nut"));
+  const char *names[2] = {lossless ? "ffv1" : "libx264", lossless ? NULL : "mpeg4"};
+  if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_WARNING);
+  r = AVERROR_ENCODER_NOT_FOUND;
+  for (int i = 0; i < 2 && !s->cc && names[i]; i++) {
+    const AVCodec *codec = avcodec_find_encoder_by_name(names[i]);
+    if (!codec) continue;
+    AVCodecContext *cc = avcodec_alloc_context3(codec);
+    if (!cc) return av_fail(err, n, path, "out of memory", 0);
+    cc->width = s->w; cc->height = s->h;
+    cc->pix_fmt = AV_PIX_FMT_YUV420P;
+    cc->time_base = (AVRational){1, 1000000};   /* source timestamps, microseconds */
+    cc->framerate = av_d2q(1e6 / (double)s->interval, 100000);
+    cc->sample_aspect_ratio = (AVRational){1, 1};
+    cc->color_range = full_range(s->fmt) ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    cc->colorspace = AVCOL_SPC_SMPTE170M;
+    cc->thread_count = 1;
+    if (s->fc->oformat->flags & AVFMT_GLOBALHEADER) cc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    if (codec->id == AV_CODEC_ID_H264) { av_opt_set(cc->priv_data, "preset", "veryfast", 0); av_opt_set(cc->priv_data, "crf", "18", 0); }
+    else if (codec->id == AV_CODEC_ID_MPEG4) { cc->flags |= AV_CODEC_FLAG_QSCALE; cc->global_quality = FF_QP2LAMBDA * 3; }
+    if ((r = avcodec_open2(cc, codec, NULL)) < 0) { avcodec_free_context(&cc); continue; }
+    s->cc = cc;
+  }
+  if (!s->cc) return av_fail(err, n, path, lossless ? "FFV1 does not open" : "neither libx264 nor mpeg4 opens", r);
+  if (!(s->st = avformat_new_stream(s->fc, NULL))) return av_fail(err, n, path, "out of memory", 0);
+  s->st->time_base = s->cc->time_base;
+  if ((r = avcodec_parameters_from_context(s->st->codecpar, s->cc)) < 0) return av_fail(err, n, path, "codec parameters", r);
+  if (!(s->fc->oformat->flags & AVFMT_NOFILE) && (r = avio_open(&s->fc->pb, s->tmp, AVIO_FLAG_WRITE)) < 0) return av_fail(err, n, path, "cannot create", r);
+  if ((r = avformat_write_header(s->fc, NULL)) < 0) return av_fail(err, n, path, "header", r);
+  s->header_done = 1;
+  if (!(s->fr = av_frame_alloc()) || !(s->pkt = av_packet_alloc())) return av_fail(err, n, path, "out of memory", 0);
+  s->fr->format = AV_PIX_FMT_YUV420P; s->fr->width = s->w; s->fr->height = s->h;
+  s->fr->color_range = s->cc->color_range; s->fr->colorspace = s->cc->colorspace;
+  if (av_fmt(s->fmt) == AV_PIX_FMT_YUV420P) {   /* the composite's own planes go to the encoder */
+    for (int i = 0; i < 3; i++) { s->fr->data[i] = s->out.planes[i]; s->fr->linesize[i] = (int)s->out.strides[i]; }
+  } else {
+    size_t ysz = (size_t)s->w * s->h;
+    if (!(s->ybuf = malloc(ysz * 3 / 2))) return av_fail(err, n, path, "out of memory", 0);
+    s->fr->data[0] = s->ybuf; s->fr->data[1] = s->ybuf + ysz; s->fr->data[2] = s->ybuf + ysz + ysz / 4;
+    s->fr->linesize[0] = s->w; s->fr->linesize[1] = s->fr->linesize[2] = s->w / 2;
+    s->sws = sws_getContext(s->w, s->h, av_fmt(s->fmt), s->w, s->h, AV_PIX_FMT_YUV420P, SWS_BILINEAR | SWS_ACCURATE_RND | SWS_BITEXACT, NULL, NULL, NULL);
+    if (!s->sws) return av_fail(err, n, path, "no converter", 0);
+  }
+  return 0;
+}
+
+static int enc_drain(comp_sink *s, char *err, size_t n) {
+  for (;;) {
+    int r = avcodec_receive_packet(s->cc, s->pkt);
+    if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) return 0;
+    if (r < 0) return av_fail(err, n, s->cfg->o->out_video, "encoder", r);
+    if (!s->pkt->duration) s->pkt->duration = s->interval;
+    av_packet_rescale_ts(s->pkt, s->cc->time_base, s->st->time_base);
+    s->pkt->stream_index = s->st->index;
+    if ((r = av_interleaved_write_frame(s->fc, s->pkt)) < 0) return av_fail(err, n, s->cfg->o->out_video, "write", r);
+  }
+}
+
+static int v4l2_open_out(comp_sink *s, char *err, size_t n) {
+  const char *dev = s->cfg->o->v4l2_out;
+  if ((s->vfd = open(dev, O_RDWR)) < 0) { snprintf(err, n, "--v4l2-out %s: %s", dev, strerror(errno)); return -1; }
+  struct v4l2_format vf;
+  memset(&vf, 0, sizeof vf);
+  vf.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+  vf.fmt.pix.width = (unsigned)s->w; vf.fmt.pix.height = (unsigned)s->h;
+  vf.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+  vf.fmt.pix.field = V4L2_FIELD_NONE;
+  vf.fmt.pix.bytesperline = (unsigned)s->w * 2;
+  vf.fmt.pix.sizeimage = (unsigned)s->w * s->h * 2;
+  vf.fmt.pix.colorspace = V4L2_COLORSPACE_SRGB;
+  if (ioctl(s->vfd, VIDIOC_S_FMT, &vf) < 0) { snprintf(err, n, "--v4l2-out %s: VIDIOC_S_FMT YUYV %dx%d: %s", dev, s->w, s->h, strerror(errno)); return -1; }
+  s->vlen = (size_t)s->w * s->h * 2;
+  if (!(s->vbuf = malloc(s->vlen))) { snprintf(err, n, "out of memory"); return -1; }
+  s->vsws = sws_getContext(s->w, s->h, av_fmt(s->fmt), s->w, s->h, AV_PIX_FMT_YUYV422, SWS_BILINEAR, NULL, NULL, NULL);
+  if (!s->vsws) { snprintf(err, n, "--v4l2-out: no converter to YUYV"); return -1; }
+  return 0;
+}
+
+/* At the first frame: the compositor for its format and size, the output frame, the outputs. */
+static int comp_first(comp_sink *s, const hr_frame *in, char *err, size_t n) {
+  s->fmt = in->fmt; s->w = in->width; s->h = in->height;
+  s->p.width = s->w; s->p.height = s->h; s->p.format = s->fmt;
+  char e[512];
+  if (hr_compositor_create(&s->p, &s->c, e, sizeof e)) { snprintf(err, n, "--composite: %s", e); return -1; }
+  free(s->img); s->img = NULL; s->p.image = NULL;
+  int yuv = av_fmt(s->fmt) == AV_PIX_FMT_YUV420P || av_fmt(s->fmt) == AV_PIX_FMT_NV12;
+  size_t ysz = (size_t)s->w * s->h, total = yuv ? ysz * 3 / 2 : ysz * (size_t)hr_pixfmt_bpp(s->fmt);
+  if (!(s->obuf = malloc(total))) { snprintf(err, n, "out of memory"); return -1; }
+  s->of = *in;
+  s->of.planes[0] = s->obuf; s->of.strides[0] = (ptrdiff_t)s->w * (yuv ? 1 : hr_pixfmt_bpp(s->fmt));
+  if (av_fmt(s->fmt) == AV_PIX_FMT_NV12) { s->of.planes[1] = s->obuf + ysz; s->of.strides[1] = s->w; }
+  if (av_fmt(s->fmt) == AV_PIX_FMT_YUV420P) {
+    s->of.planes[1] = s->obuf + ysz; s->of.planes[2] = s->obuf + ysz + ysz / 4;
+    s->of.strides[1] = s->of.strides[2] = s->w / 2;
+  }
+  for (int i = 0; i < 3; i++) { s->out.planes[i] = (uint8_t *)s->of.planes[i]; s->out.strides[i] = s->of.strides[i]; }
+  s->ts0 = in->ts_ns; s->last_pts = -1; s->interval = 33333;
+  if (s->cfg->o->v4l2_out && v4l2_open_out(s, err, n)) return -1;
+  return 0;
+}
+
+/* The composite in obuf to the encoder, at pts (microseconds from the first frame). */
+static int enc_frame(comp_sink *s, int64_t pts, char *err, size_t n) {
+  if (s->sws) sws_scale(s->sws, (const uint8_t *const *)s->of.planes, (const int[]){(int)s->of.strides[0], (int)s->of.strides[1], (int)s->of.strides[2]}, 0,
+                        s->h, s->fr->data, s->fr->linesize);
+  if (pts <= s->last_pts) pts = s->last_pts + 1;
+  s->last_pts = pts;
+  s->fr->pts = pts;
+  int e = avcodec_send_frame(s->cc, s->fr);   /* not refcounted: the encoder copies it */
+  if (e < 0) return av_fail(err, n, s->cfg->o->out_video, "encoder", e);
+  return enc_drain(s, err, n);
+}
+
+static int comp_write(void *ctx, const run_frame *f, char *err, size_t n) {
+  comp_sink *s = ctx;
+  const hr_stream_result *r = f->res;
+  const hr_frame *in = r->input;
+  if (!in || !in->planes[0]) { snprintf(err, n, "--composite: frame %lld came without its pixels", (long long)f->index); return -1; }
+  if (!s->c && comp_first(s, in, err, n)) return -1;
+  if (in->fmt != s->fmt || in->width != s->w || in->height != s->h) {
+    snprintf(err, n, "--composite: frame %lld is %s %dx%d, the run started with %s %dx%d", (long long)f->index, hr_pixfmt_name(in->fmt), in->width,
+             in->height, hr_pixfmt_name(s->fmt), s->w, s->h);
+    return -1;
+  }
+  if (s->pending) {   /* the second frame: the rate is known, the first composite goes first */
+    int64_t dt = (in->ts_ns - s->ts0) / 1000;
+    if (dt > 0) s->interval = dt;
+    if (enc_open(s, err, n) || enc_frame(s, 0, err, n)) return -1;
+    s->pending = 0;
+  }
+  hr_composite_result cr;
+  if (hr_compositor_apply(s->c, in, r->alpha, &r->health, &s->out, &cr)) { snprintf(err, n, "--composite: %s", hr_compositor_last_error(s->c)); return -1; }
+  if (cr.changed) {
+    s->switches++;
+    fprintf(stderr, "headroom run: frame %lld: composite shows %s%s%s\n", (long long)f->index, hr_composite_action_name(cr.action),
+            cr.reason[0] ? ": " : "", cr.reason);
+  }
+  s->frames++;
+  if (s->cc) {
+    if (enc_frame(s, (in->ts_ns - s->ts0) / 1000, err, n)) return -1;
+  } else if (s->cfg->o->out_video) {
+    s->pending = 1;
+  }
+  if (s->vfd >= 0) {
+    uint8_t *dst[1] = {s->vbuf};
+    int dl[1] = {s->w * 2};
+    sws_scale(s->vsws, (const uint8_t *const *)s->of.planes, (const int[]){(int)s->of.strides[0], (int)s->of.strides[1], (int)s->of.strides[2]}, 0, s->h,
+              dst, dl);
+    ssize_t wr = write(s->vfd, s->vbuf, s->vlen);
+    if (wr != (ssize_t)s->vlen) { snprintf(err, n, "--v4l2-out %s: write: %s", s->cfg->o->v4l2_out, wr < 0 ? strerror(errno) : "short write"); return -1; }
+  }
+  return 0;
+}
+
+static int comp_close(void *ctx, const run_end *e, char *err, size_t n) {
+  comp_sink *s = ctx;
+  int rc = 0;
+  if (s->pending && (enc_open(s, err, n) || enc_frame(s, 0, err, n))) rc = -1;   /* a one-frame run */
+  if (s->cc && !rc) {
+    int r = avcodec_send_frame(s->cc, NULL);
+    if ((r < 0 && r != AVERROR_EOF) || enc_drain(s, err, n)) rc = -1;
+  }
+  if (s->header_done && av_write_trailer(s->fc) < 0 && !rc) rc = av_fail(err, n, s->cfg->o->out_video, "trailer", 0);
+  if (s->fc && s->fc->pb && avio_closep(&s->fc->pb) < 0 && !rc) rc = av_fail(err, n, s->cfg->o->out_video, "close", 0);
+  if (s->header_done) {
+    if (!rc && rename(s->tmp, s->cfg->o->out_video)) rc = av_fail(err, n, s->cfg->o->out_video, strerror(errno), 0);
+    if (rc) unlink(s->tmp);
+  }
+  if (!rc && s->c)
+    fprintf(stderr, "headroom run: composite %s (fallback %s): %lld frames, %lld switches of what it shows%s%s\n", hr_composite_mode_name(s->p.mode),
+            s->p.fallback == HR_COMPOSITE_FALLBACK_HOLD ? "hold" : s->p.fallback == HR_COMPOSITE_FALLBACK_BLUR_ALL ? "blur-all" : "passthrough",
+            (long long)s->frames, (long long)s->switches, s->cfg->o->out_video ? " -> " : "", s->cfg->o->out_video ? s->cfg->o->out_video : "");
+  avcodec_free_context(&s->cc);
+  if (s->fc) avformat_free_context(s->fc);
+  av_frame_free(&s->fr);
+  av_packet_free(&s->pkt);
+  sws_freeContext(s->sws); sws_freeContext(s->vsws);
+  if (s->vfd >= 0) close(s->vfd);
+  free(s->vbuf); free(s->ybuf); free(s->obuf); free(s->img);
+  hr_compositor_destroy(s->c);
+  free(s);
+  return rc;
+}
+
+const sink_ops run_sink_composite = {"composite", comp_open, comp_write, NULL, comp_close};
