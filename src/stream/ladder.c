@@ -39,10 +39,13 @@ static double recent_q(const hr__ladder *l, int m, double q) {
  * does not shrink with the ratio, so the prediction is low for smaller rungs and high for larger
  * ones: down-jumps fall short rather than overshoot, up-steps are cautious.
  *   down, fast: when the last 2 frames are both over twice the budget, the median of the last 4 is
- *     over budget, or the p90 of the last 12 is: jump to the largest rung predicted (from that
- *     figure) to fit in 70% of the budget, at least one rung down.
- *   up, slow: after up_wait frames on a rung, if the rung above is predicted (from the p90 of the
- *     last 32 frames) to fit in 90% of the budget. up_wait starts at 60 frames and doubles (to at
+ *     over budget, the p90 of the last 12 is, or the p99 of the last 64 is (the budget bounds the
+ *     tail too: in a live loop a frame over the period makes the next one wait, so the latency's
+ *     p99 follows the processing time's): jump to the largest rung predicted (from that figure)
+ *     to fit in 70% of the budget, at least one rung down.
+ *   up, slow: after up_wait frames (and at least 64) on a rung, if the rung above is predicted to
+ *     fit in 90% of the budget from the p90 of the last 32 frames, and within it from the p99 of
+ *     the last 64. up_wait starts at 60 frames and doubles (to at
  *     most 1920) whenever a rung reached by an up-step has to be left within 2 x up_wait frames;
  *     it halves back (not below 60) after 8 x up_wait frames without a change.
  * Hysteresis: down when the p90 is over the budget; up only when the rung above is predicted at
@@ -61,6 +64,7 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   }
   if (!basis && n >= 4) { double med = recent_q(l, 4, 0.5); if (med > budget) basis = med; }
   if (!basis && n >= 12) { double p90 = recent_q(l, 12, 0.9); if (p90 > budget) basis = p90; }
+  if (!basis && n >= 64) { double p99 = recent_q(l, 64, 0.99); if (p99 > budget) basis = p99; }
   if (basis && l->budget_rung < l->n - 1) {
     int t = cur + 1;
     while (t < l->n - 1 && basis * (l->ratio[t] * l->ratio[t]) / (l->ratio[cur] * l->ratio[cur]) > 0.7 * budget) t++;
@@ -70,9 +74,9 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
     return;
   }
   if (l->up_wait > 60 && l->frames - l->calm_since > 8 * l->up_wait) { l->up_wait /= 2; l->calm_since = l->frames; }
-  if (cur > 0 && l->budget_rung >= cur && l->since_change >= l->up_wait && n >= 32) {
-    double p90 = recent_q(l, 32, 0.9);
-    if (p90 * (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]) <= 0.9 * budget) {
+  if (cur > 0 && l->budget_rung >= cur && l->since_change >= l->up_wait && n >= 64) {
+    double p90 = recent_q(l, 32, 0.9), p99 = recent_q(l, 64, 0.99), up = (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]);
+    if (p90 * up <= 0.9 * budget && p99 * up <= budget) {
       l->budget_rung = cur - 1;
       l->up_at = l->calm_since = l->frames;
     }
