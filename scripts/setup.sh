@@ -11,7 +11,7 @@ pkgs=(build-essential cmake pkg-config ca-certificates
       opencv-doc chromium libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
       debhelper dpkg-dev lintian fakeroot
       libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools gstreamer1.0-plugins-base
-      gstreamer1.0-plugins-good gir1.2-gst-plugins-base-1.0 python3-gi python3-numpy)
+      gstreamer1.0-plugins-good gstreamer1.0-libav gir1.2-gst-plugins-base-1.0 python3-gi python3-numpy)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
