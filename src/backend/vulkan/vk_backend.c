@@ -54,20 +54,23 @@ static const uint32_t spv_fgf[] =
 #include "fgf.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
-static const struct { const uint32_t *code; size_t size; const char *name; } shaders[P__COUNT] = {
-    {spv_conv, sizeof spv_conv, "conv"},          {spv_conv4, sizeof spv_conv4, "conv4"},
-    {spv_convsk, sizeof spv_convsk, "convsk"},    {spv_convt, sizeof spv_convt, "convt"},    {spv_meansk, sizeof spv_meansk, "meansk"},
-    {spv_binary, sizeof spv_binary, "binary"},
-    {spv_unary, sizeof spv_unary, "unary"},       {spv_mean, sizeof spv_mean, "mean"},
-    {spv_avgpool, sizeof spv_avgpool, "avgpool"}, {spv_resize, sizeof spv_resize, "resize"},
-    {spv_copy, sizeof spv_copy, "copy"},          {spv_srcresize, sizeof spv_srcresize, "srcresize"},
-    {spv_fgf, sizeof spv_fgf, "fgf"},
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
+/* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none */
+static const struct { const uint32_t *code; size_t size; const char *name; int spec; } shaders[P__COUNT] = {
+    {spv_conv, sizeof spv_conv, "conv", 0},          {spv_conv4, sizeof spv_conv4, "conv4", 0},
+    {spv_convsk, sizeof spv_convsk, "convsk", 0},    {spv_convt, sizeof spv_convt, "convt", 64},
+    {spv_convt, sizeof spv_convt, "convt32", 32}, {spv_convt, sizeof spv_convt, "convt16", 16},    {spv_meansk, sizeof spv_meansk, "meansk", 0},
+    {spv_binary, sizeof spv_binary, "binary", 0},
+    {spv_unary, sizeof spv_unary, "unary", 0},       {spv_mean, sizeof spv_mean, "mean", 0},
+    {spv_avgpool, sizeof spv_avgpool, "avgpool", 0}, {spv_resize, sizeof spv_resize, "resize", 0},
+    {spv_copy, sizeof spv_copy, "copy", 0},          {spv_srcresize, sizeof spv_srcresize, "srcresize", 0},
+    {spv_fgf, sizeof spv_fgf, "fgf", 0},
 };
 
 #define LOCAL 256
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
+#define NCK 6 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -77,7 +80,7 @@ typedef struct vdisp {
   int nr, nw;
   int64_t r[HR_ROP_MAX_IN][2], w[HR_MAX_OUT][2];
   /* dense convolutions: threads of each kernel (CK_*), -1 where it does not apply; n_out */
-  int64_t alt[4], n_out;
+  int64_t alt[NCK], n_out;
 } vdisp;
 
 typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size; } vbuf;
@@ -231,7 +234,7 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[4] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16};
 static void set_conv_kind(vdisp *d, int c) {
   d->pipe = conv_kinds[c];
   set_grid(d, d->alt[c]);
@@ -250,7 +253,7 @@ static vdisp *add_disp(vk *v, int pipe, int rop, int64_t n) {
   d->pipe = pipe; d->rop = rop;
   set_grid(d, n);
   d->pc[0] = (int32_t)n;
-  d->alt[0] = d->alt[1] = d->alt[2] = d->alt[3] = -1;
+  for (int c = 0; c < NCK; c++) d->alt[c] = -1;
   return d;
 }
 
@@ -320,20 +323,31 @@ static hr_status lower_rop(hr_session *s, vk *v, int i) {
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|tiled forces one, for comparison and tests) */
+       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16 forces one, cycle takes each in turn) */
       const char *cv = getenv("HR_VK_CONV");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
       int64_t npx = n_out / o->dims[3], tiles = ((npx + 63) / 64) * ((o->dims[3] + 63) / 64);
+      int64_t tiles32 = ((npx + 127) / 128) * ((o->dims[3] + 31) / 32), tiles16 = ((npx + 255) / 256) * ((o->dims[3] + 15) / 16);
       int kind = !dw && tiles >= 128 && red >= 16 ? P_CONVT : !dw && red >= 64 ? P_CONVSK : P_CONV;
       if (cv && !strcmp(cv, "naive")) kind = P_CONV;
       else if (cv && !strcmp(cv, "conv4") && can4) kind = P_CONV4;
       else if (cv && !strcmp(cv, "sk") && !dw) kind = P_CONVSK;
       else if (cv && !strcmp(cv, "tiled") && !dw) kind = P_CONVT;
+      else if (cv && !strcmp(cv, "tiled32") && !dw) kind = P_CONVT32;
+      else if (cv && !strcmp(cv, "tiled16") && !dw) kind = P_CONVT16;
       ADD(P_CONV, n_out);
       d->n_out = n_out;
-      if (!dw) { d->alt[0] = n_out; d->alt[1] = can4 ? t4 : -1; d->alt[2] = n_out * 8; d->alt[3] = tiles * LOCAL; }
-      for (int c = 0; c < 4; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
+      if (!dw) {
+        d->alt[0] = n_out; d->alt[1] = can4 ? t4 : -1; d->alt[2] = n_out * 8; d->alt[3] = tiles * LOCAL;
+        d->alt[4] = tiles32 * LOCAL; d->alt[5] = tiles16 * LOCAL;
+      }
+      for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
+      if (cv && !strcmp(cv, "cycle") && !dw) { /* tests: each kernel in turn, so one plan runs them all */
+        int c = i % NCK;
+        while (d->alt[c] < 0) c = (c + 1) % NCK;
+        set_conv_kind(d, c);
+      }
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = a->fused_bias ? (int32_t)voff(v, p, r->in[2]) : -1;
       d->pc[4] = (int32_t)voff(v, p, r->out[0]);
@@ -587,16 +601,19 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
   int used[P__COUNT] = {0};
   for (int k = 0; k < v->n_disp; k++) {
     used[v->disp[k].pipe] = 1;
-    for (int c = 0; c < 4; c++) if (v->disp[k].alt[c] >= 0) used[conv_kinds[c]] = 1;
+    for (int c = 0; c < NCK; c++) if (v->disp[k].alt[c] >= 0) used[conv_kinds[c]] = 1;
   }
   for (int k = 0; k < P__COUNT; k++) {
     if (!used[k]) continue;
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = shaders[k].size, .pCode = shaders[k].code};
     VkShaderModule mod;
     VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
+    int32_t spec = shaders[k].spec;
+    VkSpecializationMapEntry me = {.constantID = 0, .offset = 0, .size = 4};
+    VkSpecializationInfo si = {.mapEntryCount = 1, .pMapEntries = &me, .dataSize = 4, .pData = &spec};
     VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
                                       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                                                .module = mod, .pName = "main"},
+                                                .module = mod, .pName = "main", .pSpecializationInfo = spec ? &si : NULL},
                                       .layout = v->pl};
     VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipe[k]);
     vkDestroyShaderModule(v->dev, mod, NULL);
@@ -701,20 +718,20 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   for (int k = 0; k < v->n_disp; k++) T += v->disp[k].alt[0] >= 0;
   if (!T || !v->ts_ok) return HR_OK;
   VkQueryPool qp;
-  VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = (uint32_t)T * 8};
+  VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = (uint32_t)T * 2 * NCK};
   VKTRY(vkCreateQueryPool(v->dev, &qi, NULL, &qp), "tuning query pool");
-  uint64_t *ts = calloc((size_t)T * 8, sizeof *ts);
+  uint64_t *ts = calloc((size_t)T * 2 * NCK, sizeof *ts);
   hr_status st = ts ? tmp_begin(s, v) : HR_ENOMEM;
   if (st) { free(ts); vkDestroyQueryPool(v->dev, qp, NULL); return st; }
   VkCommandBuffer cb = v->cb_tmp;
-  vkCmdResetQueryPool(cb, qp, 0, (uint32_t)T * 8);
+  vkCmdResetQueryPool(cb, qp, 0, (uint32_t)T * 2 * NCK);
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
   int t = 0;
   for (int k = 0; k < v->n_disp; k++) {
     if (v->disp[k].alt[0] < 0) continue;
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < NCK; c++) {
       vdisp e = v->disp[k];
-      uint32_t q = (uint32_t)(t * 8 + c * 2);
+      uint32_t q = (uint32_t)(t * 2 * NCK + c * 2);
       if (e.alt[c] < 0) { /* not applicable: an empty interval */
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q + 1);
@@ -735,19 +752,19 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   }
   st = tmp_end(s, v);
   if (!st) {
-    VkResult r = vkGetQueryPoolResults(v->dev, qp, 0, (uint32_t)T * 8, sizeof(uint64_t) * (size_t)T * 8, ts, sizeof(uint64_t),
+    VkResult r = vkGetQueryPoolResults(v->dev, qp, 0, (uint32_t)T * 2 * NCK, sizeof(uint64_t) * (size_t)T * 2 * NCK, ts, sizeof(uint64_t),
                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) st = fail(s, HR_EIO, "tuning results", r);
   }
-  int picks[4] = {0};
+  int picks[NCK] = {0};
   t = 0;
   for (int k = 0; !st && k < v->n_disp; k++) {
     if (v->disp[k].alt[0] < 0) continue;
     int best = -1;
     uint64_t bt = 0;
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < NCK; c++) {
       if (v->disp[k].alt[c] < 0) continue;
-      uint64_t dt = ts[t * 8 + c * 2 + 1] - ts[t * 8 + c * 2];
+      uint64_t dt = ts[t * 2 * NCK + c * 2 + 1] - ts[t * 2 * NCK + c * 2];
       if (best < 0 || dt < bt) { best = c; bt = dt; }
     }
     set_conv_kind(&v->disp[k], best);
@@ -755,8 +772,8 @@ static hr_status tune_convs(hr_session *s, vk *v) {
     t++;
   }
   if (!st && getenv("HR_VK_VERBOSE"))
-    fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d tiled\n", T,
-            picks[0], picks[1], picks[2], picks[3]);
+    fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16\n",
+            T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5]);
   free(ts);
   vkDestroyQueryPool(v->dev, qp, NULL);
   return st;
