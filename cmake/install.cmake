@@ -40,13 +40,19 @@ endif()
 # in Libs.private as plain -l flags: Debian ships it shared only, and Requires.private would pull
 # its static closure (-lvpx, -lzmq, ...), which no -dev package provides. cmake/vulkan.cmake may
 # append to HR_PC_REQUIRES_PRIVATE / HR_PC_LIBS_PRIVATE.
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+# A distribution package, whose prefix is fixed, turns HR_PC_RELOCATABLE off (debian/rules) for
+# plain /usr paths, which pkg-config recognises as system folders and leaves out of the flags.
+option(HR_PC_RELOCATABLE "pkg-config files find the prefix from their own folder (\${pcfiledir})" ON)
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR NOT HR_PC_RELOCATABLE)
   set(HR_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
-  set(HR_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
 else()
   file(RELATIVE_PATH _rel "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
   string(REGEX REPLACE "/$" "" _rel "${_rel}")
   set(HR_PC_PREFIX "\${pcfiledir}/${_rel}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(HR_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
   set(HR_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
 endif()
 if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")

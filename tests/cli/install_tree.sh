@@ -36,8 +36,10 @@ fail=0
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
 gcc "${CFLAGS_EX[@]}" "$SRC/examples/alpha_frames.c" -o "$T/ex_shared" \
     $(pkg-config --cflags --libs headroom-io) -Wl,-rpath,"$LIBDIR"
-readelf -d "$T/ex_shared" | grep -q 'NEEDED.*libheadroom_io\.so\.0' || { echo "FAIL: pkg-config shared build does not need libheadroom_io.so.0"; fail=1; }
-readelf -d "$T/ex_shared" | grep -q 'NEEDED.*libheadroom\.so\.0' || { echo "FAIL: pkg-config shared build does not need libheadroom.so.0"; fail=1; }
+# (outputs captured first: with pipefail, grep -q closing the pipe early would fail the pipeline)
+dyn=$(readelf -d "$T/ex_shared")
+grep -q 'NEEDED.*libheadroom_io\.so\.0' <<<"$dyn" || { echo "FAIL: pkg-config shared build does not need libheadroom_io.so.0"; fail=1; }
+grep -q 'NEEDED.*libheadroom\.so\.0' <<<"$dyn" || { echo "FAIL: pkg-config shared build does not need libheadroom.so.0"; fail=1; }
 
 # 2. pkg-config --static, from a moved copy of the prefix without the shared libraries.
 cp -a "$P" "$T/ps"
@@ -45,14 +47,16 @@ find "$T/ps" -name 'libheadroom*.so*' -delete
 export PKG_CONFIG_PATH="$T/ps/${LIBDIR#"$P"/}/pkgconfig"
 gcc "${CFLAGS_EX[@]}" "$SRC/examples/alpha_frames.c" -o "$T/ex_static" \
     $(pkg-config --static --cflags --libs headroom-io)
-if readelf -d "$T/ex_static" | grep -q 'NEEDED.*libheadroom'; then echo "FAIL: the --static build needs a libheadroom*.so"; fail=1; fi
+dyn=$(readelf -d "$T/ex_static")
+if grep -q 'NEEDED.*libheadroom' <<<"$dyn"; then echo "FAIL: the --static build needs a libheadroom*.so"; fail=1; fi
 
 # 3. find_package(headroom CONFIG), examples/CMakeLists.txt.
 unset PKG_CONFIG_PATH
 cmake -S "$SRC/examples" -B "$T/bex" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_C_FLAGS="${SAN[*]}" >"$T/cmake.log" || { cat "$T/cmake.log"; exit 1; }
 cmake --build "$T/bex" -j2 >"$T/build.log" || { cat "$T/build.log"; exit 1; }
-readelf -d "$T/bex/two_sessions" | grep -q 'NEEDED.*libheadroom_io\.so\.0' || { echo "FAIL: find_package build of two_sessions does not need libheadroom_io.so.0"; fail=1; }
+dyn=$(readelf -d "$T/bex/two_sessions")
+grep -q 'NEEDED.*libheadroom_io\.so\.0' <<<"$dyn" || { echo "FAIL: find_package build of two_sessions does not need libheadroom_io.so.0"; fail=1; }
 
 # The reference: the in-tree CLI (static libraries), one thread, the ladder off.
 "$CLI" run --model "$MODELS/rvm.json" --input "$FRAMES" --out "$T/cli" --frames $N --size $SIZE \
@@ -68,7 +72,8 @@ XDG_CACHE_HOME="$T/xdg" "$P/bin/headroom-fetch-models" --from "$MODELS" >"$T/fet
 [ -f "$T/xdg/headroom/models/rvm.bin" ] || { echo "FAIL: headroom-fetch-models --from left no rvm.bin in the cache"; fail=1; }
 (cd "$T/cwd" && env -u HR_MODEL_DIR XDG_CACHE_HOME="$T/xdg" "$P/bin/headroom" run --model rvm --input "$FRAMES" \
    --out "$T/inst" --frames $N --size $SIZE --ratio $RATIO --threads 1 --fixed --raw --no-alpha --quiet)
-"$P/bin/headroom" --version | grep -q "^headroom $("$CLI" --version | cut -d' ' -f2) (XNNPACK .*, FFmpeg [0-9]" \
+ver=$("$P/bin/headroom" --version)
+grep -q "^headroom $("$CLI" --version | cut -d' ' -f2) (XNNPACK .*, FFmpeg [0-9]" <<<"$ver" \
   || { echo "FAIL: installed headroom --version: $("$P/bin/headroom" --version)"; fail=1; }
 
 for i in $(seq 0 $((N - 1))); do
