@@ -213,6 +213,10 @@ HR_API hr_status hr_model_plan(hr_model *m, const hr_session_params *p, hr_plan_
  * Returns false past the end. Only filled when timing is enabled. */
 HR_API void hr_session_set_profiling(hr_session *s, bool on);
 HR_API bool hr_session_op_profile(const hr_session *s, int i, const char **op, const char **kclass, double *us, double *mflop);
+/* One line about op i for a profile listing: the kernel that runs it, its first input's and its
+ * output's shapes, the graph node's name (its last 60 characters). Thread-local buffer, valid until
+ * the next call on this thread; NULL when i is out of range or the session is suspended. */
+HR_API const char *hr_session_op_detail(const hr_session *s, int i);
 
 #ifdef __cplusplus
 }

@@ -495,8 +495,9 @@ hr_status hr__exec_run(hr_session *s, hr__exec *ex) {
   return HR_OK;
 }
 
-const char *hr__session_op_detail(const hr_session *s, int i) {
+const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
+  if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;

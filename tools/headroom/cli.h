@@ -21,9 +21,6 @@ void cli_catch_stop_signals(void);
 int cli_stop_requested(void);
 int cli_stop_signal(void);
 
-/* Internal: kernel kind and shapes of op i, for bench --ops. */
-const char *hr__session_op_detail(const hr_session *s, int i);
-
 int cmd_info(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_run(int argc, char **argv);
