@@ -37,8 +37,9 @@ extern "C" {
  *             bedroom camera frames, ~0.018 on vtest.avi, 0.22 (RGB) to 0.38 (gray) on uniform
  *             noise). 2 x 16 x tw x th pixel reads, whatever the frame size (~100k at the
  *             defaults). Gives: mean luma, dark / bright cell shares (black / saturated frames),
- *             mean |luma_t - luma_t-1| (input_mad: the global motion allowance), hf (noise), and the motion map: a cell "moves" when the largest
- *             |luma change| among it and its 8 neighbours reaches motion_level [0.02]
+ *             mean |luma_t - luma_t-1| (input_mad: the global motion allowance), hf (noise),
+ *             and the motion map: a cell "moves" when the largest |luma change| among it and its
+ *             8 neighbours reaches motion_level [0.02]
  *             (moving_share = the share of such cells; a mean of 16 points keeps sensor and codec
  *             noise well below it: on vtest.avi, a fixed camera, the median cell changes by
  *             0.0003 a frame and the 90th percentile by 0.003).

@@ -2,9 +2,12 @@
 # The governor at camera size (issue 12): RVM at 1920x1440, ratio 0.5 asked, alpha PNGs written,
 # inside a 420 MB memory cgroup (the a14 profile's kill figure) while ballast grows to 191 MB in
 # the same process. Governed: exits 0, steps down (replans with outputs being written: the path
-# that crashed), and every delivered frame has its PNG and its telemetry line. --no-governor: the
-# kernel kills it (137); the lines its telemetry got before the kill are printed (at ratio 0.5 it
-# may die on its first frame).
+# that crashed), every delivered frame has its PNG and its telemetry line, and the cgroup's own
+# peak (memory.max_usage_in_bytes on v1, memory.peak on v2, page cache included, read by
+# bench/gov_cgroup_run.sh) stayed below the kill limit. --no-governor: the kernel OOM-kills it
+# (137); it asks for ratio 0.4, the rung the governor settles on (0.5 alone, 406 MB planned, dies
+# on its first frame and proves nothing), so its telemetry (flushed line by line) shows K >= 2
+# frames with RSS growing by the ballast (>= 60 MB) before the kill (issue 16, point 6).
 # Under ASan+UBSan the same test runs with the ceilings raised by what the sanitizer itself costs
 # (measured here, on a short run without ballast, against a 16 MB quarantine), not skipped.
 # Exit 77 only where no memory cgroup can be made (not root, no controller).
@@ -34,25 +37,34 @@ common=(run --model "$MODEL" --input "$T/bed1440.mp4" --ratio 0.5 --profile "$sa
 bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --out "$T/g" --telemetry "$T/g/t.jsonl" 2> "$T/g.log"
 rc_g=$?
 [ $rc_g -eq 77 ] && { tail -1 "$T/g.log"; exit 77; }
-bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --no-governor --out "$T/u" --telemetry "$T/u/t.jsonl" 2> "$T/u.log"
+bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --ratio 0.4 --no-governor --out "$T/u" --telemetry "$T/u/t.jsonl" 2> "$T/u.log"
 rc_u=$?
 tail -1 "$T/g.log"; tail -1 "$T/u.log"
-node - "$T" "$rc_g" "$rc_u" "$safe" <<'JS'
-const fs = require('fs'), [T, rcg, rcu, safe] = process.argv.slice(2), bad = [];
+node - "$T" "$rc_g" "$rc_u" "$safe" "$kill" <<'JS'
+const fs = require('fs'), [T, rcg, rcu, safe, kill] = process.argv.slice(2), bad = [];
 const rows = (f) => fs.readFileSync(f, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
 const g = rows(`${T}/g/t.jsonl`), u = rows(`${T}/u/t.jsonl`);
 const pngs = fs.readdirSync(`${T}/g/alpha`).sort(), want = g.filter((r) => r.proc_w).map((r) => String(r.frame).padStart(6, '0') + '.png');
 const actions = g.filter((r) => r.governor_action).map((r) => `${r.frame}:${r.governor_action}`);
 const maxRss = Math.max(...g.map((r) => r.rss_bytes || 0)) / 1048576;
-const peak = +((fs.readFileSync(`${T}/g.log`, 'utf8').match(/peak_mb=([\d.]+)/) || [])[1]);
+const cg = (f) => { const l = fs.readFileSync(f, 'utf8').trim().split('\n').pop();
+  const m = (k) => (l.match(new RegExp(k + '=([\\w.]+)')) || [])[1];
+  return { ver: m('cgroup'), peak: +m('peak_mb'), oom: +m('oom_kill') }; };
+const cgg = cg(`${T}/g.log`), cgu = cg(`${T}/u.log`), peak = cgg.peak;
+const rss = u.map((r) => r.rss_bytes / 1048576), grew = u.length ? rss[rss.length - 1] - rss[0] : 0;
 console.log(`governed: exit ${rcg}, ${g.length} frames, ${pngs.length} PNGs, ratios ${[...new Set(g.map((r) => r.ratio))].join(' ')}, ` +
-  `actions ${actions.join(' ')}, max RSS ${maxRss.toFixed(1)} MB, cgroup peak ${peak} MB (safe ${safe})`);
-console.log(`ungoverned: exit ${rcu}, ${u.length} telemetry lines before the kill, last RSS ${u.length ? (u[u.length - 1].rss_bytes / 1048576).toFixed(1) : '-'} MB`);
+  `actions ${actions.join(' ')}, max RSS ${maxRss.toFixed(1)} MB, cgroup ${cgg.ver} peak ${peak} MB (safe ${safe}, limit ${kill})`);
+console.log(`ungoverned (ratio 0.4): exit ${rcu}, oom_kill ${cgu.oom}, killed after K=${u.length} frames, RSS ` +
+  `${u.length ? rss[0].toFixed(1) : '-'} -> ${u.length ? rss[rss.length - 1].toFixed(1) : '-'} MB (+${grew.toFixed(1)}), cgroup peak ${cgu.peak} MB`);
 if (+rcg !== 0) bad.push(`governed run exited ${rcg}`);
 if (!actions.some((a) => /step_down|suspend/.test(a))) bad.push('the governor never stepped down');
 if (JSON.stringify(pngs) !== JSON.stringify(want)) bad.push(`${pngs.length} PNGs for ${want.length} inferred frames`);
 if (g.length < 10) bad.push(`only ${g.length} frames`);
-if (+rcu !== 137) bad.push(`ungoverned run exited ${rcu}, not killed`);
+if (+rcu !== 137 || !(cgu.oom >= 1)) bad.push(`ungoverned run exited ${rcu} (oom_kill ${cgu.oom}), not OOM-killed`);
+if (!(peak > 0)) bad.push('no cgroup peak read for the governed run');
+if (!(peak < +kill - 1)) bad.push(`governed cgroup peak ${peak} MB reached the ${kill} MB limit`);
+if (u.length < 2) bad.push(`ungoverned telemetry holds ${u.length} lines: no evidence of the frames before the kill`);
+if (grew < 60) bad.push(`ungoverned RSS grew by ${grew.toFixed(1)} MB before the kill, not by the ballast`);
 
 if (bad.length) { console.log('FAIL: ' + bad.join('\nFAIL: ')); process.exit(1); }
 console.log('gov_kill_1440: 2 passed, 0 failed');
