@@ -497,7 +497,10 @@ CP_CLONES static void cp_alpha_rgb(int16_t *restrict dst, const uint8_t *restric
   for (int x = 0; x < n; x++) { int16_t v = (int16_t)(r[x] + (r[x] >> 7)); dst[3 * x] = v; dst[3 * x + 1] = v; dst[3 * x + 2] = v; }
 }
 CP_CLONES static void cp_alpha_bgra(int16_t *restrict dst, const uint8_t *restrict r, int n) {
-  for (int x = 0; x < n; x++) { int16_t v = (int16_t)(r[x] + (r[x] >> 7)); dst[4 * x] = v; dst[4 * x + 1] = v; dst[4 * x + 2] = v; dst[4 * x + 3] = 0; }
+  for (int x = 0; x < n; x++) {   /* one 8-byte store a pixel: a, a, a, 0 (little-endian lanes) */
+    uint64_t v = (uint64_t)(r[x] + (r[x] >> 7)) * 0x0000000100010001ULL;
+    memcpy(dst + 4 * x, &v, 8);
+  }
 }
 static inline __attribute__((always_inline)) int16_t cp_a4(const uint8_t *r0, const uint8_t *r1, int x) {
   int s = r0[2 * x] + (r0[2 * x] >> 7) + r0[2 * x + 1] + (r0[2 * x + 1] >> 7) + r1[2 * x] + (r1[2 * x] >> 7) + r1[2 * x + 1] + (r1[2 * x + 1] >> 7);
