@@ -6,6 +6,7 @@
  *   3. RGBA at 96x64: the output's A channel is the matte (not all 255).
  *   4. A model that does not exist: the state change fails and the bus has an error naming it.
  *   5. GRAY8 caps: refused, and the bus has a message naming the formats the element takes.
+ * And the latency the element answers is its budget-ms (16.7 ms) over upstream's (0).
  * No error message on the bus in 1-3; headroom-health messages seen. Exit 0 when all hold.
  * usage: hr_gst_lifecycle MODEL.json */
 #include <stdio.h>
@@ -121,6 +122,17 @@ int main(int argc, char **argv) {
   set_caps(src, "NV12", 128, 72);
   int b = run_frames(src, sink, "NV12", 128, 72, 4, 4, NULL);
   printf("PLAYING: %d of 4 frames at 160x96, then after a caps change %d of 4 at 128x72\n", a, b);
+  {   /* latency: the element adds its budget (16.7 ms by default) to what upstream reports */
+    GstElement *hr = gst_bin_get_by_name(GST_BIN(pipe), "hr");
+    GstPad *pad = gst_element_get_static_pad(hr, "src");
+    GstQuery *q = gst_query_new_latency();
+    gboolean ok = gst_pad_query(pad, q), live = FALSE;
+    GstClockTime min = 0, max = 0;
+    if (ok) gst_query_parse_latency(q, &live, &min, &max);
+    printf("latency query: %s, min %.1f ms\n", ok ? "answered" : "not answered", min / 1e6);
+    CHECK(ok && min >= 16 * GST_MSECOND && min <= 18 * GST_MSECOND, "latency = budget-ms");
+    gst_query_unref(q); gst_object_unref(pad); gst_object_unref(hr);
+  }
   CHECK(a == 4 && b == 4, "frames through the caps change");
   drain_bus(pipe);   /* a pipeline's bus is flushed at NULL */
   CHECK(gst_element_set_state(pipe, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS, "NULL");

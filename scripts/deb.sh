@@ -3,7 +3,8 @@
 # them with lintian, install them, and prove the installed files work alone: the build tree moved
 # away, an empty cwd and HOME, models put into the user cache by the installed
 # headroom-fetch-models (--from a copy of the tree's models/, so no network), `headroom run --model
-# rvm` on vtest.avi, a program built against libheadroom-dev with pkg-config; then remove and purge
+# rvm` on vtest.avi, the GStreamer element (model=rvm) on 3 test frames, a program built against libheadroom-dev
+# with pkg-config; then remove and purge
 # the packages and check that none of their files remain. Needs root (dpkg) and the build
 # dependencies (scripts/setup.sh installs them). Leaves the .debs and lintian's output in OUT.
 #
@@ -15,7 +16,7 @@ MODELS=${HR_MODEL_DIR:-$here/models}
 [ "$(id -u)" = 0 ] || { echo "deb: needs root (dpkg -i / -r)"; exit 1; }
 [ -f "$VTEST" ] || { echo "deb: no $VTEST (opencv-doc)"; exit 1; }
 [ -f "$MODELS/rvm.json" ] || { echo "deb: no $MODELS/rvm.json (scripts/fetch-models.sh)"; exit 1; }
-pkgs=(headroom libheadroom-dev libheadroom-io0 libheadroom0)
+pkgs=(headroom gstreamer1.0-headroom libheadroom-dev libheadroom-io0 libheadroom0)
 for p in "${pkgs[@]}"; do
   if dpkg -s "$p" >/dev/null 2>&1; then echo "deb: $p is installed already; remove it first"; exit 1; fi
 done
@@ -74,6 +75,12 @@ run headroom-fetch-models --from "$T/seed"
 run headroom run --model rvm --input "$VTEST" --out "$T/cwd/out" --frames 5 --size 384x288 --quiet
 n=$(find "$T/cwd/out/alpha" -name '*.png' | wc -l)
 [ "$n" = 5 ] || { echo "FAIL: headroom run wrote $n alpha PNGs, not 5"; fail=1; }
+if command -v gst-inspect-1.0 >/dev/null; then
+  gi=$(run gst-inspect-1.0 headroom 2>&1 || true)
+  grep -q 'libgstheadroom.so' <<<"$gi" || { echo "FAIL: gst-inspect-1.0 does not find the installed headroom element:"; echo "$gi" | head -5; fail=1; }
+  run gst-launch-1.0 -q videotestsrc num-buffers=3 ! video/x-raw,format=NV12,width=320,height=240 \
+    ! headroom model=rvm ! fakesink || { echo "FAIL: gst-launch-1.0 ... ! headroom model=rvm ! fakesink"; fail=1; }
+fi
 cp "$T/src.moved/headroom/examples/alpha_frames.c" "$T/cwd/"
 run sh -c 'gcc -std=c11 -Wall -Wextra -Werror alpha_frames.c -o alpha_frames $(pkg-config --cflags --libs headroom-io)'
 mkdir -p "$T/cwd/ex"

@@ -3,7 +3,7 @@
 // bias and a clamp (fused ReLU / ReLU6); the output may be a channel slice of a wider tensor.
 // p: 0 n, 1 in, 2 w, 3 bias (-1 none), 4 out, 5 H, 6 W, 7 C, 8 OH, 9 OW, 10 OC, 11 KH, 12 KW,
 // 13 sh, 14 sw, 15 dh, 16 dw, 17 pt, 18 pl, 19 depthwise multiplier (0 = dense), 20 lo, 21 hi,
-// 22 out channel stride, 23 out channel offset.
+// 22 out channel stride, 23 out channel offset, 24 activation after the clamp (common.glsl act_post).
 #include "common.glsl"
 void main() {
   uint i = gid();
@@ -29,6 +29,6 @@ void main() {
       }
     }
   }
-  acc = min(max(acc, pf(20)), pf(21));
+  acc = act_post(min(max(acc, pf(20)), pf(21)), p[24]);
   d[p[4] + ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc] = acc;
 }

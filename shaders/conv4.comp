@@ -41,6 +41,7 @@ void main() {
   for (int q = 0; q < 4; q++) {
     if (ox0 + q >= OW) break;
     vec4 v = min(max(r[q], vec4(lo)), vec4(hi));
-    d[ob + q * os] = v.x; d[ob + q * os + 1] = v.y; d[ob + q * os + 2] = v.z; d[ob + q * os + 3] = v.w;
+    int a = p[24];
+    d[ob + q * os] = act_post(v.x, a); d[ob + q * os + 1] = act_post(v.y, a); d[ob + q * os + 2] = act_post(v.z, a); d[ob + q * os + 3] = act_post(v.w, a);
   }
 }

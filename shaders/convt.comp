@@ -61,7 +61,7 @@ void main() {
       int oc = n0 + tx * 4 + j;
       if (oc >= OC) break;
       float v = acc[i][j] + (p[3] >= 0 ? d[p[3] + oc] : 0.0);
-      d[p[4] + m * p[22] + p[23] + oc] = min(max(v, lo), hi);
+      d[p[4] + m * p[22] + p[23] + oc] = act_post(min(max(v, lo), hi), p[24]);
     }
   }
 }

@@ -42,6 +42,11 @@ const hr__backend *hr__backend_for(const hr_session_params *p);
 hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1);
 hr_status hr__vk_value_read(hr_session *s, void *impl, int v, void *dst);
 hr_status hr__vk_value_write(hr_session *s, void *impl, int v, const void *src);
+/* 1 when op i runs inside op i - 1 (an activation fused into a convolution's epilogue): run and
+ * compare them together. */
+int hr__vk_fused(void *impl, int i);
+/* Host time of the last run: the frame's copy into the staging buffer, and submit to fence. */
+void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms);
 /* GPU time of the last run, ms (timestamp queries; -1 when the queue has none). */
 double hr__vk_device_ms(void *impl);
 #endif

@@ -4,8 +4,8 @@
  * apply writes only the output planes and the compositor's own small buffers.
  *
  * The blur is downsample-blur-upsample, per plane, at the plane's resolution: each plane is
- * averaged over s x s blocks (s = radius / 4 for that plane), blurred there with two passes of a
- * box of half-width 2 (about a Gaussian), and read back bilinearly, one output row at a time,
+ * averaged over s x s blocks (s = radius / 2 for that plane), blurred there with two passes of a
+ * box of half-width 1 (about a Gaussian), and read back bilinearly, one output row at a time,
  * while blending. */
 #if defined(__GNUC__) && !defined(__clang__)
 /* the per-sample loops below are written to be vectorised: -O2 in GCC 12 vectorises only loops of
@@ -56,7 +56,8 @@ struct hr_compositor {
   bool yuv, video_range;
   uint8_t *matte;              /* w x h a255: the last good matte */
   bool have_matte;
-  int16_t *arow;               /* w: a256 of one row (plane 0) or of one chroma row */
+  int16_t *arow;               /* w x 4: a256 of one row, one per sample */
+  int16_t *calpha;             /* I420: the chroma planes' a256 (w/2 x h/2), made once a frame for U and V */
   hr_composite_action prev;
   int prev_state;              /* health state of the previous frame shown by a fallback, -1 none */
   char reason[HR_HEALTH_REASON_LEN + 64];
@@ -145,6 +146,7 @@ void hr_compositor_destroy(hr_compositor *c) {
   for (int i = 0; i < CP_MAX_PLANES; i++) cp_free_plane(&c->pl[i]);
   free(c->matte);
   free(c->arow);
+  free(c->calpha);
   free(c);
 }
 
@@ -165,8 +167,8 @@ static void cp_uptable(int n, int s, int ln, int32_t *i0, uint16_t *w1) {
 static int cp_plane_blur_alloc(cp_plane *q, int radius) {
   int r = radius / q->sub;
   if (r < 1) r = 1;
-  q->s = r >= 8 ? r / 4 : 1;
-  q->rl = r >= 8 ? 2 : (r + 1) / 2;
+  q->s = r >= 6 ? r / 2 : 1;     /* blocks of r/2 and a box of half-width 1 there, twice: sigma ~ r/2 */
+  q->rl = r >= 6 ? 1 : (r + 1) / 2;
   q->lw = (q->w + q->s - 1) / q->s;
   q->lh = (q->h + q->s - 1) / q->s;
   size_t ln = (size_t)q->lw * q->lh * q->C;
@@ -306,6 +308,7 @@ hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out
   }
   c->matte = malloc((size_t)w * h);
   c->arow = malloc((size_t)w * 4 * sizeof(int16_t));
+  if (c->n_planes == 3 && !(c->calpha = malloc((size_t)(w / 2) * (h / 2) * sizeof(int16_t)))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
   if (!c->matte || !c->arow) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
   if (p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE) {
     if (!(rgb = malloc((size_t)w * h * 3 * sizeof(float)))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
@@ -494,7 +497,10 @@ CP_CLONES static void cp_alpha_rgb(int16_t *restrict dst, const uint8_t *restric
   for (int x = 0; x < n; x++) { int16_t v = (int16_t)(r[x] + (r[x] >> 7)); dst[3 * x] = v; dst[3 * x + 1] = v; dst[3 * x + 2] = v; }
 }
 CP_CLONES static void cp_alpha_bgra(int16_t *restrict dst, const uint8_t *restrict r, int n) {
-  for (int x = 0; x < n; x++) { int16_t v = (int16_t)(r[x] + (r[x] >> 7)); dst[4 * x] = v; dst[4 * x + 1] = v; dst[4 * x + 2] = v; dst[4 * x + 3] = 0; }
+  for (int x = 0; x < n; x++) {   /* one 8-byte store a pixel: a, a, a, 0 (little-endian lanes) */
+    uint64_t v = (uint64_t)(r[x] + (r[x] >> 7)) * 0x0000000100010001ULL;
+    memcpy(dst + 4 * x, &v, 8);
+  }
 }
 static inline __attribute__((always_inline)) int16_t cp_a4(const uint8_t *r0, const uint8_t *r1, int x) {
   int s = r0[2 * x] + (r0[2 * x] >> 7) + r0[2 * x + 1] + (r0[2 * x + 1] >> 7) + r1[2 * x] + (r1[2 * x] >> 7) + r1[2 * x + 1] + (r1[2 * x + 1] >> 7);
@@ -648,18 +654,22 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
     }
     return HR_OK;
   }
+  if (c->n_planes == 3)   /* I420: U and V share one chroma matte */
+    for (int y = 0; y < h / 2; y++) cp_alpha_row(c, &c->pl[1], y, a255, c->calpha + (size_t)y * (w / 2));
   for (int i = 0; i < c->n_planes; i++) {
     cp_plane *q = &c->pl[i];
     for (int y = 0; y < q->h; y++) {
       const uint8_t *s = (const uint8_t *)in->planes[i] + (ptrdiff_t)y * in->strides[i];
       uint8_t *d = out->planes[i] + (ptrdiff_t)y * out->strides[i];
       int n = q->w * q->C;
-      cp_alpha_row(c, q, y, a255, c->arow);
+      const int16_t *arow = c->arow;
+      if (c->n_planes == 3 && i > 0) arow = c->calpha + (size_t)y * q->w;
+      else cp_alpha_row(c, q, y, a255, c->arow);
       if (blur_bg) {
         int j0 = q->vy0[y], j1 = j0 + 1 < q->lh ? j0 + 1 : j0;
-        cp_blend_lerp(d, s, q->hup + (size_t)j0 * n, q->hup + (size_t)j1 * n, q->vwy[y], c->arow, n);
+        cp_blend_lerp(d, s, q->hup + (size_t)j0 * n, q->hup + (size_t)j1 * n, q->vwy[y], arow, n);
       } else {
-        cp_blend(d, s, q->bg + (size_t)y * n, c->arow, n);
+        cp_blend(d, s, q->bg + (size_t)y * n, arow, n);
       }
     }
   }

@@ -11,7 +11,8 @@ SRC=${HR_SRC_DIR:-.}
 [ -f "$BUILD/CMakeCache.txt" ] || { echo "SKIP: no build at $BUILD"; exit 77; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-cmake --install "$BUILD" --prefix "$T/p" >/dev/null
+# runtime + dev: the library's own components (a tree built only in part installs these too)
+for c in runtime dev; do cmake --install "$BUILD" --prefix "$T/p" --component $c; done >/dev/null
 fail=0
 exported_all="$T/exported_all"; : >"$exported_all"
 for lib in libheadroom libheadroom_io; do

@@ -26,7 +26,8 @@ SAN=()
 if grep -q '^HR_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then SAN=(-fsanitize=address,undefined); fi
 CFLAGS_EX=(-std=c11 -O2 -Wall -Wextra -Werror "${SAN[@]}")
 
-cmake --install "$BUILD" --prefix "$T/p" >"$T/install.log"
+# runtime + dev: the library's own components (a tree built only in part installs these too)
+for c in runtime dev; do cmake --install "$BUILD" --prefix "$T/p" --component $c; done >"$T/install.log"
 P="$T/p"
 LIBDIR=$(dirname "$(find "$P" -name headroom.pc -path '*/pkgconfig/*' | head -1)")/..
 LIBDIR=$(cd "$LIBDIR" && pwd)

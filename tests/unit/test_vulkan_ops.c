@@ -39,7 +39,7 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
   CHECK_EQ_INT(hr_session_push(s, f, &o), HR_OK);
   s->cur = *f;
   const hr__plan *pl = s->plan;
-  int n_cmp = 0;
+  int n_cmp = 0, n_fused = 0;
   if (!pl->vals[pl->vals[pl->src_val].root].src_virtual) {
     /* the model input materialised on the GPU (frame converted at its own size) vs the CPU's */
     float *g = vread(s, pl->src_val), *ref = malloc(sizeof(float) * (size_t)w * h * 3), *tmp = malloc(sizeof(float) * (size_t)w * h * 3);
@@ -63,9 +63,11 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
       if (x->kind != V_CONST && !(is_src && pl->vals[x->root].src_virtual) && !(r->in_place_mask & (1u << k)))
         in[k].data = inb[k] = vread(s, r->in[k]);
     }
-    st = hr__vk_run_range(s, s->bimpl, i, i + 1);
+    /* an activation fused into this convolution's epilogue: run both, compare the activation's output */
+    int pair = i + 1 < pl->n_rops && hr__vk_fused(s->bimpl, i + 1);
+    st = hr__vk_run_range(s, s->bimpl, i, i + 1 + pair);
     CHECKF(st == HR_OK, "%s op %d %s: %s", what, i, hr__op_name(r->op), hr_session_last_error(s));
-    for (int k = 0; k < r->n_out; k++) vk_out[k] = vread(s, r->out[k]);
+    for (int k = 0; k < r->n_out; k++) vk_out[k] = vread(s, pair ? pl->rops[i + 1].out[k] : r->out[k]);
     /* the reference on the same inputs */
     int64_t n0 = hr__numel(&pl->vals[r->out[0]].t);
     for (int k = 0; k < r->n_out; k++) {
@@ -105,6 +107,19 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
       hr__node nref = *nd;
       nref.op = r->op; /* lowered ops (hardswish) keep the graph node's attributes under a new op */
       hr__op_exec_ref(&nref, inp, r->n_in, out, r->n_out);
+      if (pair) { /* then the activation, on the reference convolution's output */
+        const hr__rop *a = &pl->rops[i + 1];
+        hr__node nact = a->node ? *a->node : a->syn;
+        nact.op = a->op;
+        hr__tensor ain = out[0], aout = pl->vals[a->out[0]].t;
+        const hr__tensor *ainp[1] = {&ain};
+        aout.data = calloc((size_t)hr__numel(&aout) + 1, sizeof(float));
+        hr__op_exec_ref(&nact, ainp, 1, &aout, 1);
+        free(out[0].data);
+        out[0] = aout;
+        tested[a->op]++;
+        n_fused++;
+      }
     }
     for (int k = 0; k < r->n_out; k++) {
       int64_t n = hr__numel(&out[k]);
@@ -129,9 +144,11 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
     }
     for (int k = 0; k < r->n_in; k++) free(inb[k]);
     tested[r->op]++;
-    n_cmp++;
+    n_cmp += 1 + pair;
+    i += pair;
   }
-  printf("%s: %d ops compared\n", what, n_cmp);
+  printf("%s: %d ops compared (%d activations fused into convolutions)\n", what, n_cmp, n_fused);
+  CHECK(n_fused > 0);
   hr_session_destroy(s);
 }
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <vulkan/vulkan.h>
 #include "backend/backend.h"
 #include "graph/ops.h"
@@ -105,8 +106,12 @@ typedef struct vk {
   int ts_ok;
   uint64_t *ts;               /* n_rops + 1 timestamps of the last run */
   double device_ms;
+  double host_ms[2];          /* last run: frame copy into the staging buffer, submit to fence */
   vbuf dbuf;                  /* arena | state | src | weights */
   vbuf stage;                 /* frame upload (host visible) */
+  vbuf fbuf;                  /* the frame on the device, copied from stage per frame (shaders read it) */
+  int frame_dev;              /* 0: shaders read the staging buffer itself (HR_VK_FRAME=host) */
+  VkCommandBuffer cb_up;      /* re-recorded per frame: the copy of the frame's bytes */
   vbuf rback;                 /* alpha (and fgr) read back (host visible) */
   int64_t state_off[8];       /* bytes into dbuf */
   int64_t src_off;            /* materialised model input, -1 if none */
@@ -117,6 +122,7 @@ typedef struct vk {
   int64_t out_off[2];         /* alpha, fgr: byte offsets in rback, -1 */
   int out_val[2];
   int zero_pending;
+  char *fused;                /* per op: 1 = its activation runs in the previous op's (a convolution's) epilogue */
   int n_barriers;             /* in the frame's command buffer */
   int elide;                  /* barriers only between dependent dispatches (HR_VK_BARRIERS=all: after each) */
   int frame_w, frame_h;
@@ -292,7 +298,7 @@ static int uop_code(hr__op op) {
 static int axis_norm(int a, int rank) { return a < 0 ? a + rank : a; }
 
 /* Translate rop i into dispatches. Returns HR_ENOTSUP (s->err set) for what has no kernel here. */
-static hr_status lower_rop(hr_session *s, vk *v, int i) {
+static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_act) {
   const hr__plan *p = s->plan;
   const hr__rop *r = &p->rops[i];
   const hr__attrs *a = attrs_of(r);
@@ -350,7 +356,8 @@ static hr_status lower_rop(hr_session *s, vk *v, int i) {
       }
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = a->fused_bias ? (int32_t)voff(v, p, r->in[2]) : -1;
-      d->pc[4] = (int32_t)voff(v, p, r->out[0]);
+      d->pc[4] = (int32_t)voff(v, p, fuse_out >= 0 ? fuse_out : r->out[0]);
+      d->pc[24] = fuse_act;
       d->pc[5] = (int32_t)x->dims[1]; d->pc[6] = (int32_t)x->dims[2]; d->pc[7] = (int32_t)x->dims[3];
       d->pc[8] = (int32_t)o->dims[1]; d->pc[9] = (int32_t)o->dims[2]; d->pc[10] = (int32_t)o->dims[3];
       d->pc[11] = KH; d->pc[12] = KW; d->pc[13] = a->strides[1]; d->pc[14] = a->strides[2];
@@ -503,6 +510,34 @@ static hr_status lower_rop(hr_session *s, vk *v, int i) {
   return HR_OK;
 }
 
+/* A convolution whose only reader is the next op, an activation (hardswish, sigmoid, tanh) of the
+ * same shape: the activation runs in the convolution's epilogue, which writes its output. Returns
+ * the epilogue's code (common.glsl act_post) or 0. */
+static int fusable(const hr__plan *p, int i) {
+  if (i + 1 >= p->n_rops) return 0;
+  const hr__rop *r = &p->rops[i], *a = &p->rops[i + 1];
+  if (r->op != HR_OP_CONV2D && r->op != HR_OP_FUSED_CONV2D && r->op != HR_OP_DWCONV && r->op != HR_OP_FUSED_DWCONV) return 0;
+  int code = a->op == HR_OP_HARDSWISH ? 1 : a->op == HR_OP_SIGMOID ? 2 : a->op == HR_OP_TANH ? 3 : 0;
+  if (!code || r->out_c_total || a->n_in != 1) return 0;
+  const hr__val *o = &p->vals[p->vals[r->out[0]].root];
+  if (p->vals[a->in[0]].root != p->vals[r->out[0]].root || o->storage != S_ARENA || o->n_readers != 1) return 0;
+  if (o == &p->vals[p->vals[p->alpha_val].root] || (p->fgr_val >= 0 && o == &p->vals[p->vals[p->fgr_val].root])) return 0;
+  if (hr__numel(&p->vals[a->in[0]].t) != hr__numel(&p->vals[a->out[0]].t) ||
+      hr__numel(&p->vals[a->in[0]].t) != hr__numel(&p->vals[r->out[0]].t))
+    return 0;
+  /* the planner may have put the activation's output over the convolution's input (dead by then):
+   * the fused epilogue writes it while the convolution still reads, so only where they are apart */
+  const hr__val *ao = &p->vals[p->vals[a->out[0]].root];
+  if (ao->storage != S_ARENA) return 0;
+  int64_t alo = ao->offset, ahi = alo + hr__numel(&ao->t) * 4;
+  for (int k = 0; k < r->n_in; k++) {
+    const hr__val *x = &p->vals[p->vals[r->in[k]].root];
+    if (p->vals[r->in[k]].kind == V_CONST || x->storage != S_ARENA) continue;
+    if (x->offset < ahi && alo < x->offset + hr__numel(&x->t) * 4) return 0;
+  }
+  return code;
+}
+
 /* The byte ranges of a dispatch: every non-constant input and output value of its op. */
 static void annotate(const vk *v, const hr__plan *p, vdisp *d, const hr__rop *r) {
   d->nr = d->nw = 0;
@@ -624,7 +659,7 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
   VKTRY(vkCreateDescriptorPool(v->dev, &dpi, NULL, &v->dpool), "descriptor pool");
   VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = v->dpool, .descriptorSetCount = 1, .pSetLayouts = &v->dsl};
   VKTRY(vkAllocateDescriptorSets(v->dev, &dai, &v->ds), "descriptor set");
-  VkDescriptorBufferInfo bi[2] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->stage.b, 0, VK_WHOLE_SIZE}};
+  VkDescriptorBufferInfo bi[2] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE}};
   VkWriteDescriptorSet w[2];
   for (int k = 0; k < 2; k++)
     w[k] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = v->ds, .dstBinding = (uint32_t)k,
@@ -633,7 +668,8 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
   return HR_OK;
 }
 
-/* Record dispatches [d0, d1) into cb (pipeline and set bound here). ts: write timestamps after each op. */
+/* Record dispatches [d0, d1) into cb (pipeline and set bound here). ts > 0: the plan's op count,
+ * and timestamps are written after each op (query i + 1 = the end of op i). */
 #define MAX_PENDING 64
 static int hits(const int64_t (*a)[2], int na, const int64_t (*b)[2], int nb) {
   for (int i = 0; i < na; i++)
@@ -663,8 +699,11 @@ static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
     if (d->pipe != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[d->pipe]); cur = d->pipe; }
     vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
     vkCmdDispatch(cb, d->gx, d->gy, 1);
-    if (ts && (k + 1 == d1 || v->disp[k + 1].rop != d->rop))
-      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)d->rop + 1);
+    if (ts && (k + 1 == d1 || v->disp[k + 1].rop != d->rop)) {
+      /* the end of this op, and of the ops up to the next dispatch's that have none (zero time) */
+      int next = k + 1 < d1 ? v->disp[k + 1].rop : ts;
+      for (int q = d->rop; q < next; q++) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)q + 1);
+    }
   }
   barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, ST_ALL, AC_ALL);
 }
@@ -681,19 +720,12 @@ static hr_status record_main(hr_session *s, vk *v) {
   barrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   v->n_barriers = 0;
-  record_disp(v, cb, 0, v->n_disp, v->ts_ok);
+  if (v->ts_ok) /* ops before the first dispatch (none has one) end at once */
+    for (int q = 0; q < (v->n_disp ? v->disp[0].rop : p->n_rops); q++) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->qp, (uint32_t)q + 1);
+  record_disp(v, cb, 0, v->n_disp, v->ts_ok ? p->n_rops : 0);
   if (getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches, %d barriers, buffer %.1f MB\n", v->props.deviceName, p->n_rops,
             v->n_disp, v->n_barriers, (double)v->dbuf.size / 1e6);
-  /* rops without a dispatch (aliases, in-place concats): their timestamps still get written */
-  if (v->ts_ok) {
-    char *has = calloc((size_t)p->n_rops + 1, 1);
-    if (!has) return HR_ENOMEM;
-    for (int k = 0; k < v->n_disp; k++) has[v->disp[k].rop] = 1;
-    for (int k = 0; k < p->n_rops; k++)
-      if (!has[k]) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)k + 1);
-    free(has);
-  }
   for (int k = 0; k < 2; k++) {
     if (v->out_val[k] < 0) continue;
     VkBufferCopy c = {.srcOffset = (VkDeviceSize)voff(v, p, v->out_val[k]) * 4, .dstOffset = (VkDeviceSize)v->out_off[k],
@@ -791,11 +823,11 @@ static void vk_destroy(void *impl) {
     if (v->cpool) vkDestroyCommandPool(v->dev, v->cpool, NULL);
     if (v->fence) vkDestroyFence(v->dev, v->fence, NULL);
     if (v->qp) vkDestroyQueryPool(v->dev, v->qp, NULL);
-    buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback);
+    buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback); buf_free(v, &v->fbuf);
     vkDestroyDevice(v->dev, NULL);
   }
   if (v->inst) vkDestroyInstance(v->inst, NULL);
-  free(v->voff); free(v->disp); free(v->ts);
+  free(v->voff); free(v->disp); free(v->ts); free(v->fused);
   free(v);
 }
 
@@ -829,10 +861,22 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     if (!d) return HR_ENOMEM;
     d->pc[1] = (int32_t)(v->src_off / 4); d->pc[2] = p->width; d->pc[3] = p->height;
   }
+  v->fused = calloc((size_t)p->n_rops + 1, 1);
+  if (!v->fused) return HR_ENOMEM;
+  const char *fz = getenv("HR_VK_FUSE");
   for (int i = 0; i < p->n_rops; i++) {
-    int d0 = v->n_disp;
-    if ((st = lower_rop(s, v, i))) return st;
-    for (int k = d0; k < v->n_disp; k++) annotate(v, p, &v->disp[k], &p->rops[i]);
+    if (v->fused[i]) continue;
+    int d0 = v->n_disp, act = fz && *fz == '0' ? 0 : fusable(p, i);
+    if ((st = lower_rop(s, v, i, act ? p->rops[i + 1].out[0] : -1, act))) return st;
+    for (int k = d0; k < v->n_disp; k++) {
+      annotate(v, p, &v->disp[k], &p->rops[i]);
+      if (act) { /* it writes the activation's output */
+        int64_t o = voff(v, p, p->rops[i + 1].out[0]);
+        vdisp *d = &v->disp[k];
+        d->nw = 1; d->w[0][0] = o * 4; d->w[0][1] = o * 4 + hr__numel(&p->vals[p->rops[i + 1].out[0]].t) * 4;
+      }
+    }
+    if (act) v->fused[i + 1] = 1;
   }
   if (v->src_off >= 0 && v->n_disp) { /* the input materialisation writes the src region */
     v->disp[0].nw = 1; v->disp[0].w[0][0] = v->src_off; v->disp[0].w[0][1] = v->src_off + (int64_t)p->width * p->height * 12;
@@ -850,7 +894,14 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     return st;
   v->frame_w = p->width; v->frame_h = p->height;
   VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  if ((st = buf_make(s, v, &v->stage, (VkDeviceSize)(FRAME_HDR + (int64_t)p->width * p->height * 12 + 256), use, hv, 0, "frame staging buffer")))
+  const char *sm = getenv("HR_VK_STAGE"); /* "wc": the first host-visible type, not a cached one (for comparison) */
+  VkMemoryPropertyFlags stage_pref = sm && !strcmp(sm, "wc") ? 0 : VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  if ((st = buf_make(s, v, &v->stage, (VkDeviceSize)(FRAME_HDR + (int64_t)p->width * p->height * 12 + 256), use, hv, stage_pref, "frame staging buffer")))
+    return st;
+  const char *fm = getenv("HR_VK_FRAME");
+  v->frame_dev = !(fm && !strcmp(fm, "host"));
+  if (v->frame_dev &&
+      (st = buf_make(s, v, &v->fbuf, v->stage.size, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "frame buffer on the device")))
     return st;
   v->out_val[0] = p->alpha_val; v->out_val[1] = p->fgr_val;
   int64_t rb = 0;
@@ -863,11 +914,11 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                  .queueFamilyIndex = v->qf};
   VKTRY(vkCreateCommandPool(v->dev, &cpi, NULL, &v->cpool), "command pool");
-  VkCommandBuffer cbs[3];
+  VkCommandBuffer cbs[4];
   VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = v->cpool,
-                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 3};
+                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 4};
   VKTRY(vkAllocateCommandBuffers(v->dev, &cai, cbs), "command buffers");
-  v->cb_main = cbs[0]; v->cb_zero = cbs[1]; v->cb_tmp = cbs[2];
+  v->cb_main = cbs[0]; v->cb_zero = cbs[1]; v->cb_tmp = cbs[2]; v->cb_up = cbs[3];
   VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   VKTRY(vkCreateFence(v->dev, &fi, NULL, &v->fence), "fence");
   if (v->ts_ok) {
@@ -959,16 +1010,39 @@ static hr_status upload_frame(hr_session *s, vk *v) {
     memcpy(&h[10], &k.ys, 4); memcpy(&h[11], &k.rv, 4); memcpy(&h[12], &k.gu, 4); memcpy(&h[13], &k.gv, 4); memcpy(&h[14], &k.bu, 4);
   }
   s->bytes_copied += (int64_t)(off - FRAME_HDR);
+  if (!v->frame_dev) return HR_OK;
+  /* the copy of exactly these bytes to the device (re-recorded: the format may change per frame) */
+  VKTRY(vkResetCommandBuffer(v->cb_up, 0), "command buffer reset");
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  VKTRY(vkBeginCommandBuffer(v->cb_up, &bi), "recording the upload");
+  barrier(v->cb_up, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  VkBufferCopy c = {.srcOffset = 0, .dstOffset = 0, .size = (VkDeviceSize)off};
+  vkCmdCopyBuffer(v->cb_up, v->stage.b, v->fbuf.b, 1, &c);
+  barrier(v->cb_up, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+  VKTRY(vkEndCommandBuffer(v->cb_up), "recording the upload");
   return HR_OK;
+}
+
+static double mono_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 static hr_status vk_run(hr_session *s, void *impl) {
   vk *v = impl;
+  double t0 = mono_ms();
   hr_status st = upload_frame(s, v);
   if (st) return st;
-  VkCommandBuffer cbs[2] = {v->cb_zero, v->cb_main};
-  int z = v->zero_pending;
-  if ((st = submit(s, v, z ? cbs : cbs + 1, z ? 2 : 1))) return st;
+  double t1 = mono_ms();
+  VkCommandBuffer cbs[3];
+  uint32_t n = 0;
+  if (v->frame_dev) cbs[n++] = v->cb_up;
+  if (v->zero_pending) cbs[n++] = v->cb_zero;
+  cbs[n++] = v->cb_main;
+  if ((st = submit(s, v, cbs, n))) return st;
+  v->host_ms[0] = t1 - t0;
+  v->host_ms[1] = mono_ms() - t1;
   v->zero_pending = 0;
   if (v->ts_ok) {
     const hr__plan *p = s->plan;
@@ -1034,6 +1108,7 @@ const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_create, vk_destroy, vk_r
 hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1) {
   vk *v = impl;
   hr_status st = upload_frame(s, v);
+  if (!st && v->frame_dev) st = submit(s, v, &v->cb_up, 1);
   if (st) return st;
   int d0 = 0, d1;
   while (d0 < v->n_disp && v->disp[d0].rop < i0) d0++;
@@ -1059,4 +1134,9 @@ hr_status hr__vk_value_write(hr_session *s, void *impl, int id, const void *src)
   if (o < 0) return HR_EINVAL;
   return xfer(s, v, o * 4, hr__numel(&s->plan->vals[id].t) * 4, NULL, src);
 }
+void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms) {
+  *copy_ms = ((vk *)impl)->host_ms[0];
+  *submit_ms = ((vk *)impl)->host_ms[1];
+}
+int hr__vk_fused(void *impl, int i) { return ((vk *)impl)->fused[i]; }
 double hr__vk_device_ms(void *impl) { return impl && ((vk *)impl)->ts_ok ? ((vk *)impl)->device_ms : -1; }
