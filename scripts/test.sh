@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: set up (idempotent), then ctest on the Release build and on an
-# ASan+UBSan build. The sanitizer pass leaves out only the tests that compare against TF.js or
+# ASan+UBSan build, then the Debian packages built, installed, run and purged (scripts/deb.sh). The sanitizer pass leaves out only the tests that compare against TF.js or
 # render in Chromium (nothing of ours runs there that the Release pass does not run), judge timing
 # (live_replay, ingest_bench, perf), predict RSS (plan_rss, plan_sessions: ASan's shadow is not ours), or hold the process under the fixed a14 ceiling at 768x576
 # (cli_gov_kill; its camera-size twin gov_kill_1440 runs here with the ceiling raised by what ASan
@@ -83,3 +83,9 @@ cmake -S "$here" -B "$here/build-asan" -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON
 cmake --build "$here/build-asan" -j"$jobs" >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_ctest build-asan ASan -j"$jobs" -E 'tfjs_golden|stability|telemetry_render|perf|cli_gov_kill$|live_replay|live_report|ingest_bench|plan_rss|plan_sessions'
+echo "== Debian packages: build, lintian, install, run from the installed files alone, purge"
+if [ "$(id -u)" = 0 ]; then
+  "$here/scripts/deb.sh"
+else
+  echo "test.sh: scripts/deb.sh not run: it needs root (dpkg -i / -r); the CI runs as root"
+fi
