@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: set up (idempotent), then ctest on the Release build and on an
-# ASan+UBSan build, then the Debian packages built, installed, run and purged (scripts/deb.sh). The sanitizer pass leaves out only the tests that compare against TF.js or
+# ASan+UBSan build, then the Debian packages built, installed, run and purged (scripts/deb.sh).
+# The sanitizer pass leaves out only the tests that compare against TF.js or
 # render in Chromium (nothing of ours runs there that the Release pass does not run), judge timing
 # (live_replay, ingest_bench, perf), predict RSS (plan_rss, plan_sessions: ASan's shadow is not ours), or hold the process under the fixed a14 ceiling at 768x576
 # (cli_gov_kill; its camera-size twin gov_kill_1440 runs here with the ceiling raised by what ASan
