@@ -9,6 +9,9 @@
 #include "headroom.h"
 #include "headroom/io.h"
 #include "hr_test.h"
+#ifdef HR_HAVE_VULKAN
+#include "backend/backend.h"
+#endif
 
 #define W 128
 #define H 96
@@ -58,6 +61,11 @@ int main(void) {
   if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp)) SKIP("HR_MODEL_DIR unset");
   if (!hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", dp, sizeof dp)) SKIP("HR_DATA_DIR unset");
   setenv("HR_VULKAN_DEVICE", "llvmpipe", 0);
+#ifdef HR_HAVE_VULKAN
+  /* under the Khronos validation layer where it is installed (vulkan-validationlayers): no message allowed */
+  FILE *layer = fopen("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json", "r");
+  if (layer) { fclose(layer); setenv("HR_VULKAN_VALIDATION", "1", 0); }
+#endif
   hr_model *m;
   if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
   hr_status st;
@@ -141,6 +149,7 @@ int main(void) {
   /* a device that does not exist: a clear refusal */
   setenv("HR_VULKAN_DEVICE", "no-such-gpu", 1);
   CHECK_EQ_INT(hr_session_create(m, &p, &v), HR_ENOTSUP);
+  CHECKF(hr__vk_validation_messages() == 0, "%d validation messages", hr__vk_validation_messages());
   hr_model_destroy(m);
   return hr_test_finish("test_vulkan_rvm");
 #endif

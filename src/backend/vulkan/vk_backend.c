@@ -88,6 +88,7 @@ typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size
 
 typedef struct vk {
   VkInstance inst;
+  VkDebugUtilsMessengerEXT msgr; /* validation messages (HR_VULKAN_VALIDATION=1) */
   VkPhysicalDevice pd;
   VkDevice dev;
   VkQueue q;
@@ -554,6 +555,20 @@ static void annotate(const vk *v, const hr__plan *p, vdisp *d, const hr__rop *r)
 }
 
 /* ---- device ---- */
+/* The Khronos validation layer's errors and warnings (HR_VULKAN_VALIDATION=1), counted for tests. */
+static _Atomic int validation_msgs;
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT sev, VkDebugUtilsMessageTypeFlagsEXT type,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *d, void *user) {
+  (void)type; (void)user;
+  if (sev >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+    validation_msgs++;
+    fprintf(stderr, "headroom vulkan: validation %s: %s\n", sev >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning",
+            d && d->pMessage ? d->pMessage : "?");
+  }
+  return VK_FALSE;
+}
+int hr__vk_validation_messages(void) { return validation_msgs; }
+
 static int want_device(const VkPhysicalDeviceProperties *pr, const char *name) {
   if (name && *name) return strcasestr(pr->deviceName, name) != NULL;
   return pr->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -564,10 +579,20 @@ static int type_rank(VkPhysicalDeviceType t) {
 
 static hr_status make_device(hr_session *s, vk *v) {
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "headroom", .apiVersion = VK_API_VERSION_1_1};
-  const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+  const char *layers[] = {"VK_LAYER_KHRONOS_validation"}, *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
   const char *val = getenv("HR_VULKAN_VALIDATION");
+  int validate = val && *val == '1';
+  VkDebugUtilsMessengerCreateInfoEXT mi = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+                                           .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                           .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+                                           .pfnUserCallback = on_validation};
   VkInstanceCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
-  if (val && *val == '1') { ii.enabledLayerCount = 1; ii.ppEnabledLayerNames = layers; }
+  if (validate) { /* the messenger also covers instance creation and destruction (pNext) */
+    ii.enabledLayerCount = 1; ii.ppEnabledLayerNames = layers;
+    ii.enabledExtensionCount = 1; ii.ppEnabledExtensionNames = exts;
+    ii.pNext = &mi;
+  }
   VkResult r = vkCreateInstance(&ii, NULL, &v->inst);
   if (r != VK_SUCCESS) {
     v->inst = NULL;
@@ -575,6 +600,10 @@ static hr_status make_device(hr_session *s, vk *v) {
              r == VK_ERROR_INCOMPATIBLE_DRIVER ? ": no Vulkan driver (ICD) installed or loadable"
              : r == VK_ERROR_LAYER_NOT_PRESENT ? ": validation layer requested but not installed" : "");
     return HR_ENOTSUP;
+  }
+  if (validate) {
+    PFN_vkCreateDebugUtilsMessengerEXT mk = (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(v->inst, "vkCreateDebugUtilsMessengerEXT");
+    if (mk) mk(v->inst, &mi, NULL, &v->msgr);
   }
   /* keep the driver loaded to process exit: its allocations stay reachable (LeakSanitizer) */
   const char *icds[] = {"libvulkan_lvp.so", "libGLX_nvidia.so.0", "libvulkan_radeon.so", "libvulkan_intel.so"};
@@ -825,6 +854,10 @@ static void vk_destroy(void *impl) {
     if (v->qp) vkDestroyQueryPool(v->dev, v->qp, NULL);
     buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback); buf_free(v, &v->fbuf);
     vkDestroyDevice(v->dev, NULL);
+  }
+  if (v->msgr) {
+    PFN_vkDestroyDebugUtilsMessengerEXT rm = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(v->inst, "vkDestroyDebugUtilsMessengerEXT");
+    if (rm) rm(v->inst, v->msgr, NULL);
   }
   if (v->inst) vkDestroyInstance(v->inst, NULL);
   free(v->voff); free(v->disp); free(v->ts); free(v->fused);
