@@ -20,9 +20,9 @@
 static int counting;
 static long ours, theirs;
 static void *self_base;
-static __thread int in_hook;
 
 #if COUNTING
+static __thread int in_hook;
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
