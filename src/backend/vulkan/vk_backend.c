@@ -996,6 +996,7 @@ static hr_status vk_create(hr_session *s, void **impl) {
   hr_status st = vk_create_(s, v);
   if (st) {
     if (st == HR_ENOMEM && !s->err[0]) snprintf(s->err, sizeof s->err, "Vulkan: out of host memory building the plan's dispatches");
+    if (getenv("HR_VK_VERBOSE")) fprintf(stderr, "headroom vulkan: %s\n", s->err);
     vk_destroy(v);
     return st;
   }
