@@ -1005,6 +1005,14 @@ static hr_status vk_create(hr_session *s, void **impl) {
   return HR_OK;
 }
 
+typedef struct copy_job { char *dst; size_t dst_stride; const void *src; ptrdiff_t src_stride; size_t row_bytes, rows, per; } copy_job;
+static void copy_rows(void *ctx, size_t b) {
+  const copy_job *j = ctx;
+  size_t y1 = (b + 1) * j->per < j->rows ? (b + 1) * j->per : j->rows;
+  for (size_t y = b * j->per; y < y1; y++)
+    memcpy(j->dst + y * j->dst_stride, (const char *)j->src + (ptrdiff_t)y * j->src_stride, j->row_bytes);
+}
+
 /* Copy the frame into the staging buffer: header, then each plane's rows densely. */
 static hr_status upload_frame(hr_session *s, vk *v) {
   const hr_frame *f = &s->cur;
@@ -1034,8 +1042,12 @@ static hr_status upload_frame(hr_session *s, vk *v) {
   for (int k = 0; k < np; k++) {
     size_t stride = (rowb[k] + 3) & ~(size_t)3;
     h[3 + k] = (uint32_t)off; h[6 + k] = (uint32_t)stride;
-    for (size_t y = 0; y < rows[k]; y++)
-      memcpy((char *)v->stage.map + off + y * stride, (const char *)f->planes[k] + (ptrdiff_t)y * f->strides[k], rowb[k]);
+    /* rows in blocks over the session's worker threads (one thread copies ~8 GB/s: 0.5 ms for
+     * a 1920x1440 NV12 frame) */
+    copy_job j = {(char *)v->stage.map + off, stride, f->planes[k], f->strides[k], rowb[k], rows[k], (rows[k] + 31) / 32};
+    size_t blocks = (rows[k] + j.per - 1) / j.per;
+    if (s->pool && rows[k] * rowb[k] >= ((size_t)1 << 20)) pthreadpool_parallelize_1d(s->pool, copy_rows, &j, blocks, 0);
+    else for (size_t b = 0; b < blocks; b++) copy_rows(&j, b);
     off += stride * rows[k];
   }
   if (hr__fmt_is_yuv(f->fmt)) {
