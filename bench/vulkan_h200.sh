@@ -14,14 +14,15 @@
 # default 3), JSONL (a file to append the JSON lines to; default stdout only).
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM
-# fp32, NV12 1920x1440 frames of the sam2-bedroom clip, 300 frames after 20 warm-up, per frame
-# (hr_session_push: frame copy into staging + upload + network + tail + alpha read-back):
-#   1920x1440 r0.25 (480x360): median 4.97 ms, p99 5.34 ms (201 fps); GPU 3.84 ms; frame copy 0.54 ms
-#   1920x1440 r0.5  (960x720): median 9.96 ms, p99 10.49 ms (100 fps); GPU 8.75 ms
-#   1920x1080 r0.25 (480x270): median 4.17 ms, p99 4.63 ms (240 fps); GPU 3.30 ms
-#   GPU ms by op class at 1920x1440 r0.25: conv3x3 1.36, conv1x1 0.99, elementwise 0.67,
+# fp32, NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
+# (hr_session_push wall time: frame rows into staging + upload + network + tail + alpha read-back):
+#   1920x1440 r0.25 (480x360): median 4.26 ms, p99 4.37 ms (235 fps); GPU 3.80 ms; frame copy 0.06 ms
+#   1920x1440 r0.5  (960x720): median 9.19 ms, p99 9.32 ms (109 fps); GPU 8.69 ms
+#   1920x1080 r0.25 (480x270): median 3.73 ms, p99 4.70 ms (268 fps); GPU 3.26 ms
+#   GPU ms by op class at 1920x1440 r0.25: conv3x3 1.35, conv1x1 0.98, elementwise 0.66,
 #   depthwise 0.41, copy 0.29, resize 0.08, refiner (guided-filter tail) 0.03.
-#   Alpha vs XNNPACK on the same frames: mean |d| 1.3e-7, max 1.1e-3 (r0.5: 1.7e-7 / 5.6e-4).
+#   Alpha vs XNNPACK (same frames, fresh state, 3 frames): mean |d| 1.3e-7, max 2.2e-3 (r0.5: 2.0e-7 /
+#   6.8e-4; 1080p: 1.2e-7 / 1.9e-3). Session create (instance, device, pipelines, tuning) ~1 s.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -47,6 +47,8 @@ hr_status hr__vk_value_write(hr_session *s, void *impl, int v, const void *src);
 int hr__vk_fused(void *impl, int i);
 /* Host time of the last run: the frame's copy into the staging buffer, and submit to fence. */
 void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms);
+/* Warnings and errors the Khronos validation layer reported so far (HR_VULKAN_VALIDATION=1). */
+int hr__vk_validation_messages(void);
 /* GPU time of the last run, ms (timestamp queries; -1 when the queue has none). */
 double hr__vk_device_ms(void *impl);
 #endif

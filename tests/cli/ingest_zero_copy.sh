@@ -9,6 +9,9 @@
 # a frame, asserted exactly (512x288 NV12, the same frames), so a change either way is noticed.
 # The raw file is read into the source's pool (I/O, not a library copy); video frames point into the
 # decoder's AVFrame, which the run's description line says ("in place").
+# This test reads the library's own counter; tests/unit/test_ingest_nocopy.c checks the same path
+# (1920x1440 NV12, ratio 0.25) from outside: read-only frame pages, interposed memcpy/memmove, a
+# counting allocator and a scan of the process's memory for copies of the frame.
 set -euo pipefail
 CLI=${HR_CLI:-build/headroom}
 MODEL=${HR_MODEL_DIR:-models}/rvm.json
