@@ -16,13 +16,13 @@
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM
 # fp32, NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
 # (hr_session_push wall time: frame rows into staging + upload + network + tail + alpha read-back):
-#   1920x1440 r0.25 (480x360): median 4.26 ms, p99 4.37 ms (235 fps); GPU 3.80 ms; frame copy 0.06 ms
-#   1920x1440 r0.5  (960x720): median 9.19 ms, p99 9.32 ms (109 fps); GPU 8.69 ms
-#   1920x1080 r0.25 (480x270): median 3.73 ms, p99 4.70 ms (268 fps); GPU 3.26 ms
-#   GPU ms by op class at 1920x1440 r0.25: conv3x3 1.35, conv1x1 0.98, elementwise 0.66,
-#   depthwise 0.41, copy 0.29, resize 0.08, refiner (guided-filter tail) 0.03.
-#   Alpha vs XNNPACK (same frames, fresh state, 3 frames): mean |d| 1.3e-7, max 2.2e-3 (r0.5: 2.0e-7 /
-#   6.8e-4; 1080p: 1.2e-7 / 1.9e-3). Session create (instance, device, pipelines, tuning) ~1 s.
+#   1920x1440 r0.25 (480x360): median 3.95 ms, p99 4.08 ms (253 fps); GPU 3.46 ms; frame copy 0.09 ms
+#   1920x1440 r0.5  (960x720): median 8.87 ms, p99 10.75 ms (113 fps); GPU 8.33 ms
+#   1920x1080 r0.25 (480x270): median 3.45 ms, p99 3.70 ms (290 fps); GPU 2.93 ms
+#   GPU ms by op class at 1920x1440 r0.25 (profiled frames, a timestamp after each op): conv3x3
+#   1.35, conv1x1 0.98, elementwise 0.67, depthwise 0.41, copy 0.29, resize 0.08, refiner 0.03.
+#   Alpha vs XNNPACK (same frames, fresh state, 3 frames): mean |d| 1.4e-7, max 2.3e-3 (r0.5: 2.0e-7 /
+#   6.8e-4; 1080p: 1.2e-7 / 1.9e-3). Session create (instance, device, pipelines, tuning) ~0.3-1.4 s.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
