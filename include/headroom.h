@@ -109,6 +109,9 @@ HR_API void hr_session_params_default(hr_session_params *p);
  * On failure *out is NULL; HR_ENOMEM, or a planning error whose message hr_model_plan gives for the
  * same params (HR_EINVAL, HR_ERANGE, HR_ENOTSUP). */
 HR_API hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out);
+/* The same, and on failure err (if not NULL) holds one line saying why (the planner's message, the
+ * backend's: "no Vulkan device ...", the allocation that failed). */
+HR_API hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_session **out, char *err, size_t err_len);
 /* NULL-safe; sets nothing through the pointer (pass &s to hr_session_destroyp to NULL it). */
 HR_API void hr_session_destroy(hr_session *s);
 

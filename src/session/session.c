@@ -249,26 +249,36 @@ fail:
   return st;
 }
 
-hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out) {
-  if (!m || !out) return HR_EINVAL;
+hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_session **out, char *err, size_t err_len) {
+  if (err && err_len) err[0] = 0;
+  if (!m || !out) { if (err && err_len) snprintf(err, err_len, "no model or no output pointer"); return HR_EINVAL; }
   *out = NULL;
   hr_session *s = calloc(1, sizeof *s);
-  if (!s) return HR_ENOMEM;
+  if (!s) { if (err && err_len) snprintf(err, err_len, "out of memory for the session"); return HR_ENOMEM; }
   s->m = m;
   if (p) s->p = *p; else hr_session_params_default(&s->p);
   int w = s->p.width, h = s->p.height;
   if (m->fixed_w) { if (!w) w = m->fixed_w; if (!h) h = m->fixed_h; }
-  if (w <= 0 || h <= 0) { hr_session_destroy(s); return HR_EINVAL; }
+  hr_status st = HR_OK;
+  if (w <= 0 || h <= 0) st = serr(s, HR_EINVAL, "no input size (%dx%d): the model has no fixed size, set width and height", w, h);
   float ratio = s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h);
   int threads = s->p.threads > 0 ? s->p.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   s->p.threads = threads;
-  s->pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
-  if (threads > 1 && !s->pool) { hr_session_destroy(s); return HR_ENOMEM; }
-  s->prev_luma = calloc(32 * 18, 1);
-  hr_status st = s->prev_luma ? build(s, w, h, ratio) : HR_ENOMEM;
-  if (st) { hr_session_destroy(s); return st; }
+  if (!st) s->pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
+  if (!st && threads > 1 && !s->pool) st = serr(s, HR_ENOMEM, "cannot create a pool of %d threads", threads);
+  if (!st) s->prev_luma = calloc(32 * 18, 1);
+  if (!st) st = s->prev_luma ? build(s, w, h, ratio) : serr(s, HR_ENOMEM, "out of memory for the session");
+  if (st) {
+    if (err && err_len) snprintf(err, err_len, "%s", s->err[0] ? s->err : hr_status_str(st));
+    hr_session_destroy(s);
+    return st;
+  }
   *out = s;
   return HR_OK;
+}
+
+hr_status hr_session_create(hr_model *m, const hr_session_params *p, hr_session **out) {
+  return hr_session_create_err(m, p, out, NULL, 0);
 }
 
 void hr_session_destroy(hr_session *s) {

@@ -152,11 +152,9 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
   s->prev_rung = s->lad.cur;
   hr_session_params sp = s->sp;
   sp.downsample_ratio = s->lad.ratio[s->lad.cur];
-  st = hr_session_create(m, &sp, &s->s);
+  char why[512] = "";
+  st = hr_session_create_err(m, &sp, &s->s, why, sizeof why);
   if (st) {
-    char why[512] = "";
-    hr_plan_info tmp;
-    if (st != HR_ENOMEM) hr_model_plan(m, &sp, &tmp, why, sizeof why);
     errf(err, err_len, "cannot create session: %s%s%s", hr_status_str(st), why[0] ? ": " : "", why);
     goto fail;
   }

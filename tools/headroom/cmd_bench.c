@@ -46,7 +46,9 @@ int cmd_bench(int argc, char **argv) {
   p.width = w ? w : mi.fixed_width; p.height = h ? h : mi.fixed_height;
   p.downsample_ratio = ratio; p.threads = threads; p.backend = be;
   hr_session *s = NULL;
-  if (hr_session_create(m, &p, &s)) { hr_model_destroy(m); return 1; }
+  char cerr[512];
+  hr_status cst = hr_session_create_err(m, &p, &s, cerr, sizeof cerr);
+  if (cst) { fprintf(stderr, "headroom bench: cannot create session: %s (%s)\n", cerr, hr_status_name(cst)); hr_model_destroy(m); return 1; }
   hr_plan_info pi; hr_session_get_plan(s, &pi);
   /* a synthetic but image-like input: smooth gradients with a bright blob (content does not change cost) */
   int W = pi.width, H = pi.height;

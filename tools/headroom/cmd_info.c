@@ -146,9 +146,10 @@ static int plan_measure(hr_model *m, const hr_session_params *p, int n, int json
   heap[0] = heap_now();
   for (int i = 0; i < n; i++) {
     double t0 = cli_now_ms();
-    hr_status st = hr_session_create(m, p, &s[i]);
+    char cerr[512];
+    hr_status st = hr_session_create_err(m, p, &s[i], cerr, sizeof cerr);
     ms[i] = cli_now_ms() - t0;
-    if (st) { fprintf(stderr, "headroom plan: session %d: %s\n", i + 1, hr_status_str(st)); rc = 1; n = i; break; }
+    if (st) { fprintf(stderr, "headroom plan: session %d: %s (%s)\n", i + 1, cerr, hr_status_name(st)); rc = 1; n = i; break; }
     hr_session_get_plan(s[i], &pi[i]);
     heap[i + 1] = heap_now();
   }
