@@ -38,6 +38,15 @@ static inline const char *hr_test_path(const char *env, const char *suffix, char
   return buf;
 }
 
+/* The Vulkan tests' device: lavapipe ("llvmpipe") unless HR_VULKAN_DEVICE names another; with
+ * validate, under the Khronos validation layer where it is installed (vulkan-validationlayers),
+ * where the backend counts every message it gives as a failure. */
+static inline void hr_test_vulkan_env(int validate) {
+  setenv("HR_VULKAN_DEVICE", "llvmpipe", 0);
+  FILE *layer = validate ? fopen("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json", "r") : NULL;
+  if (layer) { fclose(layer); setenv("HR_VULKAN_VALIDATION", "1", 0); }
+}
+
 static inline int hr_test_finish(const char *name) {
   printf("%s: %d checks, %d failed\n", name, hr_test_checks, hr_test_failures);
   return hr_test_failures ? 1 : 0;

@@ -545,6 +545,20 @@ static int cp_check_frame(const hr_compositor *c, const hr_frame *in, const hr_c
   return 0;
 }
 
+/* RGBA output of the frame's own pixels (every colour kept: a256 = 256); alpha from a255 (w x h),
+ * or 255 when a255 is NULL. */
+static void cp_rgba_as_is(hr_compositor *c, const hr_frame *in, const hr_composite_out *out, const uint8_t *a255) {
+  static const int map_bgra[3] = {2, 1, 0}, map_rgb[3] = {0, 1, 2};
+  const cp_plane *q = &c->pl[0];
+  const int w = in->width, h = in->height;
+  for (int x = 0; x < w; x++) c->arow[x] = 256;
+  for (int y = 0; y < h; y++) {
+    const uint8_t *s = (const uint8_t *)in->planes[0] + (ptrdiff_t)y * in->strides[0];
+    uint8_t *d = out->planes[0] + (ptrdiff_t)y * out->strides[0];
+    cp_blend_rgba(d, s, s, c->arow, a255 ? a255 + (size_t)y * w : NULL, w, q->C, q->C == 4 ? map_bgra : map_rgb);
+  }
+}
+
 hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float *alpha, const hr_health_verdict *health,
                               const hr_composite_out *out, hr_composite_result *res) {
   if (!c) return HR_EINVAL;
@@ -583,14 +597,7 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
   /* 2. passthrough: the frame as it is (nothing to do in place) */
   if (act == HR_COMPOSITE_ACTION_PASSTHROUGH) {
     if (c->p.out_rgba) {
-      static const int map_bgra[3] = {2, 1, 0}, map_rgb[3] = {0, 1, 2};
-      const cp_plane *q = &c->pl[0];
-      for (int y = 0; y < h; y++) {
-        const uint8_t *s = (const uint8_t *)in->planes[0] + (ptrdiff_t)y * in->strides[0];
-        uint8_t *d = out->planes[0] + (ptrdiff_t)y * out->strides[0];
-        for (int x = 0; x < w; x++) c->arow[x] = 256;
-        cp_blend_rgba(d, s, s, c->arow, NULL, w, q->C, q->C == 4 ? map_bgra : map_rgb);
-      }
+      cp_rgba_as_is(c, in, out, NULL);
     } else {
       for (int i = 0; i < c->n_planes; i++) {
         const cp_plane *q = &c->pl[i];
@@ -607,14 +614,7 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
   /* 3. the matte alone */
   if (mode == HR_COMPOSITE_MODE_ALPHA && act != HR_COMPOSITE_ACTION_BLUR_ALL) {
     if (c->p.out_rgba) {
-      static const int map_bgra[3] = {2, 1, 0}, map_rgb[3] = {0, 1, 2};
-      const cp_plane *q = &c->pl[0];
-      for (int y = 0; y < h; y++) {
-        const uint8_t *s = (const uint8_t *)in->planes[0] + (ptrdiff_t)y * in->strides[0];
-        uint8_t *d = out->planes[0] + (ptrdiff_t)y * out->strides[0];
-        for (int x = 0; x < w; x++) c->arow[x] = 256;
-        cp_blend_rgba(d, s, s, c->arow, a255 + (size_t)y * w, w, q->C, q->C == 4 ? map_bgra : map_rgb);
-      }
+      cp_rgba_as_is(c, in, out, a255);
       return HR_OK;
     }
     for (int i = 0; i < c->n_planes; i++) {

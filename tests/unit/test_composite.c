@@ -307,6 +307,26 @@ static void run_rgba(const hr_frame *src, float *const *alpha, float *row) {
     printf("bgra -> rgba: %ld of %d pixels differ from the BGRA composite swizzled with A = round(alpha x 255)\n", bad, w * h);
     CHECK_EQ_INT(bad, 0);
   }
+  /* the matte alone as RGBA: the frame's own colours, A = round(alpha x 255) */
+  hr_compositor *c3 = NULL;
+  p.mode = HR_COMPOSITE_MODE_ALPHA;
+  CHECK_EQ_INT(hr_compositor_create(&p, &c3, err, sizeof err), HR_OK);
+  if (c3) {
+    hr_composite_out o = out_of(&out);
+    CHECK_EQ_INT(hr_compositor_apply(c3, &in.f, alpha[0], NULL, &o, NULL), HR_OK);
+    long bad = 0;
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        const uint8_t *a = pl(&out, 0) + 4 * ((size_t)y * w + x);
+        const uint8_t *b = (const uint8_t *)in.f.planes[0] + (ptrdiff_t)y * in.f.strides[0] + 4 * x;
+        int m = (int)lrintf(alpha[0][(size_t)y * w + x] * 255);
+        if (a[0] != b[2] || a[1] != b[1] || a[2] != b[0] || a[3] != m) bad++;
+      }
+    printf("matte alone as rgba: %ld of %d pixels differ from the frame's colours with A = round(alpha x 255)\n", bad, w * h);
+    CHECK_EQ_INT(bad, 0);
+  }
+  hr_compositor_destroy(c3);
+  p.mode = HR_COMPOSITE_MODE_BLUR;
   /* refused: RGBA output from YUV, odd 4:2:0 sizes, formats it cannot composite */
   hr_compositor *x = NULL;
   p.format = HR_PIX_NV12_FULL;

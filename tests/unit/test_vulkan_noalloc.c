@@ -57,7 +57,7 @@ int main(void) {
   (void)err;
   SKIP("this build has no Vulkan backend (libvulkan-dev / glslc absent at configure time)");
 #else
-  setenv("HR_VULKAN_DEVICE", "llvmpipe", 0);
+  hr_test_vulkan_env(0);   /* lavapipe; no validation layer (it allocates) */
   Dl_info me;
   if (!dladdr((void *)main, &me)) FATAL("dladdr(main) failed");
   self_base = me.dli_fbase;

@@ -163,12 +163,7 @@ int main(void) {
   (void)err;
   SKIP("this build has no Vulkan backend (libvulkan-dev / glslc absent at configure time)");
 #else
-  setenv("HR_VULKAN_DEVICE", "llvmpipe", 0);
-#ifdef HR_HAVE_VULKAN
-  /* under the Khronos validation layer where it is installed (vulkan-validationlayers): no message allowed */
-  FILE *layer = fopen("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json", "r");
-  if (layer) { fclose(layer); setenv("HR_VULKAN_VALIDATION", "1", 0); }
-#endif
+  hr_test_vulkan_env(1);   /* lavapipe, under the validation layer: no message allowed */
   hr_model *m;
   if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
   /* deterministic textured frames: RGB24 75x53, NV12 (full range) 62x46 (NV12 needs even sizes) */

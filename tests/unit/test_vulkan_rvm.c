@@ -61,12 +61,7 @@ int main(void) {
   char mp[1024], dp[1024], err[512];
   if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp)) SKIP("HR_MODEL_DIR unset");
   if (!hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", dp, sizeof dp)) SKIP("HR_DATA_DIR unset");
-  setenv("HR_VULKAN_DEVICE", "llvmpipe", 0);
-#ifdef HR_HAVE_VULKAN
-  /* under the Khronos validation layer where it is installed (vulkan-validationlayers): no message allowed */
-  FILE *layer = fopen("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json", "r");
-  if (layer) { fclose(layer); setenv("HR_VULKAN_VALIDATION", "1", 0); }
-#endif
+  hr_test_vulkan_env(1);   /* lavapipe, under the validation layer: no message allowed */
   hr_model *m;
   if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
   hr_status st;
