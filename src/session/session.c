@@ -261,13 +261,13 @@ hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_sess
   if (m->fixed_w) { if (!w) w = m->fixed_w; if (!h) h = m->fixed_h; }
   hr_status st = HR_OK;
   if (w <= 0 || h <= 0) st = serr(s, HR_EINVAL, "no input size (%dx%d): the model has no fixed size, set width and height", w, h);
-  float ratio = s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h);
   int threads = s->p.threads > 0 ? s->p.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   s->p.threads = threads;
   if (!st) s->pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
   if (!st && threads > 1 && !s->pool) st = serr(s, HR_ENOMEM, "cannot create a pool of %d threads", threads);
   if (!st) s->prev_luma = calloc(32 * 18, 1);
-  if (!st) st = s->prev_luma ? build(s, w, h, ratio) : serr(s, HR_ENOMEM, "out of memory for the session");
+  if (!st && !s->prev_luma) st = serr(s, HR_ENOMEM, "out of memory for the session");
+  if (!st) st = build(s, w, h, s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h));
   if (st) {
     if (err && err_len) snprintf(err, err_len, "%s", s->err[0] ? s->err : hr_status_str(st));
     hr_session_destroy(s);
