@@ -53,6 +53,17 @@ typedef struct hr_stream_params {
                                   Default: none. */
   bool governor_observe_only;  /* measure and decide, but take no action (the kill test's control).
                                   Default false. */
+  /* Tail every frame (RVM and other models whose plan ends in a guided-filter tail, CPU backend,
+   * frames at the declared size, no foreground): the network runs on a worker thread at whatever
+   * rate it reaches, and every push runs only the full-resolution tail on its own frame with the
+   * newest low-resolution coefficients the network made (its recurrent state advances once per
+   * network run). A push then costs the tail, not the network; the matte follows the frame's
+   * edges at once and the person's motion with the network's lag (record.coef_age frames).
+   * With adapt, the controller keeps the network's run time within net_budget_ms instead of the
+   * frame's time within budget_ms. Default false. */
+  bool tail_every_frame;
+  double net_budget_ms;        /* the network's run-time budget in that mode; 0 = 4 x budget_ms.
+                                  Default 0. */
   /* health */
   const hr_health_params *health; /* NULL = hr_health_params_default() with state names r1..r8 */
   /* Testing hook, not a stable interface: a fault spec for hr_fault_create ("black-input@60:20"),
@@ -123,6 +134,8 @@ typedef struct hr_stream_stats {
   int64_t governor_actions;    /* governor decisions other than none */
   int64_t health_resets;       /* state resets asked by the health monitor */
   int64_t rebuilds;            /* restarts after health FAILED */
+  int64_t net_runs;            /* tail_every_frame: network runs completed (else = inferred) */
+  bool tail_every_frame;       /* the mode is on */
   int64_t health_frames[6];    /* frames per hr_health_state */
   int n_rungs, rung;           /* ladder length, rung now */
   float rung_ratio[HR_STREAM_MAX_RUNGS];
@@ -130,7 +143,9 @@ typedef struct hr_stream_stats {
 HR_API void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st);
 
 /* The session, for what the stream does not wrap (state save/load, plan figures). Borrowed; do
- * not replan, suspend, resume or destroy it behind the stream's back. NULL-safe. */
+ * not replan, suspend, resume or destroy it behind the stream's back. NULL-safe. With
+ * tail_every_frame, this first waits for the network run in flight, so the state is still until
+ * the next push. */
 HR_API hr_session *hr_stream_session(hr_stream *s);
 /* The health monitor, to note events the stream cannot see (e.g. HR_HEALTH_EVENT_DEPTH_MISALIGNED
  * from the caller's depth pairing). Borrowed. */

@@ -44,6 +44,9 @@ extern "C" {
  *   depth_fused        bool         a depth frame was fused into this output
  *   dropped            int          frames dropped so far (cumulative, flow limiter + governor)
  *   bytes_copied       int          bytes of frame data copied this frame (0 = zero-copy path)
+ *   net_ms             number|null  tail-every-frame mode: the network run whose coefficients
+ *                                   made this frame's matte (infer_ms is then the tail's time)
+ *   coef_age           int|null     tail-every-frame mode: frames between that run's frame and this
  * Numbers: ms with 3 decimals (1 µs), ratio and confidence with 4; strings are JSON-escaped,
  * invalid UTF-8 becomes U+FFFD, and each string is cut (at a character boundary) to at most
  * HR_TELEMETRY_STR_MAX bytes, so one line never exceeds HR_TELEMETRY_LINE_MAX bytes.
@@ -73,6 +76,8 @@ typedef struct hr_telemetry_record {
   bool depth_fused;
   int64_t dropped;               /* cumulative */
   int64_t bytes_copied;          /* this frame */
+  double net_ms;                 /* NaN = null */
+  int64_t coef_age;              /* HR_TELEMETRY_NONE = null */
 } hr_telemetry_record;
 
 /* Every nullable field null, the rest 0/false. */

@@ -443,9 +443,11 @@ static double now_us(void) {
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-hr_status hr__exec_run(hr_session *s, hr__exec *ex) {
+hr_status hr__exec_run(hr_session *s, hr__exec *ex) { return hr__exec_run_range(s, ex, 0, ex->n); }
+
+hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
   const hr__plan *p = s->plan;
-  for (int i = 0; i < ex->n; i++) {
+  for (int i = i0; i < i1; i++) {
     const hr__rop *r = &p->rops[i];
     kern *k = &ex->k[i];
     double t0 = s->profiling ? now_us() : 0;

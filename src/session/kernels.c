@@ -239,10 +239,15 @@ static void fgf_chunk(void *ctx, size_t chunk) {
   }
 }
 
-void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out, int n_out) {
-  fgf_job j = {g, &s->cur, in[0]->data, in[1]->data, out[0].data, n_out > 1 ? out[1].data : NULL, r->syn.a.keep_dims};
-  if (s->pool && g->chunks > 1) pthreadpool_parallelize_1d(s->pool, fgf_chunk, &j, (size_t)g->chunks, 0);
+void hr__fgf_run(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, float *pha, float *fgr, int clip,
+                 pthreadpool_t pool) {
+  fgf_job j = {g, frame, A, B, pha, fgr, clip};
+  if (pool && g->chunks > 1) pthreadpool_parallelize_1d(pool, fgf_chunk, &j, (size_t)g->chunks, 0);
   else for (int c = 0; c < g->chunks; c++) fgf_chunk(&j, (size_t)c);
+}
+
+void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out, int n_out) {
+  hr__fgf_run(g, &s->cur, in[0]->data, in[1]->data, out[0].data, n_out > 1 ? out[1].data : NULL, r->syn.a.keep_dims, s->pool);
 }
 
 /* ---- 1-D depthwise (box filters) ---- */

@@ -24,6 +24,10 @@ typedef struct hr__fgf {
 } hr__fgf;
 hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks, int want_fgr);
 void hr__fgf_free(hr__fgf *g);
+/* The tail on a given frame (guidance, at H x W) with given low-resolution A and B (h x w x 4):
+ * pha (H x W), fgr (H x W x 3, only when g->want_fgr). pool NULL: on the calling thread. */
+void hr__fgf_run(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, float *pha, float *fgr, int clip,
+                 pthreadpool_t pool);
 void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out, int n_out);
 /* Depthwise conv with a 1-D kernel (KHx1 or 1xKW), multiplier 1, stride 1, no dilation, any zero
  * padding: direct loops, no indirection buffer (RVM's box filters). Rows split over the pool. */

@@ -46,4 +46,26 @@ void hr__exec_destroy(hr__exec *ex);
 /* Run every op of the plan. No allocation. Fails (s->err set) only if an operator reading the
  * caller's frame cannot be bound to it. */
 hr_status hr__exec_run(hr_session *s, hr__exec *ex);
+/* Ops [i0, i1) only (the split run below). */
+hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1);
+
+/* Split run: the stream's tail-every-frame mode (split.c). RVM's plan ends in the fused guided-
+ * filter tail, which turns low-resolution coefficients A and b into the full-resolution matte with
+ * the frame as guidance. Split in three: ops [0, src_end) read the frame (its resize to the
+ * processing size), ops [src_end, tail) are the network (they read and write the arena and the
+ * recurrent state only), and the tail runs apart on any frame with any A and b. */
+typedef struct hr__split_info {
+  int src_end, tail;           /* op indices as above */
+  int lr_h, lr_w;              /* A and b: lr_h x lr_w x 4 floats each */
+  int H, W;                    /* the frame and the matte */
+  int clip;                    /* the tail clips alpha to [0, 1] */
+} hr__split_info;
+/* 1 when the session's plan can run split (CPU backend, virtual input read in place, alpha-only
+ * tail as the plan's last op), filling *si; 0 otherwise. */
+int hr__split_query(const hr_session *s, hr__split_info *si);
+/* Ops [0, src_end) on frame f (at the plan's size): the network's input, in the arena. */
+hr_status hr__split_run_src(hr_session *s, const hr__split_info *si, const hr_frame *f);
+/* Ops [src_end, tail), then A and b copied out (lr_h * lr_w * 4 floats each). No allocation; safe
+ * on another thread than the caller's as long as nothing else runs the session meanwhile. */
+hr_status hr__split_run_net(hr_session *s, const hr__split_info *si, float *A, float *B);
 #endif

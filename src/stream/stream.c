@@ -13,6 +13,7 @@
 #include "headroom/testing.h"
 #include "session/session_impl.h"
 #include "stream/ladder.h"
+#include "stream/tail.h"
 
 struct hr_stream {
   hr_model *m;
@@ -40,6 +41,9 @@ struct hr_stream {
   hr_stream_stats stats;
   char reason[HR_HEALTH_REASON_LEN];
   int statm_fd;                /* /proc/self/statm for RSS without a governor, -1 if none */
+  hr__tailrun tail;            /* tail_every_frame: the network's worker and the tail (tail.h) */
+  int tail_on;
+  int64_t tail_runs_seen;      /* network runs the controller has seen */
   char err[512];
 };
 
@@ -74,7 +78,10 @@ void hr_stream_params_default(hr_stream_params *p) {
   hr_gov_profile_parse("none", &p->profile, NULL, 0);
 }
 
-hr_session *hr_stream_session(hr_stream *s) { return s ? s->s : NULL; }
+hr_session *hr_stream_session(hr_stream *s) {
+  if (s && s->tail_on) hr__tail_drain(&s->tail);   /* the state is still until the next push */
+  return s ? s->s : NULL;
+}
 hr_gov *hr_stream_governor(hr_stream *s) { return s ? s->gov : NULL; }
 hr_health *hr_stream_health(hr_stream *s) { return s ? s->health : NULL; }
 const char *hr_stream_last_error(const hr_stream *s) { return s ? s->err : ""; }
@@ -83,6 +90,9 @@ void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st) {
   memset(st, 0, sizeof *st);
   if (!s) return;
   *st = s->stats;
+  st->tail_every_frame = s->tail_on;
+  /* runs finished so far (the worker counts them; a drained stream has none in flight) */
+  st->net_runs = s->tail_on ? __atomic_load_n(&s->tail.runs, __ATOMIC_ACQUIRE) : s->stats.inferred;
   st->n_rungs = s->lad.n;
   st->rung = s->lad.cur;
   for (int k = 0; k < s->lad.n; k++) st->rung_ratio[k] = s->lad.ratio[k];
@@ -90,6 +100,7 @@ void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st) {
 
 void hr_stream_destroy(hr_stream *s) {
   if (!s) return;
+  if (s->tail_on) hr__tail_destroy(&s->tail);   /* the worker stops before the session goes */
   hr_session_destroy(s->s);
   hr_health_destroy(s->health);
   hr_fault_destroy(s->inj);
@@ -157,6 +168,13 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
   if (st) {
     errf(err, err_len, "cannot create session: %s%s%s", hr_status_str(st), why[0] ? ": " : "", why);
     goto fail;
+  }
+  if (s->p.tail_every_frame) {
+    if (s->sp.want_fgr) { errf(err, err_len, "tail every frame: not with the foreground output"); st = HR_EINVAL; goto fail; }
+    char terr[256] = "";
+    st = hr__tail_create(&s->tail, s->s, terr, sizeof terr);
+    if (st) { hr__tail_destroy(&s->tail); errf(err, err_len, "%s", terr); goto fail; }
+    s->tail_on = 1;
   }
   hr_plan_info pi; hr_session_get_plan(s->s, &pi);
   hr_health_params hp;
@@ -289,7 +307,17 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   const double t0 = now_ms();
   const int64_t n = s->n;
   const uint32_t faults = s->inj ? hr_fault_active(s->inj, n) : 0;
-  uint32_t ev = apply_decisions(s, (faults & HR_FAULT_BIT(HR_FAULT_MEMORY_PRESSURE)) != 0);
+  const int pressure = (faults & HR_FAULT_BIT(HR_FAULT_MEMORY_PRESSURE)) != 0;
+  const int64_t replans = s->stats.replans;
+  if (s->tail_on && (pressure || s->want_suspend || s->want_resume || s->rebuild || hr_session_is_suspended(s->s) ||
+                     hr__ladder_want(&s->lad) != s->lad.cur))
+    hr__tail_drain(&s->tail);   /* a change may follow: the network run in flight ends first */
+  uint32_t ev = apply_decisions(s, pressure);
+  if (s->tail_on && !hr_session_is_suspended(s->s) && (s->stats.replans != replans || (ev & HR_STREAM_EVENT_REBUILT))) {
+    /* a new plan (or a fresh start): the tail's tables follow it and the old coefficients go */
+    if (hr__tail_prepare(&s->tail)) fail(s, HR_ENOMEM, "tail every frame: out of memory after a change; running whole frames");
+    s->tail_runs_seen = 0;   /* prepare drained: runs are counted afresh below */
+  }
   const double t1 = now_ms();
   memset(out, 0, sizeof *out);
   hr_telemetry_record *rec = &out->record;
@@ -311,26 +339,50 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   hr_health_verdict *hv = &out->health;
   double t_post;               /* from the end of inference: governor, health, controller */
   if (!hr_session_is_suspended(s->s)) {
+    const int split = s->tail_on && s->tail.ok && s->cur.width == s->tail.si.W && s->cur.height == s->tail.si.H;
+    if (s->tail_on && (!split || (faults & HR_FAULT_BIT(HR_FAULT_NAN_STATE)))) hr__tail_drain(&s->tail);
     if (faults & HR_FAULT_BIT(HR_FAULT_NAN_STATE)) {
       size_t lens[8];
       for (int k = 0; k < s->s->plan->n_state; k++) lens[k] = (size_t)s->s->plan->state_bytes[k] / 4;
       hr_fault_apply_state(s->inj, n, s->s->state, lens, s->s->plan->n_state);
     }
     hr_outputs o;
-    hr_status st = hr_session_push(s->s, &s->cur, &o);
+    hr_status st;
+    if (split) {
+      hr__tail_out to;
+      st = hr__tail_push(&s->tail, &s->cur, n, &to);
+      if (st) return fail(s, st, "frame %lld: %s", (long long)n, s->tail.net_st ? s->tail.net_err : hr_session_last_error(s->s));
+      memset(&o, 0, sizeof o);
+      o.alpha = o.raw = to.alpha; o.raw_channels = 1;
+      o.width = to.width; o.height = to.height;
+      o.ingest_ms = to.src_ms; o.infer_ms = to.tail_ms;
+      rec->net_ms = to.net_ms;
+      rec->coef_age = n - to.coef_frame;
+      if (s->p.adapt && to.runs != s->tail_runs_seen) {
+        /* the controller sees each network run once: its time against the network's budget */
+        s->tail_runs_seen = to.runs;
+        if (to.new_coef) hr__ladder_observe(&s->lad, to.net_ms, s->p.net_budget_ms > 0 ? s->p.net_budget_ms : 4 * s->p.budget_ms);
+      }
+    } else {
+      st = hr_session_push(s->s, &s->cur, &o);
+    }
     if (st) return fail(s, st, "frame %lld: %s", (long long)n, hr_session_last_error(s->s));
     ev |= o.events;
     hr_health_note_session_events(s->health, o.events);
     out->alpha = s->inj ? hr_fault_apply_output(s->inj, n, o.alpha, o.width, o.height) : o.alpha;
     out->width = o.width; out->height = o.height;
     out->fgr = o.fgr; out->raw = o.raw; out->raw_channels = o.raw_channels;
-    out->model_input = s->s->src_ptr;
+    out->model_input = split ? NULL : s->s->src_ptr;
     t_post = now_ms();
     govern(s, rec);
     const float *sv[8]; size_t sl[8];
-    int ns = hr_session_state_views(s->s, sv, sl, 8);
+    /* the state is read only while no network run writes it */
+    int ns = split && !hr__tail_idle(&s->tail) ? 0 : hr_session_state_views(s->s, sv, sl, 8);
     hr_health_observe_output(s->health, out->alpha, o.width, o.height, sv, sl, ns, hv);
-    if (hv->action == HR_HEALTH_ACTION_RESET_STATE) { hr_session_reset(s->s); s->stats.health_resets++; }
+    if (hv->action == HR_HEALTH_ACTION_RESET_STATE) {
+      if (s->tail_on) hr__tail_drain(&s->tail);
+      hr_session_reset(s->s); s->stats.health_resets++;
+    }
     if (hv->state == HR_HEALTH_FAILED) s->rebuild = 1;
     rec->ingest_ms = o.ingest_ms; rec->infer_ms = o.infer_ms;
     rec->bytes_copied = o.bytes_copied;
@@ -346,7 +398,8 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     s->stats.suspended_frames++;
   }
   /* the budget controller, on this frame's processing time (not the change before it) */
-  if (s->p.adapt && !hr_session_is_suspended(s->s) && out->alpha) hr__ladder_observe(&s->lad, now_ms() - t1, s->p.budget_ms);
+  if (s->p.adapt && !hr_session_is_suspended(s->s) && out->alpha && !isfinite(rec->net_ms))
+    hr__ladder_observe(&s->lad, now_ms() - t1, s->p.budget_ms);
   rec->post_ms = now_ms() - t_post;
   /* the verdict's reason outlives the monitor's next call: keep it with the result */
   snprintf(s->reason, sizeof s->reason, "%s", hv->reason ? hv->reason : "");

@@ -4,7 +4,7 @@
 # threads, then a 1920x1080 replay. The budget is 1 ms, so that the controller steps down after
 # every other frame on any machine (the replay runs at 15 fps so that even a slow sanitizer build
 # delivers enough frames for several changes). Runs in the Release pass and under ASan+UBSan (this script does
-# not judge time: bench/live_replay.sh does). Checks, for every run: exit 0; the controller changed
+# not judge time: bench/live_replay.sh does). The last run adds --tail-every-frame. Checks, for every run: exit 0; the controller changed
 # rung at least once while outputs were being written (the path that crashed: an output read after
 # the replan freed its arena); every delivered frame has its PNG, its raw file and one telemetry
 # line, and nothing else is there; frame indices strictly increase; PNG sizes are the model size.
@@ -16,19 +16,20 @@ for need in "$CLI" "$MODEL" "$DATA/sam2-bedroom/bedroom.mp4"; do [ -e "$need" ] 
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
-run_case() {  # name W H threads frames
+run_case() {  # name W H threads frames [more run options]
   local name=$1 W=$2 H=$3 thr=$4 n=$5
+  shift 5
   ffmpeg -v error -y -i "$DATA/sam2-bedroom/bedroom.mp4" -vf scale=$W:$H,fps=15 -frames:v "$n" -pix_fmt nv12 -f rawvideo "$T/x.nv12"
   rm -rf "$T/o"
   set +e
   "$CLI" run --model "$MODEL" --input "$T/x.nv12" --input-format nv12:${W}x$H@15 --out "$T/o" --realtime --raw \
-    --budget-ms 1 --threads "$thr" --telemetry "$T/o/t.jsonl" 2> "$T/log"
+    --budget-ms 1 --threads "$thr" --telemetry "$T/o/t.jsonl" "$@" 2> "$T/log"
   local rc=$?
   set -e
   grep -E "frames in|replans" "$T/log" | sed "s/^/$name: /"
   if [ $rc -ne 0 ]; then echo "FAIL: $name: exit $rc"; tail -20 "$T/log"; fail=1; return; fi
-  node - "$T/o" "$name" <<'JS' || fail=1
-const fs = require('fs'), dir = process.argv[2], name = process.argv[3], bad = [];
+  node - "$T/o" "$name" "$*" <<'JS' || fail=1
+const fs = require('fs'), dir = process.argv[2], name = process.argv[3], tail = process.argv[4].includes('--tail-every-frame'), bad = [];
 const lines = fs.readFileSync(dir + '/t.jsonl', 'utf8').split('\n').filter((l) => l);
 const rows = lines.map((l) => JSON.parse(l));
 const pngs = fs.readdirSync(dir + '/alpha').sort(), raws = fs.readdirSync(dir + '/raw').sort();
@@ -36,6 +37,11 @@ const want = rows.map((r) => String(r.frame).padStart(6, '0'));
 if (JSON.stringify(pngs) !== JSON.stringify(want.map((s) => s + '.png'))) bad.push(`PNGs ${pngs.length} do not match the ${rows.length} telemetry lines`);
 if (JSON.stringify(raws) !== JSON.stringify(want.map((s) => s + '.pha.f32'))) bad.push(`raw files ${raws.length} do not match the ${rows.length} telemetry lines`);
 for (let i = 1; i < rows.length; i++) if (rows[i].frame <= rows[i - 1].frame) { bad.push(`frame ${rows[i].frame} after ${rows[i - 1].frame}`); break; }
+if (tail) {
+  /* every matte made by the tail from a network run of this or an earlier frame, and said so */
+  const odd = rows.filter((r) => !(Number.isInteger(r.coef_age) && r.coef_age >= 0 && r.net_ms > 0));
+  if (odd.length) bad.push(`${odd.length} lines without coef_age / net_ms, e.g. ${JSON.stringify(odd[0])}`);
+} else if (rows.some((r) => r.coef_age !== null)) bad.push('coef_age set without --tail-every-frame');
 const ratios = new Set(rows.map((r) => r.ratio));
 if (ratios.size < 2) bad.push(`the processing size never changed (ratios: ${[...ratios]})`);
 const png = fs.readFileSync(dir + '/alpha/' + pngs[pngs.length - 1]);
@@ -49,4 +55,7 @@ JS
 run_case "1920x1440 1 thread" 1920 1440 1 120
 run_case "1920x1440 2 threads" 1920 1440 2 120
 run_case "1920x1080 2 threads" 1920 1080 2 90
+# the network on its own thread, the tail on every frame: the network's budget is 4 x 1 ms, so it
+# steps down at every run while the tail's mattes are written
+run_case "1920x1440 tail every frame" 1920 1440 1 120 --tail-every-frame
 [ $fail -eq 0 ] && echo "live_outputs: all runs complete" || exit 1

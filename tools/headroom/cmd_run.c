@@ -57,6 +57,7 @@ int cmd_run(int argc, char **argv) {
   p.session.threads = o.threads; p.session.backend = o.backend;
   p.session.stateless = o.stateless; p.session.scene_cut_reset = o.scene_cut; p.session.want_fgr = o.fgr;
   p.budget_ms = o.budget_ms; p.adapt = o.adapt; p.inject = o.inject;
+  p.tail_every_frame = o.tail_every_frame; p.net_budget_ms = o.net_budget_ms;
   p.governor = o.profile || o.ballast; p.governor_observe_only = o.no_governor;
   if (o.profile && hr_gov_profile_parse(o.profile, &p.profile, err, sizeof err)) { fprintf(stderr, "headroom run: --profile: %s\n", err); goto out; }
   if (hr_stream_create(m, &p, &stream, err, sizeof err)) { fprintf(stderr, "headroom run: %s\n", err); goto out; }
@@ -160,7 +161,7 @@ int cmd_run(int argc, char **argv) {
       }
       sink_ctx[t][k] = NULL;
     }
-  int state_failed = o.state_out && save_state(s, o.state_out);
+  int state_failed = o.state_out && save_state(hr_stream_session(stream), o.state_out);
   if (!o.quiet) {
     double wall = cli_now_ms() - t_start;
     hr_flow_stats fs; hr_flow_get_stats(flow, &fs);
@@ -174,6 +175,7 @@ int cmd_run(int argc, char **argv) {
             (long long)ss.governor_actions, (long long)ss.suspended_frames, (long long)ss.health_resets, (long long)ss.rebuilds);
     fprintf(stderr, "headroom run: health frames:");
     for (int k = 0; k < 6; k++) if (ss.health_frames[k]) fprintf(stderr, " %s %lld", hr_health_state_name((hr_health_state)k), (long long)ss.health_frames[k]);
+    if (ss.tail_every_frame) fprintf(stderr, "; tail every frame, network runs %lld (%.1f per s)", (long long)ss.net_runs, ss.net_runs / (wall / 1e3));
     fprintf(stderr, "\n");
     if (cfg.depth) { char buf[1024]; depth_summary(cfg.depth, buf, sizeof buf); fprintf(stderr, "headroom run: depth: %s\n", buf); }
     if (o.state_out && !state_failed) fprintf(stderr, "headroom run: state saved to %s\n", o.state_out);

@@ -9,6 +9,8 @@ typedef struct run_opts {
   const char *profile, *ballast, *inject, *depth;
   const char *composite, *fallback, *out_video, *v4l2_out;   /* sink_composite.c */
   int w, h, frames, start, raw, dump_input, stateless, threads, scene_cut, quiet, realtime, adapt, no_governor;
+  int tail_every_frame;
+  double net_budget_ms;
   int no_alpha, status, fgr;
   float ratio;
   double budget_ms, depth_scale, depth_window_ms, occlude_m;

@@ -24,6 +24,9 @@ static void run_usage(void) {
           "  --budget-ms MS        frame budget (default 16.7)\n"
           "  --adapt               move the processing resolution to keep p99 within the budget (on with --realtime)\n"
           "  --fixed               never adapt\n"
+          "  --tail-every-frame    run the network on its own thread at the rate it reaches, and the full-resolution\n"
+          "                        guided-filter tail on every frame with its newest coefficients (RVM)\n"
+          "  --net-budget-ms MS    with --tail-every-frame and adapting: the network's run-time budget (default 4 x budget)\n"
           "memory\n"
           "  --profile P           ceiling profile: a14 a15 a16 m1 cgroup none SAFE:KILL (MB)\n"
           "  --ballast R[:MAX]     play the host app: allocate R MB/s up to MAX MB in this process\n"
@@ -86,6 +89,7 @@ int run_parse(int argc, char **argv, run_opts *o) {
     else if (ARG("--depth-window-ms")) o->depth_window_ms = atof(v);
     else if (ARG("--occlude-at")) o->occlude_m = atof(v);
     else if (ARG("--budget-ms")) o->budget_ms = atof(v);
+    else if (ARG("--net-budget-ms")) o->net_budget_ms = atof(v);
     else if (ARG("--backend")) {
       if (!strcmp(v, "reference") || !strcmp(v, "ref")) o->backend = HR_BACKEND_REFERENCE;
       else if (!strcmp(v, "xnnpack")) o->backend = HR_BACKEND_XNNPACK;
@@ -99,6 +103,7 @@ int run_parse(int argc, char **argv, run_opts *o) {
     else if (!strcmp(a, "--realtime")) o->realtime = 1;
     else if (!strcmp(a, "--adapt")) o->adapt = 1;
     else if (!strcmp(a, "--fixed")) o->adapt = 0;
+    else if (!strcmp(a, "--tail-every-frame")) o->tail_every_frame = 1;
     else if (!strcmp(a, "--no-governor")) o->no_governor = 1;
     else if (!strcmp(a, "--no-alpha")) o->no_alpha = 1;
     else if (!strcmp(a, "--fgr")) o->fgr = 1;
@@ -110,6 +115,7 @@ int run_parse(int argc, char **argv, run_opts *o) {
   if (!o->model || !o->input || !o->out) { fprintf(stderr, "headroom run: --model, --input and --out are required\n"); run_usage(); return -1; }
   if (o->ratio < 0 || o->ratio > 1) { fprintf(stderr, "headroom run: --ratio must be in (0,1] or auto\n"); return -1; }
   if (!(o->budget_ms > 0)) { fprintf(stderr, "headroom run: --budget-ms must be > 0\n"); return -1; }
+  if (o->net_budget_ms < 0) { fprintf(stderr, "headroom run: --net-budget-ms must be > 0\n"); return -1; }
   if (o->adapt < 0) o->adapt = o->realtime;
   /* telemetry is always written when a report is asked (the report is made from it) */
   if (o->report && !o->telemetry) { snprintf(o->tel_path, sizeof o->tel_path, "%s/telemetry.jsonl", o->out); o->telemetry = o->tel_path; }

@@ -1,0 +1,170 @@
+/* Tail-every-frame: the network on a worker, the guided-filter tail on every frame (tail.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "stream/tail.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define HR_HAVE_MXCSR 1
+#endif
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void *worker(void *arg) {
+  hr__tailrun *t = arg;
+  pthread_mutex_lock(&t->mu);
+  for (;;) {
+    while (!t->job && !t->quit) pthread_cond_wait(&t->cv, &t->mu);
+    if (t->quit) break;
+    t->job = 0;
+    int slot = 0;
+    while (slot == t->pub || slot == t->reading) slot++;   /* three slots: one is always free */
+    const int64_t frame = t->job_frame;
+    const size_t n = (size_t)t->si.lr_h * t->si.lr_w * 4;
+    pthread_mutex_unlock(&t->mu);
+    double t0 = now_ms();
+    hr_status st = hr__split_run_net(t->s, &t->si, t->coef[slot], t->coef[slot] + n);
+    double ms = now_ms() - t0;
+    pthread_mutex_lock(&t->mu);
+    t->net_st = st;
+    if (st) snprintf(t->net_err, sizeof t->net_err, "network run on frame %lld failed: %s", (long long)frame, hr_session_last_error(t->s));
+    else { t->pub = slot; t->coef_frame[slot] = frame; t->coef_ms[slot] = ms; }
+    __atomic_store_n(&t->runs, t->runs + 1, __ATOMIC_RELEASE);   /* read without the lock by stats */
+    t->busy = 0;
+    pthread_cond_broadcast(&t->cv);
+  }
+  pthread_mutex_unlock(&t->mu);
+  return NULL;
+}
+
+void hr__tail_drain(hr__tailrun *t) {
+  if (!t->started) return;
+  pthread_mutex_lock(&t->mu);
+  while (t->busy) pthread_cond_wait(&t->cv, &t->mu);
+  pthread_mutex_unlock(&t->mu);
+}
+
+int hr__tail_idle(hr__tailrun *t) {
+  if (!t->started) return 1;
+  pthread_mutex_lock(&t->mu);
+  int idle = !t->busy;
+  pthread_mutex_unlock(&t->mu);
+  return idle;
+}
+
+hr_status hr__tail_prepare(hr__tailrun *t) {
+  hr__tail_drain(t);
+  t->pub = t->reading = -1;
+  t->ok = hr__split_query(t->s, &t->si);
+  if (!t->ok) return HR_OK;
+  size_t need = (size_t)t->si.lr_h * t->si.lr_w * 8;
+  if (need > t->coef_cap) {
+    for (int k = 0; k < 3; k++) {
+      free(t->coef[k]);
+      t->coef[k] = malloc(need * sizeof(float));
+      if (!t->coef[k]) { t->ok = 0; t->coef_cap = 0; return HR_ENOMEM; }
+    }
+    t->coef_cap = need;
+  }
+  size_t px = (size_t)t->si.H * t->si.W;
+  if (px > t->alpha_cap) {
+    free(t->alpha);
+    t->alpha = malloc(px * sizeof(float));
+    if (!t->alpha) { t->ok = 0; t->alpha_cap = 0; return HR_ENOMEM; }
+    t->alpha_cap = px;
+  }
+  if (t->fgf.h != t->si.lr_h || t->fgf.w != t->si.lr_w || t->fgf.H != t->si.H || t->fgf.W != t->si.W) {
+    hr__fgf_free(&t->fgf);
+    hr_status st = hr__fgf_init(&t->fgf, t->si.lr_h, t->si.lr_w, t->si.H, t->si.W, 1, 0);
+    if (st) { t->ok = 0; return st; }
+  }
+  return HR_OK;
+}
+
+hr_status hr__tail_create(hr__tailrun *t, hr_session *s, char *err, size_t err_len) {
+  memset(t, 0, sizeof *t);
+  t->s = s;
+  t->pub = t->reading = -1;
+  hr_status st = hr__tail_prepare(t);
+  if (st) { snprintf(err, err_len, "tail-every-frame: out of memory"); return st; }
+  if (!t->ok) { snprintf(err, err_len, "tail-every-frame: this model's plan has no separable guided-filter tail (or the backend is not the CPU)"); return HR_ENOTSUP; }
+  if (pthread_mutex_init(&t->mu, NULL)) { snprintf(err, err_len, "tail-every-frame: cannot make a mutex"); return HR_ENOMEM; }
+  if (pthread_cond_init(&t->cv, NULL)) {
+    pthread_mutex_destroy(&t->mu);
+    snprintf(err, err_len, "tail-every-frame: cannot make a condition variable");
+    return HR_ENOMEM;
+  }
+  if (pthread_create(&t->th, NULL, worker, t)) {
+    pthread_cond_destroy(&t->cv); pthread_mutex_destroy(&t->mu);
+    snprintf(err, err_len, "tail-every-frame: cannot start the network thread");
+    return HR_ENOMEM;
+  }
+  t->started = 1;
+  return HR_OK;
+}
+
+void hr__tail_destroy(hr__tailrun *t) {
+  if (t->started) {
+    pthread_mutex_lock(&t->mu);
+    t->quit = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->th, NULL);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+  }
+  for (int k = 0; k < 3; k++) free(t->coef[k]);
+  free(t->alpha);
+  hr__fgf_free(&t->fgf);
+  memset(t, 0, sizeof *t);
+}
+
+hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__tail_out *o) {
+  memset(o, 0, sizeof *o);
+  if (!t->ok || f->width != t->si.W || f->height != t->si.H) return HR_EMISUSE;
+  double t0 = now_ms();
+  /* a network run on this frame when the worker is free: only this thread starts runs, so an idle
+   * worker stays idle until the job is posted, and the arena is ours meanwhile */
+  if (hr__tail_idle(t)) {
+    if (t->net_st) return t->net_st;
+    hr_status st = hr__split_run_src(t->s, &t->si, f);
+    if (st) return st;
+    pthread_mutex_lock(&t->mu);
+    t->job = 1; t->busy = 1; t->job_frame = frame;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    o->dispatched = 1;
+  }
+  double t1 = now_ms();
+  /* the newest coefficients (the first frame after a prepare waits for its own run) */
+  pthread_mutex_lock(&t->mu);
+  while (t->pub < 0 && t->busy) pthread_cond_wait(&t->cv, &t->mu);
+  if (t->pub < 0) { pthread_mutex_unlock(&t->mu); return t->net_st ? t->net_st : HR_EMISUSE; }
+  const int slot = t->pub;
+  o->new_coef = slot != t->reading;
+  t->reading = slot;
+  o->coef_frame = t->coef_frame[slot];
+  o->net_ms = t->coef_ms[slot];
+  o->runs = t->runs;
+  pthread_mutex_unlock(&t->mu);
+  double t2 = now_ms();
+  const size_t n = (size_t)t->si.lr_h * t->si.lr_w * 4;
+#ifdef HR_HAVE_MXCSR
+  unsigned csr = _mm_getcsr();
+  _mm_setcsr(csr | 0x8040);   /* as the in-session tail runs */
+#endif
+  hr__fgf_run(&t->fgf, f, t->coef[slot], t->coef[slot] + n, t->alpha, NULL, t->si.clip, NULL);
+#ifdef HR_HAVE_MXCSR
+  _mm_setcsr(csr);
+#endif
+  o->alpha = t->alpha;
+  o->width = t->si.W; o->height = t->si.H;
+  o->src_ms = t1 - t0;
+  o->tail_ms = now_ms() - t2;
+  return HR_OK;
+}

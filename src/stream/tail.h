@@ -1,0 +1,72 @@
+/* The stream's tail-every-frame mode: the network runs on a worker thread at whatever rate it
+ * reaches; the guided-filter tail runs on the caller's thread on every frame, with the newest
+ * low-resolution coefficients (A, b) the network has published and the frame itself as guidance.
+ * The recurrent state advances once per network run.
+ *
+ * Threads: the caller (the stream's push) and one worker. The worker only ever runs the session's
+ * network ops and copies A and b into a free slot of three (triple buffering: the slot the tail
+ * reads, the newest published one, and the one being written are always different). Everything
+ * else that touches the session (replan, suspend, resume, reset, state save or load, fault
+ * injection into the state) waits for the worker first (hr__tail_drain); the stream does that.
+ *
+ * Memory: the worker's thread, three coefficient slots (2 x lr_h x lr_w x 4 floats each, sized for
+ * the largest plan seen), the tail's tables (hr__fgf) and the H x W matte are allocated at create
+ * and at hr__tail_prepare after a plan change; a frame allocates nothing. */
+#ifndef HR_STREAM_TAIL_H
+#define HR_STREAM_TAIL_H
+#include <pthread.h>
+#include "session/session_impl.h"
+#include "session/kernels.h"
+
+typedef struct hr__tailrun {
+  hr_session *s;               /* borrowed: the stream's session */
+  hr__split_info si;
+  int ok;                      /* the session's plan runs split (hr__split_query) */
+  pthread_t th;
+  int started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int busy, job, quit;         /* under mu */
+  int64_t job_frame;           /* the frame the running job came from */
+  float *coef[3];              /* A then B, each lr_h x lr_w x 4 */
+  size_t coef_cap;             /* floats per slot */
+  int pub, reading;            /* slot published last (-1: none since prepare), slot the tail reads */
+  int64_t coef_frame[3];       /* the frame each slot's coefficients came from */
+  double coef_ms[3];           /* how long the network run that made it took */
+  int64_t runs;                /* network runs completed */
+  hr_status net_st;            /* the last run's status; its message in net_err */
+  char net_err[256];
+  hr__fgf fgf;                 /* the tail's tables for the current plan, run on the caller's thread */
+  float *alpha;                /* H x W: the matte the tail writes (the stream's result) */
+  size_t alpha_cap;
+} hr__tailrun;
+
+/* The tail's output for one frame. */
+typedef struct hr__tail_out {
+  const float *alpha;          /* H x W, valid until the next apply */
+  int width, height;
+  int64_t coef_frame;          /* the frame whose network run made the coefficients used */
+  double net_ms;               /* that run's time */
+  double src_ms, tail_ms;      /* this frame's share on the caller's thread */
+  int dispatched;              /* a network run started on this frame */
+  int new_coef;                /* the coefficients are newer than the previous frame's */
+  int64_t runs;                /* network runs completed so far */
+} hr__tail_out;
+
+/* Start the worker for session s and prepare for its plan. err gets one line on failure. */
+hr_status hr__tail_create(hr__tailrun *t, hr_session *s, char *err, size_t err_len);
+/* After the session's plan changed (drained before): re-read the split, size the buffers and the
+ * tail's tables; the old coefficients are dropped (the next apply waits for a network run).
+ * Returns HR_OK with t->ok 0 when the new plan cannot run split. */
+hr_status hr__tail_prepare(hr__tailrun *t);
+/* Wait until the worker is idle. */
+void hr__tail_drain(hr__tailrun *t);
+/* 1 when no network run is in flight (the session's state may be read). */
+int hr__tail_idle(hr__tailrun *t);
+/* Frame f (at the plan's size; borrowed for the call): start a network run on it when the worker is
+ * idle (its resize to the processing size runs here, on the caller's thread), then the tail on f
+ * with the newest coefficients (waiting for the first run after a prepare). */
+hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__tail_out *o);
+/* Stop the worker and free everything. NULL-safe on a zeroed struct. */
+void hr__tail_destroy(hr__tailrun *t);
+#endif

@@ -1,0 +1,207 @@
+/* The stream's tail-every-frame mode (hr_stream_params.tail_every_frame) on real frames:
+ * (1) split = whole: with the worker drained after every push, frame 0's matte is the plain
+ *     session's bit for bit (the first push waits for its own network run), frame i's is the tail
+ *     on frame i with the coefficients a plain session made from frame i-1 (coef_age 1), and after
+ *     NF frames the recurrent state equals the plain session's, bit for bit;
+ * (2) free-running with the network's budget too small for any rung: the rung changes while
+ *     mattes are produced (30 more after it), every result is read whole after its push (ASan sees a freed one), all
+ *     in [0, 1], coef_age never negative, the network ran fewer times than frames were pushed;
+ * (3) steady-state pushes allocate nothing, on either thread (positive control counts 1);
+ * (4) refusals: with the foreground output, and on a backend that cannot split, create fails
+ *     and says why. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "headroom.h"
+#include "headroom/io.h"
+#include "hr_test.h"
+#include "plan/plan.h"
+#include "session/kernels.h"
+#include "session/session_impl.h"
+
+#include "hr_alloc_count.h"
+
+#define NF 12
+
+static void params(hr_stream_params *p, const hr_frame *f) {
+  hr_stream_params_default(p);
+  p->session.width = f->width; p->session.height = f->height;
+  p->session.downsample_ratio = 0.25f; p->session.threads = 1;
+  p->tail_every_frame = true;
+}
+
+/* (1) */
+static void split_equals_whole(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  params(&p, &fr[0]);
+  hr_stream *st = NULL;
+  char err[512];
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
+  hr_session *ref = NULL;
+  CHECK_EQ_INT(hr_session_create(m, &p.session, &ref), HR_OK);
+  if (!st || !ref) { printf("create: %s\n", err); hr_stream_destroy(st); hr_session_destroy(ref); return; }
+  hr__split_info si;
+  CHECK(hr__split_query(ref, &si));
+  hr__fgf g;
+  CHECK_EQ_INT(hr__fgf_init(&g, si.lr_h, si.lr_w, si.H, si.W, 1, 0), HR_OK);
+  size_t n = (size_t)si.H * si.W;
+  float *want = malloc(n * 4);
+  int differ = 0, ages_ok = 0;
+  for (int i = 0; i < NF; i++) {
+    if (i > 0) {
+      /* the tail on frame i with what the plain session made of frame i-1 (still in its arena:
+       * the tail's inputs are live while it writes, so its output never lies over them) */
+      const hr__rop *t = &ref->plan->rops[si.tail];
+      hr__tensor A = hr__plan_view(ref->plan, t->in[0], ref->arena, ref->state, NULL);
+      hr__tensor B = hr__plan_view(ref->plan, t->in[1], ref->arena, ref->state, NULL);
+      hr__fgf_run(&g, &fr[i], A.data, B.data, want, NULL, si.clip, NULL);
+    }
+    hr_outputs o;
+    CHECK_EQ_INT(hr_session_push(ref, &fr[i], &o), HR_OK);
+    if (i == 0) memcpy(want, o.alpha, n * 4);
+    hr_stream_result r;
+    CHECK_EQ_INT(hr_stream_push(st, &fr[i], &r), HR_OK);
+    if (!r.alpha) { CHECK(r.alpha); break; }
+    if (memcmp(r.alpha, want, n * 4)) differ++;
+    ages_ok += r.record.coef_age == (i == 0 ? 0 : 1) && r.record.net_ms > 0;
+    hr_stream_session(st);   /* waits for the network run on frame i */
+  }
+  /* the state after NF network runs */
+  const float *sv[8], *rv[8]; size_t sl[8], rl[8];
+  int ns = hr_session_state_views(hr_stream_session(st), sv, sl, 8), nr = hr_session_state_views(ref, rv, rl, 8);
+  CHECK_EQ_INT(ns, nr);
+  int state_differ = 0;
+  for (int k = 0; k < ns && k < nr; k++) state_differ += sl[k] != rl[k] || memcmp(sv[k], rv[k], sl[k] * 4);
+  hr_stream_stats ss;
+  hr_stream_get_stats(st, &ss);
+  printf("split vs whole, %d frames %dx%d ratio 0.25 (A, b at %dx%d): %d mattes differ, %d of %d coef_age right, %d of %d state tensors differ, "
+         "%lld network runs\n", NF, si.W, si.H, si.lr_w, si.lr_h, differ, ages_ok, NF, state_differ, ns, (long long)ss.net_runs);
+  CHECK_EQ_INT(differ, 0);
+  CHECK_EQ_INT(ages_ok, NF);
+  CHECK(ns >= 4);
+  CHECK_EQ_INT(state_differ, 0);
+  CHECK(ss.tail_every_frame);
+  CHECK_EQ_INT(ss.net_runs, NF);
+  free(want);
+  hr__fgf_free(&g);
+  hr_stream_destroy(st);
+  hr_session_destroy(ref);
+}
+
+/* (2) */
+static void free_running(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  params(&p, &fr[0]);
+  p.adapt = true; p.net_budget_ms = 0.01;   /* every network run is over budget: step down */
+  hr_stream *st = NULL;
+  char err[512];
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
+  if (!st) { printf("create: %s\n", err); return; }
+  int changes = 0, bad = 0, pushes = 0, after = 0;
+  int64_t max_age = 0;
+  for (int i = 0; i < 400 && after < 30; i++, pushes++) {
+    hr_stream_result r;
+    CHECK_EQ_INT(hr_stream_push(st, &fr[i % NF], &r), HR_OK);
+    if (!r.alpha) { bad++; continue; }
+    changes += (r.events & HR_STREAM_EVENT_RUNG_CHANGED) != 0;
+    after += changes > 0;   /* mattes made after the change, from old and then new coefficients */
+    size_t n = (size_t)r.width * r.height;
+    for (size_t k = 0; k < n; k++) bad += !(r.alpha[k] >= 0.f && r.alpha[k] <= 1.f);
+    if (r.record.coef_age < 0) bad++;
+    if (r.record.coef_age > max_age) max_age = r.record.coef_age;
+    struct timespec ts = {0, 3000000};   /* 3 ms between frames, so that runs overlap frames */
+    nanosleep(&ts, NULL);
+  }
+  hr_stream_stats ss;
+  hr_stream_get_stats(st, &ss);
+  printf("free-running, %d pushes: %d rung changes (down to ratio %.3f), %lld network runs, oldest coefficients %lld frames, %d bad values\n",
+         pushes, changes, ss.rung_ratio[ss.rung], (long long)ss.net_runs, (long long)max_age, bad);
+  CHECK(changes >= 1 && after >= 30);
+  CHECK(ss.rung > 0);
+  CHECK_EQ_INT(bad, 0);
+  CHECK(ss.net_runs >= 2 && ss.net_runs < pushes);
+  CHECK(max_age >= 1);
+  hr_stream_destroy(st);
+}
+
+/* (3) */
+static void noalloc(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  params(&p, &fr[0]);
+  hr_stream *st = NULL;
+  char err[512];
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
+  if (!st) { printf("create: %s\n", err); return; }
+  hr_stream_result r;
+  for (int i = 0; i < 4; i++) CHECK_EQ_INT(hr_stream_push(st, &fr[i % NF], &r), HR_OK);
+  hr_stream_session(st);
+  count_start();
+  for (int i = 0; i < 40; i++) CHECK_EQ_INT(hr_stream_push(st, &fr[i % NF], &r), HR_OK);
+  hr_stream_session(st);   /* the last run counted too */
+  count_stop();
+  long a = n_alloc, f = n_free;
+  count_start();
+  CHECK_EQ_INT(hr_stream_push(st, &fr[0], &r), HR_OK);
+  void *volatile probe = malloc(100);
+  hr_stream_session(st);
+  count_stop();
+  free(probe);
+  long control = n_alloc;
+  hr_stream_stats ss;
+  hr_stream_get_stats(st, &ss);
+  printf("tail every frame, 40 pushes (%lld network runs in all): %ld allocations, %ld frees; control %ld\n", (long long)ss.net_runs, a, f, control);
+  if (HR_COUNTING) {
+    CHECK_EQ_INT(a, 0);
+    CHECK_EQ_INT(f, 0);
+    CHECK_EQ_INT(control, 1);
+  }
+  hr_stream_destroy(st);
+}
+
+/* (4) */
+static void refusals(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  params(&p, &fr[0]);
+  p.session.want_fgr = true;
+  hr_stream *st = NULL;
+  char err[512] = "";
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_EINVAL);
+  CHECK(st == NULL && strstr(err, "foreground"));
+  printf("with the foreground: %s\n", err);
+  params(&p, &fr[0]);
+  p.session.backend = HR_BACKEND_REFERENCE;
+  p.session.downsample_ratio = 0.125f;
+  err[0] = 0;
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_ENOTSUP);
+  CHECK(st == NULL && strstr(err, "tail"));
+  printf("reference backend: %s\n", err);
+}
+
+int main(void) {
+  char mp[1024], ap[1024];
+  if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp) || !hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", ap, sizeof ap)) {
+    fprintf(stderr, "FAIL: HR_MODEL_DIR / HR_DATA_DIR unset\n");
+    return 1;
+  }
+  if (!HR_COUNTING) printf("AddressSanitizer build: allocation counting off (ASan owns malloc); the output checks run\n");
+  char err[512];
+  hr_model *m = NULL;
+  CHECK_EQ_INT(hr_model_load(mp, &m, err, sizeof err), HR_OK);
+  hr_source_params sp;
+  hr_source_params_default(&sp);
+  sp.pool_size = NF;
+  hr_source *src = NULL;
+  CHECK_EQ_INT(hr_source_open(ap, &sp, &src, err, sizeof err), HR_OK);
+  if (!m || !src) { printf("%s\n", err); return hr_test_finish("test_stream_tail"); }
+  hr_frame fr[NF];
+  for (int i = 0; i < NF; i++) CHECK_EQ_INT(hr_source_read(src, &fr[i]), HR_OK);
+  split_equals_whole(m, fr);
+  free_running(m, fr);
+  noalloc(m, fr);
+  refusals(m, fr);
+  hr_source_destroy(src);
+  hr_model_destroy(m);
+  return hr_test_finish("test_stream_tail");
+}
