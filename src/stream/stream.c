@@ -47,7 +47,7 @@ struct hr_stream {
   char err[512];
 };
 
-enum { RETRY_FRAMES = 30 };
+enum { RETRY_FRAMES = 30, TAIL_NICE = 10 };
 
 static double now_ms(void) {
   struct timespec t;
@@ -110,6 +110,15 @@ void hr_stream_destroy(hr_stream *s) {
   free(s);
 }
 
+/* Session creation as a job (run on the network's thread in tail-every-frame mode). */
+typedef struct session_job {
+  hr_model *m; const hr_session_params *p; hr_session *out; char *why; size_t why_len; hr_status st;
+} session_job;
+static void make_session(void *arg) {
+  session_job *j = arg;
+  j->st = hr_session_create_err(j->m, j->p, &j->out, j->why, j->why_len);
+}
+
 hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **out, char *err, size_t err_len) {
   errf(err, err_len, "%s", "");
   if (!m || !out) return HR_EINVAL;
@@ -164,18 +173,25 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
   hr_session_params sp = s->sp;
   sp.downsample_ratio = s->lad.ratio[s->lad.cur];
   char why[512] = "";
-  st = hr_session_create_err(m, &sp, &s->s, why, sizeof why);
+  session_job job = {m, &sp, NULL, why, sizeof why, HR_OK};
+  if (s->p.tail_every_frame) {
+    /* the network's thread first, at a lower priority; the session (and its pool's threads) is
+     * made on it, so the whole network runs below the caller's thread and the tail */
+    if (s->sp.want_fgr) { errf(err, err_len, "tail every frame: not with the foreground output"); st = HR_EINVAL; goto fail; }
+    st = hr__tail_start(&s->tail, TAIL_NICE, err, err_len);
+    if (st) goto fail;
+    s->tail_on = 1;
+    hr__tail_call(&s->tail, make_session, &job);
+  } else {
+    make_session(&job);
+  }
+  s->s = job.out;
+  st = job.st;
   if (st) {
     errf(err, err_len, "cannot create session: %s%s%s", hr_status_str(st), why[0] ? ": " : "", why);
     goto fail;
   }
-  if (s->p.tail_every_frame) {
-    if (s->sp.want_fgr) { errf(err, err_len, "tail every frame: not with the foreground output"); st = HR_EINVAL; goto fail; }
-    char terr[256] = "";
-    st = hr__tail_create(&s->tail, s->s, terr, sizeof terr);
-    if (st) { hr__tail_destroy(&s->tail); errf(err, err_len, "%s", terr); goto fail; }
-    s->tail_on = 1;
-  }
+  if (s->tail_on && (st = hr__tail_attach(&s->tail, s->s, err, err_len))) goto fail;
   hr_plan_info pi; hr_session_get_plan(s->s, &pi);
   hr_health_params hp;
   if (s->p.health) hp = *s->p.health; else hr_health_params_default(&hp);

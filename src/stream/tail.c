@@ -3,6 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include "stream/tail.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -17,10 +22,26 @@ static double now_ms(void) {
 
 static void *worker(void *arg) {
   hr__tailrun *t = arg;
+#ifdef __linux__
+  /* below the caller's thread: the tail on every frame comes first, the network gets the rest.
+   * Threads made from here (the session's pool, when it is created through hr__tail_call)
+   * inherit it. Raising one's own nice value needs no privilege; a failure changes nothing. */
+  if (t->nice > 0) setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), t->nice);
+#endif
   pthread_mutex_lock(&t->mu);
   for (;;) {
-    while (!t->job && !t->quit) pthread_cond_wait(&t->cv, &t->mu);
+    while (!t->job && !t->call && !t->quit) pthread_cond_wait(&t->cv, &t->mu);
     if (t->quit) break;
+    if (t->call) {
+      void (*fn)(void *) = t->call;
+      pthread_mutex_unlock(&t->mu);
+      fn(t->call_arg);
+      pthread_mutex_lock(&t->mu);
+      t->call = NULL;
+      t->busy = 0;
+      pthread_cond_broadcast(&t->cv);
+      continue;
+    }
     t->job = 0;
     int slot = 0;
     while (slot == t->pub || slot == t->reading) slot++;   /* three slots: one is always free */
@@ -86,13 +107,10 @@ hr_status hr__tail_prepare(hr__tailrun *t) {
   return HR_OK;
 }
 
-hr_status hr__tail_create(hr__tailrun *t, hr_session *s, char *err, size_t err_len) {
+hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len) {
   memset(t, 0, sizeof *t);
-  t->s = s;
   t->pub = t->reading = -1;
-  hr_status st = hr__tail_prepare(t);
-  if (st) { snprintf(err, err_len, "tail-every-frame: out of memory"); return st; }
-  if (!t->ok) { snprintf(err, err_len, "tail-every-frame: this model's plan has no separable guided-filter tail (or the backend is not the CPU)"); return HR_ENOTSUP; }
+  t->nice = nice;
   if (pthread_mutex_init(&t->mu, NULL)) { snprintf(err, err_len, "tail-every-frame: cannot make a mutex"); return HR_ENOMEM; }
   if (pthread_cond_init(&t->cv, NULL)) {
     pthread_mutex_destroy(&t->mu);
@@ -105,6 +123,26 @@ hr_status hr__tail_create(hr__tailrun *t, hr_session *s, char *err, size_t err_l
     return HR_ENOMEM;
   }
   t->started = 1;
+  return HR_OK;
+}
+
+void hr__tail_call(hr__tailrun *t, void (*fn)(void *), void *arg) {
+  hr__tail_drain(t);
+  pthread_mutex_lock(&t->mu);
+  t->call = fn; t->call_arg = arg; t->busy = 1;
+  pthread_cond_broadcast(&t->cv);
+  while (t->busy) pthread_cond_wait(&t->cv, &t->mu);
+  pthread_mutex_unlock(&t->mu);
+}
+
+hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_len) {
+  t->s = s;
+  hr_status st = hr__tail_prepare(t);
+  if (st) { snprintf(err, err_len, "tail every frame: out of memory"); return st; }
+  if (!t->ok) {
+    snprintf(err, err_len, "tail every frame: this plan has no guided-filter tail to run apart (RVM on the CPU backend, frames at the declared size)");
+    return HR_ENOTSUP;
+  }
   return HR_OK;
 }
 

@@ -27,6 +27,9 @@ typedef struct hr__tailrun {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int busy, job, quit;         /* under mu */
+  void (*call)(void *);        /* a call to make on the worker (hr__tail_call), under mu */
+  void *call_arg;
+  int nice;                    /* the worker's nice value (Linux) */
   int64_t job_frame;           /* the frame the running job came from */
   float *coef[3];              /* A then B, each lr_h x lr_w x 4 */
   size_t coef_cap;             /* floats per slot */
@@ -53,8 +56,14 @@ typedef struct hr__tail_out {
   int64_t runs;                /* network runs completed so far */
 } hr__tail_out;
 
-/* Start the worker for session s and prepare for its plan. err gets one line on failure. */
-hr_status hr__tail_create(hr__tailrun *t, hr_session *s, char *err, size_t err_len);
+/* Start the worker, at nice value `nice` on Linux (0: as the caller). err gets one line. */
+hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len);
+/* Run fn(arg) on the worker and wait for it (the stream creates its session there, so that the
+ * session's pool threads are made at the worker's priority). */
+void hr__tail_call(hr__tailrun *t, void (*fn)(void *), void *arg);
+/* Use session s (made through hr__tail_call) and prepare for its plan. HR_ENOTSUP with a message
+ * when its plan cannot run split. */
+hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_len);
 /* After the session's plan changed (drained before): re-read the split, size the buffers and the
  * tail's tables; the old coefficients are dropped (the next apply waits for a network run).
  * Returns HR_OK with t->ok 0 when the new plan cannot run split. */

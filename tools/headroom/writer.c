@@ -4,6 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include "cli.h"
 #include "writer.h"
 
@@ -32,6 +37,11 @@ static void write_slot(writer *w, writer_slot *s) {
 
 static void *writer_main(void *arg) {
   writer *w = arg;
+#ifdef __linux__
+  /* below the live loop's thread: encoding and disk writes never delay a frame's matte; when they
+   * fall behind, frames find the slots busy and are dropped (counted), not delayed */
+  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+#endif
   pthread_mutex_lock(&w->mu);
   for (;;) {
     while (!w->count && !w->stop) pthread_cond_wait(&w->cv, &w->mu);

@@ -1,0 +1,175 @@
+/* Quality of the live loop at a frame budget (issue 15, done-when 1), through the public API only:
+ * a raw NV12 clip (mapped, frames read in place like camera buffers) replayed at FPS on the wall
+ * clock, newest frame wins: when a push ends, the next one takes the newest frame that has
+ * "arrived"; frames that arrived meanwhile are dropped. The clip plays twice: the first pass lets
+ * the controller settle (and the state warm up), the second is measured. Each delivered matte is quantised to 8
+ * bits (what an application does to show or upload it; counted in the loop's time) and compared,
+ * after the run, with the base-quality matte of the same frame: the clip run offline, every frame,
+ * at the base ratio, state carried (twice as well; the second pass is kept). Reported over the frames after the controller settled (the
+ * last rung change + 2): the share of pixels off by > 0.1, mean |d|, delivered fps, dropped
+ * share, capture-to-matte latency p50/p99.
+ *
+ *   live_quality MODEL CLIP.nv12 WxH [--fps 60] [--frames N] [--threads T] [--budget-ms 16.7]
+ *                [--base-ratio 0.266667] [--modes shrink,tail] [--net-budget-ms MS] [--label NAME]
+ * Modes: shrink (the network on every frame at the rung that fits the budget), tail
+ * (tail_every_frame: the network on a worker at its own rate, the tail on every frame). */
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "headroom.h"
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void quantise(const float *a, uint8_t *q, size_t n) {
+  for (size_t i = 0; i < n; i++) q[i] = (uint8_t)(a[i] <= 0.f ? 0 : a[i] >= 1.f ? 255 : a[i] * 255.f + 0.5f);
+}
+
+static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+static double quant(double *v, int n, double p) {
+  if (n <= 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmpd);
+  int k = (int)ceil(p * n) - 1;
+  return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) { fprintf(stderr, "usage: live_quality MODEL CLIP.nv12 WxH [options]\n"); return 2; }
+  int W = 0, H = 0, frames = 0, threads = 2;
+  double fps = 60, budget = 1000.0 / 60.0, net_budget = 0, base_ratio = 512.0 / 1920.0;
+  const char *modes = "shrink,tail", *label = "";
+  if (sscanf(argv[3], "%dx%d", &W, &H) != 2 || W <= 0 || H <= 0) { fprintf(stderr, "live_quality: bad size '%s'\n", argv[3]); return 2; }
+  for (int i = 4; i + 1 < argc; i += 2) {
+    const char *a = argv[i], *v = argv[i + 1];
+    if (!strcmp(a, "--fps")) fps = atof(v);
+    else if (!strcmp(a, "--frames")) frames = atoi(v);
+    else if (!strcmp(a, "--threads")) threads = atoi(v);
+    else if (!strcmp(a, "--budget-ms")) budget = atof(v);
+    else if (!strcmp(a, "--net-budget-ms")) net_budget = atof(v);
+    else if (!strcmp(a, "--base-ratio")) base_ratio = atof(v);
+    else if (!strcmp(a, "--modes")) modes = v;
+    else if (!strcmp(a, "--label")) label = v;
+    else { fprintf(stderr, "live_quality: unknown option %s\n", a); return 2; }
+  }
+  int fd = open(argv[2], O_RDONLY);
+  struct stat sb;
+  if (fd < 0 || fstat(fd, &sb)) { perror(argv[2]); return 1; }
+  size_t fbytes = (size_t)W * H * 3 / 2, px = (size_t)W * H;
+  int n = (int)(sb.st_size / (off_t)fbytes);
+  if (frames > 0 && frames < n) n = frames;
+  if (n < 2) { fprintf(stderr, "live_quality: %s holds fewer than 2 %dx%d NV12 frames\n", argv[2], W, H); return 1; }
+  const uint8_t *clip = mmap(NULL, (size_t)n * fbytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (clip == MAP_FAILED) { perror("mmap"); return 1; }
+  hr_frame *fr = calloc((size_t)n, sizeof *fr);
+  for (int i = 0; i < n; i++) {
+    const uint8_t *y = clip + (size_t)i * fbytes;
+    hr_frame f = {.fmt = HR_PIX_NV12_VIDEO, .width = W, .height = H, .planes = {y, y + px}, .strides = {W, W},
+                  .ts_ns = (int64_t)(i * 1e9 / fps)};
+    fr[i] = f;
+  }
+  char err[512];
+  hr_model *m = NULL;
+  if (hr_model_load(argv[1], &m, err, sizeof err)) { fprintf(stderr, "live_quality: %s\n", err); return 1; }
+  uint8_t *base = malloc((size_t)n * px), *live = malloc((size_t)n * px);
+  double *lat = malloc(sizeof(double) * (size_t)n);
+  int *rung = malloc(sizeof(int) * (size_t)n), *got = malloc(sizeof(int) * (size_t)n);
+  if (!base || !live || !lat || !rung || !got) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
+  /* the base-quality mattes */
+  hr_session_params sp;
+  hr_session_params_default(&sp);
+  sp.width = W; sp.height = H; sp.downsample_ratio = (float)base_ratio; sp.threads = threads;
+  hr_session *s = NULL;
+  if (hr_session_create_err(m, &sp, &s, err, sizeof err)) { fprintf(stderr, "live_quality: %s\n", err); return 1; }
+  double t0 = now_s();
+  for (int i = 0; i < 2 * n; i++) {
+    hr_outputs o;
+    if (hr_session_push(s, &fr[i % n], &o)) { fprintf(stderr, "live_quality: base frame %d: %s\n", i, hr_session_last_error(s)); return 1; }
+    if (i >= n) quantise(o.alpha, base + (size_t)(i - n) * px, px);
+  }
+  hr_plan_info pi;
+  hr_session_get_plan(s, &pi);
+  printf("%s%sbase %dx%d (ratio %.4f): %d frames, %.0f ms a frame offline, %d threads\n", label, *label ? ": " : "", pi.proc_width,
+         pi.proc_height, base_ratio, n, (now_s() - t0) * 1e3 / (2 * n), threads);
+  hr_session_destroy(s);
+  char mbuf[64];
+  snprintf(mbuf, sizeof mbuf, "%s", modes);
+  for (char *mode = strtok(mbuf, ","); mode; mode = strtok(NULL, ",")) {
+    hr_stream_params p;
+    hr_stream_params_default(&p);
+    p.session = sp;
+    p.session.downsample_ratio = 0;   /* rung 0: the auto ratio (processing side ~512) */
+    p.budget_ms = budget; p.adapt = true;
+    p.tail_every_frame = !strcmp(mode, "tail");
+    p.net_budget_ms = net_budget;
+    hr_stream *st = NULL;
+    if (hr_stream_create(m, &p, &st, err, sizeof err)) { fprintf(stderr, "live_quality: %s: %s\n", mode, err); return 1; }
+    memset(got, 0, sizeof(int) * (size_t)n);
+    int last = -1, delivered = 0, last_change = 0, first = -1;
+    double age_sum = 0;
+    int64_t age_max = 0;
+    hr_stream_result r;
+    /* one push before the clock starts: the first network run is not a live frame's business */
+    hr_stream_push(st, &fr[0], &r);
+    t0 = now_s();
+    for (int pass = 0;;) {
+      double t = now_s() - t0;
+      int idx = (int)(t * fps);
+      if (idx >= n) {
+        if (++pass == 2) break;
+        t0 += n / fps; last = -1; delivered = 0; last_change = 0;   /* the measured pass */
+        continue;
+      }
+      if (idx == last) { struct timespec ts = {0, (long)(((last + 1) / fps - t) * 1e9) + 1000}; nanosleep(&ts, NULL); continue; }
+      if (hr_stream_push(st, &fr[idx], &r)) { fprintf(stderr, "live_quality: %s frame %d: %s\n", mode, idx, hr_stream_last_error(st)); return 1; }
+      if (r.alpha) {
+        quantise(r.alpha, live + (size_t)idx * px, px);
+        lat[delivered] = (now_s() - t0 - idx / fps) * 1e3;
+        rung[delivered] = r.rung;
+        got[delivered] = idx;
+        if (delivered && rung[delivered] != rung[delivered - 1]) last_change = delivered;
+        if (p.tail_every_frame) { age_sum += (double)r.record.coef_age; if (r.record.coef_age > age_max) age_max = r.record.coef_age; }
+        delivered++;
+      }
+      last = idx;
+    }
+    hr_stream_stats ss;
+    hr_stream_get_stats(st, &ss);
+    int from = last_change + 2 < delivered ? last_change + 2 : delivered;
+    first = from < delivered ? got[from] : n;
+    long long off = 0, tot = 0;
+    double sad = 0, worst = 0;
+    for (int k = from; k < delivered; k++) {
+      const uint8_t *a = live + (size_t)got[k] * px, *b = base + (size_t)got[k] * px;
+      long long o = 0;
+      for (size_t i = 0; i < px; i++) { int d = abs((int)a[i] - (int)b[i]); sad += d; o += d > 25; }
+      off += o; tot += (long long)px;
+      if ((double)o / px > worst) worst = (double)o / px;
+    }
+    int settled = delivered - from, span = from < delivered ? got[delivered - 1] - first + 1 : 0;
+    double *ls = lat + from;
+    double p50 = quant(ls, settled, 0.5), p99 = quant(ls, settled, 0.99);
+    printf("%s%s%-6s settled at ratio %.3f (%d frames from frame %d): off>0.1 %.2f%% (worst frame %.1f%%), mean |d| %.4f, "
+           "%.1f fps, dropped %.1f%%, latency p50 %.1f p99 %.1f ms", label, *label ? ": " : "", mode, ss.rung_ratio[ss.rung], settled,
+           first, tot ? 100.0 * off / tot : NAN, 100 * worst, tot ? sad / tot / 255 : NAN, settled / ((double)span / fps),
+           span ? 100.0 * (1 - (double)settled / span) : NAN, p50, p99);
+    if (p.tail_every_frame) printf(", network runs %lld, coefficients %.1f frames old on average (max %lld)", (long long)ss.net_runs,
+                                   age_sum / (delivered ? delivered : 1), (long long)age_max);
+    printf("\n");
+    hr_stream_destroy(st);
+  }
+  free(base); free(live); free(lat); free(rung); free(got); free(fr);
+  hr_model_destroy(m);
+  munmap((void *)clip, (size_t)n * fbytes);
+  close(fd);
+  return 0;
+}
