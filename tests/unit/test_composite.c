@@ -341,10 +341,11 @@ static void run_rgba(const hr_frame *src, float *const *alpha, float *row) {
   free(in.buf); free(out.buf); free(ref.buf);
 }
 
-/* --bench [FRAMES]: blur at 1920x1080 (the clip's frames and mattes doubled), each format, one
- * thread: median and p90 ms a frame. For bench/composite.sh. */
+/* --bench [FRAMES [FORMAT]]: blur at 1920x1080 (the clip's frames and mattes doubled), each format
+ * (or FORMAT alone, blur only: for profiling), one thread: median and p90 ms a frame. For
+ * bench/composite.sh. */
 static int cmp_d(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
-static void bench(const hr_frame *src, float *const *alpha, int frames, float *row) {
+static void bench(const hr_frame *src, float *const *alpha, int frames, float *row, const char *only) {
   int w = src[0].width * 2, h = src[0].height * 2;
   hr_pixfmt fmts[] = {HR_PIX_NV12_VIDEO, HR_PIX_I420_VIDEO, HR_PIX_BGRA, HR_PIX_RGB24};
   float *a2 = malloc((size_t)w * h * sizeof(float));
@@ -352,6 +353,7 @@ static void bench(const hr_frame *src, float *const *alpha, int frames, float *r
     for (int x = 0; x < w; x++) a2[(size_t)y * w + x] = alpha[0][(size_t)(y / 2) * (w / 2) + x / 2];
   double *t = malloc(sizeof(double) * (size_t)frames), *tc = malloc(sizeof(double) * (size_t)frames);
   for (int fi = 0; fi < 4; fi++) {
+    if (only && strcmp(only, hr_pixfmt_name(fmts[fi]))) continue;
     img small, in, out;
     convert(&small, &src[0], fmts[fi], row);
     layout(&in, fmts[fi], w, h); layout(&out, fmts[fi], w, h);
@@ -361,7 +363,7 @@ static void bench(const hr_frame *src, float *const *alpha, int frames, float *r
           for (int k = 0; k < in.C[i]; k++)
             pl(&in, i)[((size_t)y * in.pw[i] + x) * in.C[i] + k] = pl(&small, i)[((size_t)(y / 2) * small.pw[i] + x / 2) * small.C[i] + k];
     const char *modes[] = {"blur", "color:00b140"};
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < (only ? 1 : 2); mi++) {
       hr_composite_params p;
       hr_composite_params_default(&p);
       p.width = w; p.height = h; p.format = fmts[fi];
@@ -421,7 +423,7 @@ int main(int argc, char **argv) {
   }
   float *row = malloc((size_t)w * 3 * sizeof(float));
   if (bench_frames > 0) {
-    bench(use, alpha, bench_frames, row);
+    bench(use, alpha, bench_frames, row, argc > 3 ? argv[3] : NULL);
     free(row);
     for (int k = 0; k < NF; k++) free(alpha[k]);
     hr_stream_destroy(st); hr_source_destroy(src); hr_model_destroy(m);
