@@ -68,6 +68,15 @@ struct hr_compositor {
   bool have_matte;
   int16_t *arow;               /* w x 4: a256 of one row, one per sample */
   uint8_t *zrow;               /* w zeros: the matte of a frame without one (blur-all) */
+  /* the background scaler (image / video): output column x reads source columns sx0[x] and the
+   * next, weight sfx[x]; output rows orow[0..1] (w x 3 floats, a 4:2:0 pair); source rows as
+   * R G B floats by parity (srow[y & 1] holds row srow_y[..]), srow_cap floats each */
+  int ssw, ssh;
+  double ssc, sox, soy;
+  int32_t *sx0;
+  float *sfx, *orow[2], *srow[2];
+  int srow_y[2];
+  size_t srow_cap;
   hr_composite_action prev;
   int prev_state;              /* health state of the previous frame shown by a fallback, -1 none */
   char reason[HR_HEALTH_REASON_LEN + 64];
@@ -90,6 +99,7 @@ const char *hr_composite_mode_name(hr_composite_mode m) {
     case HR_COMPOSITE_MODE_COLOR: return "color";
     case HR_COMPOSITE_MODE_IMAGE: return "image";
     case HR_COMPOSITE_MODE_ALPHA: return "alpha";
+    case HR_COMPOSITE_MODE_VIDEO: return "video";
   }
   return "unknown";
 }
@@ -122,13 +132,13 @@ hr_status hr_composite_parse(const char *spec, hr_composite_params *p, const cha
     p->mode = HR_COMPOSITE_MODE_COLOR; p->color = (uint32_t)strtoul(h, NULL, 16);
     return HR_OK;
   }
-  if (!strncmp(spec, "image:", 6) && spec[6]) {
-    p->mode = HR_COMPOSITE_MODE_IMAGE;
+  if ((!strncmp(spec, "image:", 6) || !strncmp(spec, "video:", 6)) && spec[6]) {
+    p->mode = spec[0] == 'i' ? HR_COMPOSITE_MODE_IMAGE : HR_COMPOSITE_MODE_VIDEO;
     if (image_path) *image_path = spec + 6;
     return HR_OK;
   }
 bad:
-  if (err && err_len) snprintf(err, err_len, "background '%s': want blur, blur:RADIUS (1..512), color:RRGGBB, image:FILE or alpha", spec);
+  if (err && err_len) snprintf(err, err_len, "background '%s': want blur, blur:RADIUS (1..512), color:RRGGBB, image:FILE, video:FILE or alpha", spec);
   return HR_EINVAL;
 }
 
@@ -158,6 +168,7 @@ void hr_compositor_destroy(hr_compositor *c) {
   free(c->matte);
   free(c->arow);
   free(c->zrow);
+  free(c->sx0); free(c->sfx); free(c->orow[0]); free(c->orow[1]); free(c->srow[0]); free(c->srow[1]);
   free(c);
 }
 
@@ -234,72 +245,114 @@ static void cp_rgb_to_yuv(double r, double g, double b, bool video, double *y, d
   *y = Y; *u = 128 + U; *v = 128 + V;
 }
 
-/* The colour / image background as R G B floats at frame resolution (w x h x 3). */
-static int cp_background_rgb(hr_compositor *c, float *rgb) {
-  const hr_composite_params *p = &c->p;
-  int w = p->width, h = p->height;
-  if (p->mode == HR_COMPOSITE_MODE_COLOR) {
-    float r = (float)((p->color >> 16) & 255), g = (float)((p->color >> 8) & 255), b = (float)(p->color & 255);
-    for (size_t i = 0; i < (size_t)w * h; i++) { rgb[3 * i] = r; rgb[3 * i + 1] = g; rgb[3 * i + 2] = b; }
-    return 0;
-  }
-  /* image: scaled to cover the frame (the larger of the two scales), centred, bilinear */
-  int iw = p->image_width, ih = p->image_height;
-  double sc = fmax((double)w / iw, (double)h / ih);
-  double ox = (iw - w / sc) / 2, oy = (ih - h / sc) / 2;
-  for (int y = 0; y < h; y++) {
-    double v = oy + (y + 0.5) / sc - 0.5;
-    if (v < 0) v = 0;
-    if (v > ih - 1) v = ih - 1;
-    int y0 = (int)v, y1 = y0 + 1 < ih ? y0 + 1 : y0;
-    double fy = v - y0;
-    const uint8_t *r0 = p->image + (ptrdiff_t)y0 * p->image_stride, *r1 = p->image + (ptrdiff_t)y1 * p->image_stride;
-    for (int x = 0; x < w; x++) {
-      double u = ox + (x + 0.5) / sc - 0.5;
-      if (u < 0) u = 0;
-      if (u > iw - 1) u = iw - 1;
-      int x0 = (int)u, x1 = x0 + 1 < iw ? x0 + 1 : x0;
-      double fx = u - x0;
-      for (int k = 0; k < 3; k++) {
-        double a = r0[3 * x0 + k] * (1 - fx) + r0[3 * x1 + k] * fx;
-        double b = r1[3 * x0 + k] * (1 - fx) + r1[3 * x1 + k] * fx;
-        rgb[((size_t)y * w + x) * 3 + k] = (float)(a * (1 - fy) + b * fy);
-      }
-    }
-  }
-  return 0;
-}
-
-/* Convert the R G B background into the planes' own format. */
-static void cp_background_planes(hr_compositor *c, const float *rgb) {
-  int w = c->p.width, h = c->p.height;
+/* Background rows (R G B floats 0..255, w x 3) into the planes' own format: row y (RGB / BGRA),
+ * or rows y and y + 1 and chroma row y / 2 (4:2:0, y even; r1 is row y + 1). */
+static void cp_bg_store(hr_compositor *c, int y, const float *r0, const float *r1) {
+  int w = c->p.width;
   if (!c->yuv) {
     cp_plane *q = &c->pl[0];
     bool bgra = c->p.format == HR_PIX_BGRA;
-    for (size_t i = 0; i < (size_t)w * h; i++) {
-      const float *s = rgb + 3 * i;
-      uint8_t *d = q->bg + i * q->C;
+    uint8_t *d = q->bg + (size_t)y * w * q->C;
+    for (int x = 0; x < w; x++, d += q->C) {
+      const float *s = r0 + 3 * x;
       if (bgra) { d[0] = cp_u8(s[2]); d[1] = cp_u8(s[1]); d[2] = cp_u8(s[0]); d[3] = 255; }
       else { d[0] = cp_u8(s[0]); d[1] = cp_u8(s[1]); d[2] = cp_u8(s[2]); }
     }
     return;
   }
   double Y, U, V;
-  for (size_t i = 0; i < (size_t)w * h; i++) {
-    cp_rgb_to_yuv(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], c->video_range, &Y, &U, &V);
-    c->pl[0].bg[i] = cp_u8(Y);
+  for (int k = 0; k < 2; k++) {
+    const float *r = k ? r1 : r0;
+    uint8_t *d = c->pl[0].bg + (size_t)(y + k) * w;
+    for (int x = 0; x < w; x++) { cp_rgb_to_yuv(r[3 * x], r[3 * x + 1], r[3 * x + 2], c->video_range, &Y, &U, &V); d[x] = cp_u8(Y); }
   }
-  for (int y = 0; y < h / 2; y++)
-    for (int x = 0; x < w / 2; x++) {
-      double m[3] = {0, 0, 0};
-      for (int dy = 0; dy < 2; dy++)
-        for (int dx = 0; dx < 2; dx++)
-          for (int k = 0; k < 3; k++) m[k] += rgb[((size_t)(2 * y + dy) * w + 2 * x + dx) * 3 + k] / 4;
-      cp_rgb_to_yuv(m[0], m[1], m[2], c->video_range, &Y, &U, &V);
-      size_t i = (size_t)y * (w / 2) + x;
-      if (c->n_planes == 2) { c->pl[1].bg[2 * i] = cp_u8(U); c->pl[1].bg[2 * i + 1] = cp_u8(V); }
-      else { c->pl[1].bg[i] = cp_u8(U); c->pl[2].bg[i] = cp_u8(V); }
+  size_t o = (size_t)(y / 2) * (w / 2);
+  for (int x = 0; x < w / 2; x++) {
+    double m[3];
+    for (int k = 0; k < 3; k++) m[k] = ((double)r0[6 * x + k] + r0[6 * x + 3 + k] + r1[6 * x + k] + r1[6 * x + 3 + k]) / 4;
+    cp_rgb_to_yuv(m[0], m[1], m[2], c->video_range, &Y, &U, &V);
+    if (c->n_planes == 2) { c->pl[1].bg[2 * (o + x)] = cp_u8(U); c->pl[1].bg[2 * (o + x) + 1] = cp_u8(V); }
+    else { c->pl[1].bg[o + x] = cp_u8(U); c->pl[2].bg[o + x] = cp_u8(V); }
+  }
+}
+
+/* The colour background (mode color; video before its first frame: black). */
+static void cp_bg_color(hr_compositor *c, uint32_t color) {
+  float *r = c->orow[0];
+  for (int x = 0; x < c->p.width; x++) { r[3 * x] = (float)((color >> 16) & 255); r[3 * x + 1] = (float)((color >> 8) & 255); r[3 * x + 2] = (float)(color & 255); }
+  for (int y = 0; y < c->p.height; y += c->yuv ? 2 : 1) cp_bg_store(c, y, r, r);
+}
+
+/* Source row y as R G B floats 0..1, converted once while it stays in its parity's slot. */
+static const float *cp_src_row(hr_compositor *c, const hr_frame *f, int y) {
+  int k = y & 1;
+  if (c->srow_y[k] != y) { hr_frame_row_rgbf(f, y, c->srow[k]); c->srow_y[k] = y; }
+  return c->srow[k];
+}
+
+/* Output row y of the scaled background (cover, centred, bilinear), 0..255. */
+static void cp_scale_row(hr_compositor *c, const hr_frame *f, int y, float *out) {
+  int sh = f->height, sw = f->width;
+  double v = c->soy + (y + 0.5) / c->ssc - 0.5;
+  if (v < 0) v = 0;
+  if (v > sh - 1) v = sh - 1;
+  int y0 = (int)v, y1 = y0 + 1 < sh ? y0 + 1 : y0;
+  float fy = (float)(v - y0);
+  const float *a = cp_src_row(c, f, y0), *b = cp_src_row(c, f, y1);
+  for (int x = 0; x < c->p.width; x++) {
+    int x0 = c->sx0[x], x1 = x0 + 1 < sw ? x0 + 1 : x0;
+    float fx = c->sfx[x];
+    for (int k = 0; k < 3; k++) {
+      float t = a[3 * x0 + k] + (a[3 * x1 + k] - a[3 * x0 + k]) * fx;
+      float u = b[3 * x0 + k] + (b[3 * x1 + k] - b[3 * x0 + k]) * fx;
+      out[3 * x + k] = (t + (u - t) * fy) * 255.f;
     }
+  }
+}
+
+static hr_status cp_set_bg(hr_compositor *c, const hr_frame *f) {
+  char why[160];
+  if (hr_frame_validate(f, why, sizeof why) != HR_OK) { snprintf(c->err, sizeof c->err, "compositor: background frame: %s", why); return HR_EINVAL; }
+  switch (f->fmt) {
+    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO: case HR_PIX_BGRA: case HR_PIX_RGB24: case HR_PIX_RGBF32: break;
+    default: snprintf(c->err, sizeof c->err, "compositor: background frame of %s: no colour", hr_pixfmt_name(f->fmt)); return HR_EINVAL;
+  }
+  int w = c->p.width, h = c->p.height, sw = f->width, sh = f->height;
+  if ((size_t)sw * 3 > c->srow_cap) {
+    free(c->srow[0]); free(c->srow[1]);
+    c->srow[0] = malloc((size_t)sw * 3 * sizeof(float));
+    c->srow[1] = malloc((size_t)sw * 3 * sizeof(float));
+    c->srow_cap = c->srow[0] && c->srow[1] ? (size_t)sw * 3 : 0;
+    if (!c->srow_cap) { snprintf(c->err, sizeof c->err, "compositor: out of memory"); return HR_ENOMEM; }
+  }
+  if (sw != c->ssw || sh != c->ssh) {
+    c->ssc = fmax((double)w / sw, (double)h / sh);
+    c->sox = (sw - w / c->ssc) / 2; c->soy = (sh - h / c->ssc) / 2;
+    for (int x = 0; x < w; x++) {
+      double u = c->sox + (x + 0.5) / c->ssc - 0.5;
+      if (u < 0) u = 0;
+      if (u > sw - 1) u = sw - 1;
+      c->sx0[x] = (int32_t)u; c->sfx[x] = (float)(u - (int)u);
+    }
+    c->ssw = sw; c->ssh = sh;
+  }
+  c->srow_y[0] = c->srow_y[1] = -1;
+  int step = c->yuv ? 2 : 1;
+  for (int y = 0; y < h; y += step) {
+    for (int k = 0; k < step; k++) cp_scale_row(c, f, y + k, c->orow[k]);
+    cp_bg_store(c, y, c->orow[0], c->orow[step - 1]);
+  }
+  return HR_OK;
+}
+
+hr_status hr_compositor_set_background(hr_compositor *c, const hr_frame *bg) {
+  if (!c) return HR_EINVAL;
+  if (c->p.mode != HR_COMPOSITE_MODE_IMAGE && c->p.mode != HR_COMPOSITE_MODE_VIDEO) {
+    snprintf(c->err, sizeof c->err, "compositor: mode %s takes no background frame (image or video do)", hr_composite_mode_name(c->p.mode));
+    return HR_EINVAL;
+  }
+  if (!bg) { snprintf(c->err, sizeof c->err, "compositor: no background frame"); return HR_EINVAL; }
+  return cp_set_bg(c, bg);
 }
 
 hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out, char *err, size_t err_len) {
@@ -309,7 +362,6 @@ hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out
 #define CP_FAIL(st, ...) do { if (err && err_len) snprintf(err, err_len, __VA_ARGS__); status = st; goto fail; } while (0)
   hr_status status = HR_ENOMEM;
   hr_compositor *c = NULL;
-  float *rgb = NULL;
   if (!p) { if (err && err_len) snprintf(err, err_len, "compositor: no params"); return HR_EINVAL; }
   c = calloc(1, sizeof *c);
   if (!c) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
@@ -326,29 +378,39 @@ hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out
   if (c->yuv && ((w | h) & 1)) CP_FAIL(HR_EINVAL, "compositor: %s needs an even size, not %dx%d", hr_pixfmt_name(p->format), w, h);
   if (p->out_rgba && c->yuv) CP_FAIL(HR_ENOTSUP, "compositor: RGBA output needs a BGRA or RGB24 input, not %s", hr_pixfmt_name(p->format));
   if (p->blur_radius < 1 || p->blur_radius > 512) CP_FAIL(HR_EINVAL, "compositor: blur radius %d outside 1..512", p->blur_radius);
-  if ((unsigned)p->mode > HR_COMPOSITE_MODE_ALPHA) CP_FAIL(HR_EINVAL, "compositor: unknown mode %d", (int)p->mode);
+  if ((unsigned)p->mode > HR_COMPOSITE_MODE_VIDEO) CP_FAIL(HR_EINVAL, "compositor: unknown mode %d", (int)p->mode);
   if ((unsigned)p->fallback > HR_COMPOSITE_FALLBACK_PASSTHROUGH) CP_FAIL(HR_EINVAL, "compositor: unknown fallback %d", (int)p->fallback);
   if (p->mode == HR_COMPOSITE_MODE_IMAGE &&
       (!p->image || p->image_width <= 0 || p->image_height <= 0 || p->image_stride < (ptrdiff_t)p->image_width * 3))
     CP_FAIL(HR_EINVAL, "compositor: image mode without a valid R G B picture");
+  bool has_bg = p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE || p->mode == HR_COMPOSITE_MODE_VIDEO;
   for (int i = 0; i < c->n_planes; i++) {
     cp_plane *q = &c->pl[i];
     q->sub = i ? 2 : 1;
     q->w = w / q->sub; q->h = h / q->sub;
     q->C = c->n_planes == 2 && i == 1 ? 2 : !c->yuv ? (p->format == HR_PIX_BGRA ? 4 : 3) : 1;
     if (cp_plane_blur_alloc(q, p->blur_radius)) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
-    if (p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE)
-      if (!(q->bg = malloc((size_t)q->w * q->h * q->C))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+    if (has_bg && !(q->bg = malloc((size_t)q->w * q->h * q->C))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
   }
   c->matte = malloc((size_t)w * h);
   c->arow = malloc((size_t)w * 4 * sizeof(int16_t));
   c->zrow = calloc((size_t)w, 1);
   if (!c->matte || !c->arow || !c->zrow) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
-  if (p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE) {
-    if (!(rgb = malloc((size_t)w * h * 3 * sizeof(float)))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
-    cp_background_rgb(c, rgb);
-    cp_background_planes(c, rgb);
-    free(rgb);
+  if (has_bg) {
+    c->sx0 = malloc((size_t)w * sizeof(int32_t));
+    c->sfx = malloc((size_t)w * sizeof(float));
+    c->orow[0] = malloc((size_t)w * 3 * sizeof(float));
+    c->orow[1] = malloc((size_t)w * 3 * sizeof(float));
+    if (!c->sx0 || !c->sfx || !c->orow[0] || !c->orow[1]) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+    if (p->mode == HR_COMPOSITE_MODE_IMAGE) {   /* the picture as an R G B frame, scaled like a video's */
+      hr_frame f;
+      memset(&f, 0, sizeof f);
+      f.fmt = HR_PIX_RGB24; f.width = p->image_width; f.height = p->image_height;
+      f.planes[0] = p->image; f.strides[0] = p->image_stride;
+      if ((status = cp_set_bg(c, &f)) != HR_OK) CP_FAIL(status, "%s", c->err);
+    } else {
+      cp_bg_color(c, p->mode == HR_COMPOSITE_MODE_COLOR ? p->color : 0);
+    }
   }
   c->p.image = NULL;
   c->prev = HR_COMPOSITE_ACTION_MATTE;
@@ -356,7 +418,6 @@ hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out
   *out = c;
   return HR_OK;
 fail:
-  free(rgb);
   hr_compositor_destroy(c);
   return status;
 #undef CP_FAIL
