@@ -651,11 +651,15 @@ static void cp_blend_rgba(uint8_t *d, const uint8_t *s, const uint8_t *bg, const
 
 /* ---- apply ---------------------------------------------------------------------------------- */
 
+/* a255 = round(alpha x 255), ties to even as lrintf (the CLI's alpha PNGs): 1.5 x 2^23 added and
+ * taken away rounds a float in 0..2^22 to an integer in the current (nearest-even) mode, and
+ * vectorises on every clone. */
 CP_CLONES static void cp_quantise(uint8_t *restrict m, const float *restrict alpha, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    float v = alpha[i] * 255.f + 0.5f;
+    float v = alpha[i] * 255.f;
     v = v > 0.f ? v : 0.f;         /* NaN -> 0 */
     v = v < 255.f ? v : 255.f;
+    v = (v + 12582912.f) - 12582912.f;
     m[i] = (uint8_t)(int)v;
   }
 }
