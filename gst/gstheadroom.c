@@ -1,7 +1,8 @@
 /* The GStreamer element `headroom`: a GstVideoFilter that runs each frame through a headroom
  * stream (hr_stream: the model with its recurrent state, the resolution ladder, the memory governor
  * and the health monitor) and writes the composite (hr_compositor: the person over a blurred
- * frame, a colour or an image; or the matte alone) into the output buffer, in the input's format.
+ * frame, a colour, an image or a looped video; or the matte alone) into the output buffer, in the
+ * input's format, with the matte attached as a meta.
  *
  * Caps: NV12, I420, BGRx, BGRA, RGB, RGBA at any size (NV12 / I420: even) and frame rate; the
  * output caps are the input's. RGBA output carries the matte in its A channel (the composite's
@@ -19,6 +20,13 @@
  *                    second), infer-ms / process-ms (double, mean over the last second: the model;
  *                    the whole transform), proc-width / proc-height (int), ratio (double), rung
  *                    (int), rss-bytes (gint64; -1 unknown). QoS drops are GStreamer's own qos messages.
+ * Matte meta: each output buffer carries a GstCustomMeta named "HeadroomMatteMeta" (attach-matte,
+ * default on) whose structure holds: matte (GstBuffer, GRAY8, width x height bytes, rows of width
+ * bytes: round(alpha x 255) of this frame, as `headroom run`'s alpha PNGs; absent when the frame
+ * has no matte, e.g. suspended), width, height (int), frame (guint64), state (string), reason
+ * (string), confidence (double), output-ok (boolean: the matte is to be trusted), shows (string:
+ * what the composite shows). Read it with gst_buffer_get_custom_meta(buf, "HeadroomMatteMeta") and
+ * gst_custom_meta_get_structure (Python: buf.get_custom_meta("HeadroomMatteMeta").get_structure()).
  * Latency: budget-ms is added to the upstream latency. QoS is on: late buffers are dropped before
  * the model runs (the newest frame wins). */
 #ifdef HAVE_CONFIG_H
@@ -42,6 +50,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_headroom_debug);
 #define GST_CAT_DEFAULT gst_headroom_debug
 
 #define HR_GST_FORMATS "NV12, I420, BGRx, BGRA, RGB, RGBA"
+#define HR_MATTE_META "HeadroomMatteMeta"
 
 struct _GstHeadroom {
   GstVideoFilter parent;
@@ -50,15 +59,20 @@ struct _GstHeadroom {
   gfloat ratio;
   gdouble budget_ms;
   gint threads;
+  gboolean attach_matte;
   /* made at start */
   hr_model *m;
   hr_composite_params cp;      /* parsed composite / background / fallback */
   gboolean copy_only;          /* composite=none */
   guint8 *image;               /* decoded background picture (R G B) */
+  hr_source *bgv;              /* video:FILE: one frame per output frame, reopened at its end */
+  gchar *bgv_path;
+  guint64 bgv_loops;
   hr_telemetry *tel;
   /* made at set_info */
   hr_stream *stream;
   hr_compositor *comp;
+  GstBufferPool *matte_pool;   /* GRAY8 w x h buffers for the matte meta */
   hr_pixfmt fmt;
   gboolean rgba;               /* RGBA caps: swizzled into scratch (B G R A) for the model */
   guint8 *scratch;
@@ -77,7 +91,7 @@ G_DEFINE_TYPE(GstHeadroom, gst_headroom, GST_TYPE_VIDEO_FILTER);
 
 enum {
   PROP_0, PROP_MODEL, PROP_RATIO, PROP_BUDGET_MS, PROP_PROFILE, PROP_BACKEND, PROP_COMPOSITE, PROP_BACKGROUND,
-  PROP_FALLBACK, PROP_THREADS, PROP_TELEMETRY, PROP_INJECT,
+  PROP_FALLBACK, PROP_THREADS, PROP_TELEMETRY, PROP_INJECT, PROP_ATTACH_MATTE,
 };
 
 #define DEF_MODEL "rvm"
@@ -109,6 +123,7 @@ static void gst_headroom_set_property(GObject *obj, guint id, const GValue *v, G
     case PROP_THREADS: self->threads = g_value_get_int(v); break;
     case PROP_TELEMETRY: set_str(&self->telemetry, v); break;
     case PROP_INJECT: set_str(&self->inject, v); break;
+    case PROP_ATTACH_MATTE: self->attach_matte = g_value_get_boolean(v); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(obj, id, ps); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -129,6 +144,7 @@ static void gst_headroom_get_property(GObject *obj, guint id, GValue *v, GParamS
     case PROP_THREADS: g_value_set_int(v, self->threads); break;
     case PROP_TELEMETRY: g_value_set_string(v, self->telemetry); break;
     case PROP_INJECT: g_value_set_string(v, self->inject); break;
+    case PROP_ATTACH_MATTE: g_value_set_boolean(v, self->attach_matte); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(obj, id, ps); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -158,6 +174,11 @@ static void release_stream(GstHeadroom *self) {
   hr_stream_destroy(self->stream); self->stream = NULL;
   hr_compositor_destroy(self->comp); self->comp = NULL;
   g_free(self->scratch); self->scratch = NULL; self->scratch_size = 0;
+  if (self->matte_pool) {
+    gst_buffer_pool_set_active(self->matte_pool, FALSE);
+    gst_object_unref(self->matte_pool);
+    self->matte_pool = NULL;
+  }
 }
 
 static gboolean gst_headroom_start(GstBaseTransform *trans) {
@@ -190,6 +211,16 @@ static gboolean gst_headroom_start(GstBaseTransform *trans) {
                         self->background ? self->background : "", self->fallback ? self->fallback : DEF_FALLBACK));
       g_free(spec);
       return FALSE;
+    }
+    if (ip && self->cp.mode == HR_COMPOSITE_MODE_VIDEO) {   /* opened now: a bad file fails the state change */
+      if ((st = hr_source_open(ip, NULL, &self->bgv, err, sizeof err))) {
+        GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("headroom: background video: %s", err), (NULL));
+        g_free(spec);
+        return FALSE;
+      }
+      self->bgv_path = g_strdup(ip);
+      self->bgv_loops = 0;
+      ip = NULL;
     }
     if (ip) {
       hr_source *src = NULL;
@@ -234,6 +265,8 @@ static gboolean gst_headroom_stop(GstBaseTransform *trans) {
   hr_model_destroy(self->m); self->m = NULL;
   g_free(self->image); self->image = NULL;
   self->cp.image = NULL;
+  hr_source_destroy(self->bgv); self->bgv = NULL;
+  g_free(self->bgv_path); self->bgv_path = NULL;
   return TRUE;
 }
 
@@ -304,6 +337,16 @@ static gboolean gst_headroom_set_info(GstVideoFilter *filter, GstCaps *incaps, G
     self->scratch_size = (gsize)w * h * 4;
     self->scratch = g_malloc(self->scratch_size);
   }
+  if (self->attach_matte) {   /* the matte meta's buffers, reused as downstream releases them */
+    self->matte_pool = gst_buffer_pool_new();
+    GstStructure *pc = gst_buffer_pool_get_config(self->matte_pool);
+    gst_buffer_pool_config_set_params(pc, NULL, (guint)w * h, 2, 0);
+    if (!gst_buffer_pool_set_config(self->matte_pool, pc) || !gst_buffer_pool_set_active(self->matte_pool, TRUE)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("headroom: cannot make the matte buffer pool (%dx%d)", w, h), (NULL));
+      release_stream(self);
+      return FALSE;
+    }
+  }
   self->w = w; self->h = h; self->fmt = fmt; self->rgba = rgba;
   self->last_state = -1;   /* a new stream: its first frame is announced */
   GST_INFO_OBJECT(self, "stream at %dx%d %s%s", w, h, hr_pixfmt_name(fmt), rgba ? " (from RGBA)" : "");
@@ -366,6 +409,36 @@ static void post_stats(GstHeadroom *self, const hr_stream_result *r, gint64 now)
   self->stat_t0 = now; self->stat_frames = 0; self->stat_infer = self->stat_proc = 0;
 }
 
+/* The HeadroomMatteMeta of an output buffer: this frame's matte as GRAY8 (the compositor's own
+ * 8-bit matte when it showed it, else quantised here the same way: round(alpha x 255), ties to
+ * even) and the health verdict. */
+static void attach_matte(GstHeadroom *self, GstBuffer *out, const hr_stream_result *r, const hr_composite_result *cr) {
+  if (!gst_buffer_is_writable(out)) { GST_WARNING_OBJECT(self, "output buffer not writable: no matte meta"); return; }
+  GstCustomMeta *cm = gst_buffer_add_custom_meta(out, HR_MATTE_META);
+  if (!cm) return;
+  GstStructure *s = gst_custom_meta_get_structure(cm);
+  gst_structure_set(s, "frame", G_TYPE_UINT64, (guint64)self->frames, "width", G_TYPE_INT, self->w, "height", G_TYPE_INT, self->h,
+                    "state", G_TYPE_STRING, hr_health_state_name(r->health.state), "reason", G_TYPE_STRING, r->health.reason ? r->health.reason : "",
+                    "confidence", G_TYPE_DOUBLE, (double)r->health.confidence, "output-ok", G_TYPE_BOOLEAN, (gboolean)r->health.output_ok,
+                    "shows", G_TYPE_STRING, cr ? hr_composite_action_name(cr->action) : "none", NULL);
+  if (!r->alpha) return;
+  GstBuffer *mb = NULL;
+  if (gst_buffer_pool_acquire_buffer(self->matte_pool, &mb, NULL) != GST_FLOW_OK || !mb) return;
+  GstMapInfo mi;
+  if (gst_buffer_map(mb, &mi, GST_MAP_WRITE)) {
+    gsize n = (gsize)self->w * self->h;
+    const guint8 *cm8 = cr && cr->action == HR_COMPOSITE_ACTION_MATTE ? hr_compositor_matte(self->comp) : NULL;
+    if (cm8) {
+      memcpy(mi.data, cm8, n);
+    } else {
+      for (gsize i = 0; i < n; i++) { float v = r->alpha[i]; mi.data[i] = (guint8)(v <= 0 ? 0 : v >= 1 ? 255 : lrintf(v * 255.f)); }
+    }
+    gst_buffer_unmap(mb, &mi);
+    gst_structure_set(s, "matte", GST_TYPE_BUFFER, mb, NULL);
+  }
+  gst_buffer_unref(mb);
+}
+
 static GstFlowReturn gst_headroom_transform_frame(GstVideoFilter *filter, GstVideoFrame *inf, GstVideoFrame *outf) {
   GstHeadroom *self = GST_HEADROOM(filter);
   if (!self->stream) {
@@ -400,6 +473,26 @@ static GstFlowReturn gst_headroom_transform_frame(GstVideoFilter *filter, GstVid
                       ("%s", hr_status_name(st)));
     return GST_FLOW_ERROR;
   }
+  if (self->bgv && self->comp) {   /* the background video's next frame; at its end, from the start again */
+    hr_frame bf;
+    char err[1024];
+    st = hr_source_read(self->bgv, &bf);
+    if (st == HR_EEOF) {
+      hr_source_destroy(self->bgv); self->bgv = NULL;
+      if ((st = hr_source_open(self->bgv_path, NULL, &self->bgv, err, sizeof err))) {
+        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("headroom: background video: reopening: %s", err), (NULL));
+        return GST_FLOW_ERROR;
+      }
+      self->bgv_loops++;
+      GST_DEBUG_OBJECT(self, "background video %s from the start (loop %" G_GUINT64_FORMAT ")", self->bgv_path, self->bgv_loops);
+      st = hr_source_read(self->bgv, &bf);
+    }
+    if (st || hr_compositor_set_background(self->comp, &bf)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, READ, ("headroom: background video %s: %s", self->bgv_path,
+                        st ? hr_source_last_error(self->bgv) : hr_compositor_last_error(self->comp)), (NULL));
+      return GST_FLOW_ERROR;
+    }
+  }
   hr_composite_result cr, *crp = NULL;
   if (self->comp) {
     hr_composite_out o;
@@ -416,6 +509,7 @@ static GstFlowReturn gst_headroom_transform_frame(GstVideoFilter *filter, GstVid
   } else {
     gst_video_frame_copy(outf, inf);
   }
+  if (self->matte_pool) attach_matte(self, outf->buffer, &r, crp);
   if (self->frames == 0 || r.health.changed || (int)r.health.state != self->last_state || (crp && crp->changed))
     post_health(self, &r, crp);
   self->last_state = (int)r.health.state;
@@ -440,6 +534,8 @@ static void gst_headroom_finalize(GObject *obj) {
   hr_telemetry_close(self->tel);
   hr_model_destroy(self->m);
   g_free(self->image);
+  hr_source_destroy(self->bgv);
+  g_free(self->bgv_path);
   g_free(self->model); g_free(self->profile); g_free(self->backend); g_free(self->composite); g_free(self->background);
   g_free(self->fallback); g_free(self->telemetry); g_free(self->inject);
   G_OBJECT_CLASS(gst_headroom_parent_class)->finalize(obj);
@@ -464,21 +560,27 @@ static void gst_headroom_class_init(GstHeadroomClass *klass) {
       "memory ceiling profile (a14 a15 a16 m1 cgroup none SAFE:KILL in MB); unset = no governor", NULL, rw));
   g_object_class_install_property(oc, PROP_BACKEND, g_param_spec_string("backend", "Backend", "xnnpack, reference or vulkan", DEF_BACKEND, rw));
   g_object_class_install_property(oc, PROP_COMPOSITE, g_param_spec_string("composite", "Composite",
-      "what the output shows: blur, color, image, alpha (the matte itself), none (the input), or a whole spec (blur:RADIUS, color:RRGGBB, image:FILE)",
+      "what the output shows: blur, color, image, video, alpha (the matte itself), none (the input), or a whole spec (blur:RADIUS, color:RRGGBB, image:FILE, video:FILE)",
       DEF_COMPOSITE, rw));
   g_object_class_install_property(oc, PROP_BACKGROUND, g_param_spec_string("background", "Background",
-      "the composite's value: blur radius in pixels (default 24), colour RRGGBB (default 00b140), or an image file (PNG/JPEG)", NULL, rw));
+      "the composite's value: blur radius in pixels (default 24), colour RRGGBB (default 00b140), an image file (PNG/JPEG), or a video file (looped, one frame per output frame)", NULL, rw));
   g_object_class_install_property(oc, PROP_FALLBACK, g_param_spec_string("fallback", "Fallback",
       "what a frame without a trusted matte shows: hold (the last good matte), blur-all, passthrough", DEF_FALLBACK, rw));
   g_object_class_install_property(oc, PROP_THREADS, g_param_spec_int("threads", "Threads", "model threads; 0 = online CPUs", 0, 256, 0, rw));
   g_object_class_install_property(oc, PROP_TELEMETRY, g_param_spec_string("telemetry", "Telemetry",
       "write one JSON line a frame (headroom's telemetry record) to this file", NULL, rw));
+  g_object_class_install_property(oc, PROP_ATTACH_MATTE, g_param_spec_boolean("attach-matte", "Attach the matte",
+      "attach to each output buffer a GstCustomMeta \"" HR_MATTE_META "\" whose structure holds matte (GstBuffer, GRAY8 width x height, "
+      "round(alpha x 255), absent without a matte), width, height, frame, state, reason, confidence, output-ok, shows; "
+      "read it with gst_buffer_get_custom_meta (Python: buf.get_custom_meta(\"" HR_MATTE_META "\").get_structure())", TRUE, rw));
   g_object_class_install_property(oc, PROP_INJECT, g_param_spec_string("inject", "Inject faults (testing)",
       "testing hook: KIND@FRAME[:LEN][,...] with nan-state freeze-input black-input noise-input stuck-output memory-pressure", NULL, rw));
   gst_element_class_set_static_metadata(ec, "headroom person matting", "Filter/Effect/Video",
       "Runs a stateful matting network (RVM, MediaPipe) over the video under a frame budget and a memory ceiling, and composites the "
-      "person over a blurred frame, a colour or an image (or gives the matte). Posts headroom-health element messages at every "
-      "health change and headroom-stats once a second. RGBA output carries the matte as alpha.",
+      "person over a blurred frame, a colour, an image or a looped video (or gives the matte). Posts headroom-health element messages at "
+      "every health change and headroom-stats once a second. Each output buffer carries the matte (GRAY8) and the health verdict as a "
+      "GstCustomMeta \"" HR_MATTE_META "\"; RGBA output also carries the matte as alpha. Late buffers are dropped (QoS, the newest "
+      "frame wins); the reported latency adds budget-ms.",
       "headroom");
   gst_element_class_add_static_pad_template(ec, &sink_template);
   gst_element_class_add_static_pad_template(ec, &src_template);
@@ -495,11 +597,16 @@ static void gst_headroom_init(GstHeadroom *self) {
   self->fallback = g_strdup(DEF_FALLBACK);
   self->backend = g_strdup(DEF_BACKEND);
   self->budget_ms = 16.7;
+  self->attach_matte = TRUE;
   gst_base_transform_set_qos_enabled(GST_BASE_TRANSFORM(self), TRUE);
 }
 
 static gboolean plugin_init(GstPlugin *plugin) {
   GST_DEBUG_CATEGORY_INIT(gst_headroom_debug, "headroom", 0, "headroom matting element");
+  if (!gst_meta_get_info(HR_MATTE_META)) {   /* the matte meta: no tags (kept by copies and in-place transforms) */
+    static const gchar *tags[] = {NULL};
+    gst_meta_register_custom(HR_MATTE_META, tags, NULL, NULL, NULL);
+  }
   return gst_element_register(plugin, "headroom", GST_RANK_NONE, GST_TYPE_HEADROOM);
 }
 

@@ -4,7 +4,7 @@
  * Included by headroom.h.
  *
  * Phases, as everywhere in headroom: hr_compositor_create allocates everything (the background
- * picture for color/image, the blur's low-resolution planes and row tables, the 8-bit matte it
+ * picture for color/image/video, the blur's low-resolution planes and row tables, the 8-bit matte it
  * keeps for `hold`); hr_compositor_apply allocates nothing and copies no whole frame: it reads the
  * input and the matte and writes the output frame, which may be the input frame itself (in place).
  *
@@ -37,6 +37,9 @@ typedef enum hr_composite_mode {
   HR_COMPOSITE_MODE_ALPHA,         /* the matte alone, its 8-bit values unscaled (a255): Y = matte
                                       and chroma 128 whatever the format's range; R = G = B = matte
                                       (BGRA's A 255); with out_rgba the input's colours, A = matte */
+  HR_COMPOSITE_MODE_VIDEO,         /* frames the caller hands over with hr_compositor_set_background
+                                      (e.g. a looped video file), each scaled to cover the frame as
+                                      image is; black until the first */
 } hr_composite_mode;
 
 /* What a frame whose matte is not to be trusted shows (health not HEALTHY / WARMING_UP, no matte
@@ -58,7 +61,7 @@ typedef enum hr_composite_action {
 
 /* "matte", "hold", "blur-all", "passthrough"; "unknown" otherwise. Static strings. */
 HR_API const char *hr_composite_action_name(hr_composite_action a);
-/* "blur", "color", "image", "alpha". Static strings. */
+/* "blur", "color", "image", "alpha", "video". Static strings. */
 HR_API const char *hr_composite_mode_name(hr_composite_mode m);
 
 typedef struct hr_composite_params {
@@ -85,9 +88,11 @@ typedef struct hr_composite_params {
 HR_API void hr_composite_params_default(hr_composite_params *p);
 
 /* Parse a background spec into p->mode (and its value): "blur", "blur:RADIUS", "color:RRGGBB"
- * (or "#RRGGBB"), "image:FILE", "alpha". For image the file is not read here (the core library
- * decodes no images): *image_path points into spec, and the caller decodes it and sets
- * p->image*; otherwise *image_path is NULL. HR_EINVAL with a one-line message in err. */
+ * (or "#RRGGBB"), "image:FILE", "video:FILE", "alpha". For image and video the file is not read
+ * here (the core library decodes no images or video): *image_path points into spec (FILE), and
+ * the caller decodes it: an image into p->image*, a video's frames through
+ * hr_compositor_set_background; otherwise *image_path is NULL. HR_EINVAL with a one-line message
+ * in err. */
 HR_API hr_status hr_composite_parse(const char *spec, hr_composite_params *p, const char **image_path, char *err, size_t err_len);
 /* "hold", "blur-all", "passthrough" into p->fallback. HR_EINVAL with a message otherwise. */
 HR_API hr_status hr_composite_parse_fallback(const char *spec, hr_composite_params *p, char *err, size_t err_len);
@@ -127,6 +132,16 @@ HR_API hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const
 /* The 8-bit matte (width x height, a255) of the last frame that had a good one, or NULL before any:
  * what `hold` shows. Owned by the compositor, changed by the next apply. */
 HR_API const uint8_t *hr_compositor_matte(const hr_compositor *c);
+
+/* The background for the frames that follow (modes image and video): bg, a frame of any colour
+ * format and size (NV12, I420, BGRA, RGB24, ...), scaled to cover the compositor's frame size
+ * (the larger of the two scales, centred, bilinear) and converted into the output's format now;
+ * bg is not read after the call. Call it before hr_compositor_apply whenever the background
+ * changes (e.g. once per output frame with the next frame of a looped video). Allocation: the
+ * first call, and a call with a wider frame than any before, allocates two rows of bg's width;
+ * otherwise none. HR_EINVAL (message in hr_compositor_last_error) for another mode or a frame
+ * hr_frame_validate refuses or without colour. */
+HR_API hr_status hr_compositor_set_background(hr_compositor *c, const hr_frame *bg);
 
 /* Last error message ("" if none). */
 HR_API const char *hr_compositor_last_error(const hr_compositor *c);

@@ -4,9 +4,12 @@
  * apply writes only the output planes and the compositor's own small buffers.
  *
  * The blur is downsample-blur-upsample, per plane, at the plane's resolution: each plane is
- * averaged over s x s blocks (s = radius / 2 for that plane), blurred there with two passes of a
- * box of half-width 1 (about a Gaussian), and read back bilinearly, one output row at a time,
- * while blending. */
+ * averaged over s x s blocks (s = radius / 2 for that plane; every other row of a block when
+ * s >= 4), blurred there with two passes of a box of half-width 1 (about a Gaussian; one 5-tap
+ * pass across), widened to the plane's width by byte shuffles, and mixed vertically one output
+ * row at a time while blending. The blend runs row by row over all planes at once and quantises
+ * the matte row as it goes, so the float matte is read once and its 8-bit rows are still in L1
+ * when used. */
 #if defined(__GNUC__) && !defined(__clang__)
 /* the per-sample loops below are written to be vectorised: -O2 in GCC 12 vectorises only loops of
  * known trip count, so this file asks for the full vectoriser */
@@ -25,7 +28,7 @@
  * (GCC's target_clones through an ifunc); 16-bit lanes throughout: every intermediate of a blend
  * (s x a + bg x (256 - a) + 128 <= 65408) fits. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define CP_CLONES __attribute__((target_clones("avx2", "default")))
+#define CP_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define CP_CLONES
 #endif
@@ -45,6 +48,13 @@ typedef struct cp_plane {
   int32_t *vy0;                /* h: upper low-resolution row of each output row */
   uint16_t *vwy;               /* h: weight of the lower row, 0..256 */
   uint8_t *bgrow;              /* w x C: one output row of the blurred background */
+  /* the widening by 16-sample chunks (byte shuffles): chunk k reads 16 bytes of a low-resolution
+   * row at wofs[k] and picks its left / right neighbours by wm0 / wm1, mixed by wwt (NULL: the
+   * per-sample tables above, when a chunk would span more than 16 bytes) */
+  int nchunk;
+  int32_t *wofs;
+  uint8_t *wm0, *wm1;          /* nchunk x 16 */
+  uint16_t *wwt;               /* nchunk x 16 */
   /* colour / image background in the plane's own format, w x h x C (NULL for blur / alpha) */
   uint8_t *bg;
 } cp_plane;
@@ -57,7 +67,16 @@ struct hr_compositor {
   uint8_t *matte;              /* w x h a255: the last good matte */
   bool have_matte;
   int16_t *arow;               /* w x 4: a256 of one row, one per sample */
-  int16_t *calpha;             /* I420: the chroma planes' a256 (w/2 x h/2), made once a frame for U and V */
+  uint8_t *zrow;               /* w zeros: the matte of a frame without one (blur-all) */
+  /* the background scaler (image / video): output column x reads source columns sx0[x] and the
+   * next, weight sfx[x]; output rows orow[0..1] (w x 3 floats, a 4:2:0 pair); source rows as
+   * R G B floats by parity (srow[y & 1] holds row srow_y[..]), srow_cap floats each */
+  int ssw, ssh;
+  double ssc, sox, soy;
+  int32_t *sx0;
+  float *sfx, *orow[2], *srow[2];
+  int srow_y[2];
+  size_t srow_cap;
   hr_composite_action prev;
   int prev_state;              /* health state of the previous frame shown by a fallback, -1 none */
   char reason[HR_HEALTH_REASON_LEN + 64];
@@ -80,6 +99,7 @@ const char *hr_composite_mode_name(hr_composite_mode m) {
     case HR_COMPOSITE_MODE_COLOR: return "color";
     case HR_COMPOSITE_MODE_IMAGE: return "image";
     case HR_COMPOSITE_MODE_ALPHA: return "alpha";
+    case HR_COMPOSITE_MODE_VIDEO: return "video";
   }
   return "unknown";
 }
@@ -112,13 +132,13 @@ hr_status hr_composite_parse(const char *spec, hr_composite_params *p, const cha
     p->mode = HR_COMPOSITE_MODE_COLOR; p->color = (uint32_t)strtoul(h, NULL, 16);
     return HR_OK;
   }
-  if (!strncmp(spec, "image:", 6) && spec[6]) {
-    p->mode = HR_COMPOSITE_MODE_IMAGE;
+  if ((!strncmp(spec, "image:", 6) || !strncmp(spec, "video:", 6)) && spec[6]) {
+    p->mode = spec[0] == 'i' ? HR_COMPOSITE_MODE_IMAGE : HR_COMPOSITE_MODE_VIDEO;
     if (image_path) *image_path = spec + 6;
     return HR_OK;
   }
 bad:
-  if (err && err_len) snprintf(err, err_len, "background '%s': want blur, blur:RADIUS (1..512), color:RRGGBB, image:FILE or alpha", spec);
+  if (err && err_len) snprintf(err, err_len, "background '%s': want blur, blur:RADIUS (1..512), color:RRGGBB, image:FILE, video:FILE or alpha", spec);
   return HR_EINVAL;
 }
 
@@ -138,6 +158,7 @@ hr_status hr_composite_parse_fallback(const char *spec, hr_composite_params *p, 
 static void cp_free_plane(cp_plane *q) {
   free(q->lof); free(q->tmpf); free(q->vsum); free(q->lo); free(q->vacc); free(q->hup);
   free(q->ux0); free(q->uwx); free(q->vy0); free(q->vwy); free(q->bgrow); free(q->bg);
+  free(q->wofs); free(q->wm0); free(q->wm1); free(q->wwt);
   memset(q, 0, sizeof *q);
 }
 
@@ -146,7 +167,8 @@ void hr_compositor_destroy(hr_compositor *c) {
   for (int i = 0; i < CP_MAX_PLANES; i++) cp_free_plane(&c->pl[i]);
   free(c->matte);
   free(c->arow);
-  free(c->calpha);
+  free(c->zrow);
+  free(c->sx0); free(c->sfx); free(c->orow[0]); free(c->orow[1]); free(c->srow[0]); free(c->srow[1]);
   free(c);
 }
 
@@ -175,9 +197,9 @@ static int cp_plane_blur_alloc(cp_plane *q, int radius) {
   q->lof = malloc(ln * sizeof(float));
   q->tmpf = malloc(ln * sizeof(float));
   q->vsum = malloc((size_t)q->lw * q->C * sizeof(float));
-  q->lo = malloc(ln);
+  q->lo = malloc(ln + 32);      /* + 32: a chunk's 16-byte read past the last row's end */
   q->vacc = malloc((size_t)q->w * q->C * sizeof(uint16_t));
-  q->hup = malloc((size_t)q->lh * q->w * q->C);
+  q->hup = malloc((size_t)q->lh * q->w * q->C + 32);   /* + 32: the last chunk's 16-byte store */
   q->ux0 = malloc((size_t)q->w * sizeof(int32_t));
   q->uwx = malloc((size_t)q->w * sizeof(uint16_t));
   q->vy0 = malloc((size_t)q->h * sizeof(int32_t));
@@ -186,6 +208,29 @@ static int cp_plane_blur_alloc(cp_plane *q, int radius) {
   if (!q->lof || !q->tmpf || !q->vsum || !q->lo || !q->vacc || !q->hup || !q->ux0 || !q->uwx || !q->vy0 || !q->vwy || !q->bgrow) return -1;
   cp_uptable(q->w, q->s, q->lw, q->ux0, q->uwx);
   cp_uptable(q->h, q->s, q->lh, q->vy0, q->vwy);
+  /* the chunk tables: every chunk's neighbours within 16 bytes of its first one, or none at all */
+  int n = q->w * q->C, C = q->C, last = q->lw - 1;
+  q->nchunk = (n + 15) / 16;
+  q->wofs = malloc((size_t)q->nchunk * sizeof(int32_t));
+  q->wm0 = malloc((size_t)q->nchunk * 16);
+  q->wm1 = malloc((size_t)q->nchunk * 16);
+  q->wwt = malloc((size_t)q->nchunk * 16 * sizeof(uint16_t));
+  if (!q->wofs || !q->wm0 || !q->wm1 || !q->wwt) return -1;
+  bool fits = true;
+  for (int k = 0; k < q->nchunk && fits; k++) {
+    int i = 16 * k, x = i / C, base = q->ux0[x] * C;
+    q->wofs[k] = base;
+    for (int t = 0; t < 16; t++) {
+      int j = i + t < n ? i + t : n - 1, xx = j / C, ch = j % C;
+      int i0 = q->ux0[xx], i1 = i0 < last ? i0 + 1 : last;
+      int b0 = i0 * C + ch - base, b1 = i1 * C + ch - base;
+      if (b0 < 0 || b1 > 15) { fits = false; break; }
+      q->wm0[16 * k + t] = (uint8_t)b0; q->wm1[16 * k + t] = (uint8_t)b1;
+      q->wwt[16 * k + t] = q->uwx[xx];
+      if (C == 4 && ch == 3) { q->wm0[16 * k + t] = q->wm1[16 * k + t] = (uint8_t)b0; }
+    }
+  }
+  if (!fits) { free(q->wofs); free(q->wm0); free(q->wm1); free(q->wwt); q->wofs = NULL; q->wm0 = q->wm1 = NULL; q->wwt = NULL; }
   return 0;
 }
 
@@ -200,72 +245,114 @@ static void cp_rgb_to_yuv(double r, double g, double b, bool video, double *y, d
   *y = Y; *u = 128 + U; *v = 128 + V;
 }
 
-/* The colour / image background as R G B floats at frame resolution (w x h x 3). */
-static int cp_background_rgb(hr_compositor *c, float *rgb) {
-  const hr_composite_params *p = &c->p;
-  int w = p->width, h = p->height;
-  if (p->mode == HR_COMPOSITE_MODE_COLOR) {
-    float r = (float)((p->color >> 16) & 255), g = (float)((p->color >> 8) & 255), b = (float)(p->color & 255);
-    for (size_t i = 0; i < (size_t)w * h; i++) { rgb[3 * i] = r; rgb[3 * i + 1] = g; rgb[3 * i + 2] = b; }
-    return 0;
-  }
-  /* image: scaled to cover the frame (the larger of the two scales), centred, bilinear */
-  int iw = p->image_width, ih = p->image_height;
-  double sc = fmax((double)w / iw, (double)h / ih);
-  double ox = (iw - w / sc) / 2, oy = (ih - h / sc) / 2;
-  for (int y = 0; y < h; y++) {
-    double v = oy + (y + 0.5) / sc - 0.5;
-    if (v < 0) v = 0;
-    if (v > ih - 1) v = ih - 1;
-    int y0 = (int)v, y1 = y0 + 1 < ih ? y0 + 1 : y0;
-    double fy = v - y0;
-    const uint8_t *r0 = p->image + (ptrdiff_t)y0 * p->image_stride, *r1 = p->image + (ptrdiff_t)y1 * p->image_stride;
-    for (int x = 0; x < w; x++) {
-      double u = ox + (x + 0.5) / sc - 0.5;
-      if (u < 0) u = 0;
-      if (u > iw - 1) u = iw - 1;
-      int x0 = (int)u, x1 = x0 + 1 < iw ? x0 + 1 : x0;
-      double fx = u - x0;
-      for (int k = 0; k < 3; k++) {
-        double a = r0[3 * x0 + k] * (1 - fx) + r0[3 * x1 + k] * fx;
-        double b = r1[3 * x0 + k] * (1 - fx) + r1[3 * x1 + k] * fx;
-        rgb[((size_t)y * w + x) * 3 + k] = (float)(a * (1 - fy) + b * fy);
-      }
-    }
-  }
-  return 0;
-}
-
-/* Convert the R G B background into the planes' own format. */
-static void cp_background_planes(hr_compositor *c, const float *rgb) {
-  int w = c->p.width, h = c->p.height;
+/* Background rows (R G B floats 0..255, w x 3) into the planes' own format: row y (RGB / BGRA),
+ * or rows y and y + 1 and chroma row y / 2 (4:2:0, y even; r1 is row y + 1). */
+static void cp_bg_store(hr_compositor *c, int y, const float *r0, const float *r1) {
+  int w = c->p.width;
   if (!c->yuv) {
     cp_plane *q = &c->pl[0];
     bool bgra = c->p.format == HR_PIX_BGRA;
-    for (size_t i = 0; i < (size_t)w * h; i++) {
-      const float *s = rgb + 3 * i;
-      uint8_t *d = q->bg + i * q->C;
+    uint8_t *d = q->bg + (size_t)y * w * q->C;
+    for (int x = 0; x < w; x++, d += q->C) {
+      const float *s = r0 + 3 * x;
       if (bgra) { d[0] = cp_u8(s[2]); d[1] = cp_u8(s[1]); d[2] = cp_u8(s[0]); d[3] = 255; }
       else { d[0] = cp_u8(s[0]); d[1] = cp_u8(s[1]); d[2] = cp_u8(s[2]); }
     }
     return;
   }
   double Y, U, V;
-  for (size_t i = 0; i < (size_t)w * h; i++) {
-    cp_rgb_to_yuv(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], c->video_range, &Y, &U, &V);
-    c->pl[0].bg[i] = cp_u8(Y);
+  for (int k = 0; k < 2; k++) {
+    const float *r = k ? r1 : r0;
+    uint8_t *d = c->pl[0].bg + (size_t)(y + k) * w;
+    for (int x = 0; x < w; x++) { cp_rgb_to_yuv(r[3 * x], r[3 * x + 1], r[3 * x + 2], c->video_range, &Y, &U, &V); d[x] = cp_u8(Y); }
   }
-  for (int y = 0; y < h / 2; y++)
-    for (int x = 0; x < w / 2; x++) {
-      double m[3] = {0, 0, 0};
-      for (int dy = 0; dy < 2; dy++)
-        for (int dx = 0; dx < 2; dx++)
-          for (int k = 0; k < 3; k++) m[k] += rgb[((size_t)(2 * y + dy) * w + 2 * x + dx) * 3 + k] / 4;
-      cp_rgb_to_yuv(m[0], m[1], m[2], c->video_range, &Y, &U, &V);
-      size_t i = (size_t)y * (w / 2) + x;
-      if (c->n_planes == 2) { c->pl[1].bg[2 * i] = cp_u8(U); c->pl[1].bg[2 * i + 1] = cp_u8(V); }
-      else { c->pl[1].bg[i] = cp_u8(U); c->pl[2].bg[i] = cp_u8(V); }
+  size_t o = (size_t)(y / 2) * (w / 2);
+  for (int x = 0; x < w / 2; x++) {
+    double m[3];
+    for (int k = 0; k < 3; k++) m[k] = ((double)r0[6 * x + k] + r0[6 * x + 3 + k] + r1[6 * x + k] + r1[6 * x + 3 + k]) / 4;
+    cp_rgb_to_yuv(m[0], m[1], m[2], c->video_range, &Y, &U, &V);
+    if (c->n_planes == 2) { c->pl[1].bg[2 * (o + x)] = cp_u8(U); c->pl[1].bg[2 * (o + x) + 1] = cp_u8(V); }
+    else { c->pl[1].bg[o + x] = cp_u8(U); c->pl[2].bg[o + x] = cp_u8(V); }
+  }
+}
+
+/* The colour background (mode color; video before its first frame: black). */
+static void cp_bg_color(hr_compositor *c, uint32_t color) {
+  float *r = c->orow[0];
+  for (int x = 0; x < c->p.width; x++) { r[3 * x] = (float)((color >> 16) & 255); r[3 * x + 1] = (float)((color >> 8) & 255); r[3 * x + 2] = (float)(color & 255); }
+  for (int y = 0; y < c->p.height; y += c->yuv ? 2 : 1) cp_bg_store(c, y, r, r);
+}
+
+/* Source row y as R G B floats 0..1, converted once while it stays in its parity's slot. */
+static const float *cp_src_row(hr_compositor *c, const hr_frame *f, int y) {
+  int k = y & 1;
+  if (c->srow_y[k] != y) { hr_frame_row_rgbf(f, y, c->srow[k]); c->srow_y[k] = y; }
+  return c->srow[k];
+}
+
+/* Output row y of the scaled background (cover, centred, bilinear), 0..255. */
+static void cp_scale_row(hr_compositor *c, const hr_frame *f, int y, float *out) {
+  int sh = f->height, sw = f->width;
+  double v = c->soy + (y + 0.5) / c->ssc - 0.5;
+  if (v < 0) v = 0;
+  if (v > sh - 1) v = sh - 1;
+  int y0 = (int)v, y1 = y0 + 1 < sh ? y0 + 1 : y0;
+  float fy = (float)(v - y0);
+  const float *a = cp_src_row(c, f, y0), *b = cp_src_row(c, f, y1);
+  for (int x = 0; x < c->p.width; x++) {
+    int x0 = c->sx0[x], x1 = x0 + 1 < sw ? x0 + 1 : x0;
+    float fx = c->sfx[x];
+    for (int k = 0; k < 3; k++) {
+      float t = a[3 * x0 + k] + (a[3 * x1 + k] - a[3 * x0 + k]) * fx;
+      float u = b[3 * x0 + k] + (b[3 * x1 + k] - b[3 * x0 + k]) * fx;
+      out[3 * x + k] = (t + (u - t) * fy) * 255.f;
     }
+  }
+}
+
+static hr_status cp_set_bg(hr_compositor *c, const hr_frame *f) {
+  char why[160];
+  if (hr_frame_validate(f, why, sizeof why) != HR_OK) { snprintf(c->err, sizeof c->err, "compositor: background frame: %s", why); return HR_EINVAL; }
+  switch (f->fmt) {
+    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO: case HR_PIX_BGRA: case HR_PIX_RGB24: case HR_PIX_RGBF32: break;
+    default: snprintf(c->err, sizeof c->err, "compositor: background frame of %s: no colour", hr_pixfmt_name(f->fmt)); return HR_EINVAL;
+  }
+  int w = c->p.width, h = c->p.height, sw = f->width, sh = f->height;
+  if ((size_t)sw * 3 > c->srow_cap) {
+    free(c->srow[0]); free(c->srow[1]);
+    c->srow[0] = malloc((size_t)sw * 3 * sizeof(float));
+    c->srow[1] = malloc((size_t)sw * 3 * sizeof(float));
+    c->srow_cap = c->srow[0] && c->srow[1] ? (size_t)sw * 3 : 0;
+    if (!c->srow_cap) { snprintf(c->err, sizeof c->err, "compositor: out of memory"); return HR_ENOMEM; }
+  }
+  if (sw != c->ssw || sh != c->ssh) {
+    c->ssc = fmax((double)w / sw, (double)h / sh);
+    c->sox = (sw - w / c->ssc) / 2; c->soy = (sh - h / c->ssc) / 2;
+    for (int x = 0; x < w; x++) {
+      double u = c->sox + (x + 0.5) / c->ssc - 0.5;
+      if (u < 0) u = 0;
+      if (u > sw - 1) u = sw - 1;
+      c->sx0[x] = (int32_t)u; c->sfx[x] = (float)(u - (int)u);
+    }
+    c->ssw = sw; c->ssh = sh;
+  }
+  c->srow_y[0] = c->srow_y[1] = -1;
+  int step = c->yuv ? 2 : 1;
+  for (int y = 0; y < h; y += step) {
+    for (int k = 0; k < step; k++) cp_scale_row(c, f, y + k, c->orow[k]);
+    cp_bg_store(c, y, c->orow[0], c->orow[step - 1]);
+  }
+  return HR_OK;
+}
+
+hr_status hr_compositor_set_background(hr_compositor *c, const hr_frame *bg) {
+  if (!c) return HR_EINVAL;
+  if (c->p.mode != HR_COMPOSITE_MODE_IMAGE && c->p.mode != HR_COMPOSITE_MODE_VIDEO) {
+    snprintf(c->err, sizeof c->err, "compositor: mode %s takes no background frame (image or video do)", hr_composite_mode_name(c->p.mode));
+    return HR_EINVAL;
+  }
+  if (!bg) { snprintf(c->err, sizeof c->err, "compositor: no background frame"); return HR_EINVAL; }
+  return cp_set_bg(c, bg);
 }
 
 hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out, char *err, size_t err_len) {
@@ -275,7 +362,6 @@ hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out
 #define CP_FAIL(st, ...) do { if (err && err_len) snprintf(err, err_len, __VA_ARGS__); status = st; goto fail; } while (0)
   hr_status status = HR_ENOMEM;
   hr_compositor *c = NULL;
-  float *rgb = NULL;
   if (!p) { if (err && err_len) snprintf(err, err_len, "compositor: no params"); return HR_EINVAL; }
   c = calloc(1, sizeof *c);
   if (!c) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
@@ -292,29 +378,39 @@ hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out
   if (c->yuv && ((w | h) & 1)) CP_FAIL(HR_EINVAL, "compositor: %s needs an even size, not %dx%d", hr_pixfmt_name(p->format), w, h);
   if (p->out_rgba && c->yuv) CP_FAIL(HR_ENOTSUP, "compositor: RGBA output needs a BGRA or RGB24 input, not %s", hr_pixfmt_name(p->format));
   if (p->blur_radius < 1 || p->blur_radius > 512) CP_FAIL(HR_EINVAL, "compositor: blur radius %d outside 1..512", p->blur_radius);
-  if ((unsigned)p->mode > HR_COMPOSITE_MODE_ALPHA) CP_FAIL(HR_EINVAL, "compositor: unknown mode %d", (int)p->mode);
+  if ((unsigned)p->mode > HR_COMPOSITE_MODE_VIDEO) CP_FAIL(HR_EINVAL, "compositor: unknown mode %d", (int)p->mode);
   if ((unsigned)p->fallback > HR_COMPOSITE_FALLBACK_PASSTHROUGH) CP_FAIL(HR_EINVAL, "compositor: unknown fallback %d", (int)p->fallback);
   if (p->mode == HR_COMPOSITE_MODE_IMAGE &&
       (!p->image || p->image_width <= 0 || p->image_height <= 0 || p->image_stride < (ptrdiff_t)p->image_width * 3))
     CP_FAIL(HR_EINVAL, "compositor: image mode without a valid R G B picture");
+  bool has_bg = p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE || p->mode == HR_COMPOSITE_MODE_VIDEO;
   for (int i = 0; i < c->n_planes; i++) {
     cp_plane *q = &c->pl[i];
     q->sub = i ? 2 : 1;
     q->w = w / q->sub; q->h = h / q->sub;
     q->C = c->n_planes == 2 && i == 1 ? 2 : !c->yuv ? (p->format == HR_PIX_BGRA ? 4 : 3) : 1;
     if (cp_plane_blur_alloc(q, p->blur_radius)) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
-    if (p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE)
-      if (!(q->bg = malloc((size_t)q->w * q->h * q->C))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+    if (has_bg && !(q->bg = malloc((size_t)q->w * q->h * q->C))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
   }
   c->matte = malloc((size_t)w * h);
   c->arow = malloc((size_t)w * 4 * sizeof(int16_t));
-  if (c->n_planes == 3 && !(c->calpha = malloc((size_t)(w / 2) * (h / 2) * sizeof(int16_t)))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
-  if (!c->matte || !c->arow) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
-  if (p->mode == HR_COMPOSITE_MODE_COLOR || p->mode == HR_COMPOSITE_MODE_IMAGE) {
-    if (!(rgb = malloc((size_t)w * h * 3 * sizeof(float)))) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
-    cp_background_rgb(c, rgb);
-    cp_background_planes(c, rgb);
-    free(rgb);
+  c->zrow = calloc((size_t)w, 1);
+  if (!c->matte || !c->arow || !c->zrow) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+  if (has_bg) {
+    c->sx0 = malloc((size_t)w * sizeof(int32_t));
+    c->sfx = malloc((size_t)w * sizeof(float));
+    c->orow[0] = malloc((size_t)w * 3 * sizeof(float));
+    c->orow[1] = malloc((size_t)w * 3 * sizeof(float));
+    if (!c->sx0 || !c->sfx || !c->orow[0] || !c->orow[1]) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+    if (p->mode == HR_COMPOSITE_MODE_IMAGE) {   /* the picture as an R G B frame, scaled like a video's */
+      hr_frame f;
+      memset(&f, 0, sizeof f);
+      f.fmt = HR_PIX_RGB24; f.width = p->image_width; f.height = p->image_height;
+      f.planes[0] = p->image; f.strides[0] = p->image_stride;
+      if ((status = cp_set_bg(c, &f)) != HR_OK) CP_FAIL(status, "%s", c->err);
+    } else {
+      cp_bg_color(c, p->mode == HR_COMPOSITE_MODE_COLOR ? p->color : 0);
+    }
   }
   c->p.image = NULL;
   c->prev = HR_COMPOSITE_ACTION_MATTE;
@@ -322,7 +418,6 @@ hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out
   *out = c;
   return HR_OK;
 fail:
-  free(rgb);
   hr_compositor_destroy(c);
   return status;
 #undef CP_FAIL
@@ -342,17 +437,21 @@ CP_CLONES static void cp_acc_add(uint16_t *restrict acc, const uint8_t *restrict
 static inline __attribute__((always_inline)) void cp_down(cp_plane *q, const uint8_t *src, ptrdiff_t stride, const int C) {
   int s = q->s, lw = q->lw, n = q->w * C;
   uint16_t *acc = q->vacc;
+  /* blocks of 4 rows and more are averaged over every other row: half the frame is read, and the
+   * blur that follows leaves no trace of it */
+  int ys = s >= 4 ? 2 : 1;
   for (int j = 0; j < q->lh; j++) {
     int y0 = j * s, y1 = y0 + s < q->h ? y0 + s : q->h;
     cp_acc_first(acc, src + (ptrdiff_t)y0 * stride, n);
-    for (int y = y0 + 1; y < y1; y++) cp_acc_add(acc, src + (ptrdiff_t)y * stride, n);
+    for (int y = y0 + ys; y < y1; y += ys) cp_acc_add(acc, src + (ptrdiff_t)y * stride, n);
+    int rows = (y1 - y0 + ys - 1) / ys;
     float *d = q->lof + (size_t)j * lw * C;
     for (int i = 0; i < lw; i++) {
       int x0 = i * s, xe = x0 + s < q->w ? x0 + s : q->w;
       uint32_t a[4] = {0, 0, 0, 0};
       for (int x = x0; x < xe; x++)
         for (int k = 0; k < C; k++) a[k] += acc[x * C + k];
-      float inv = 1.f / (float)((y1 - y0) * (xe - x0));
+      float inv = 1.f / (float)(rows * (xe - x0));
       for (int k = 0; k < C; k++) d[i * C + k] = (float)a[k] * inv;
     }
   }
@@ -381,6 +480,55 @@ static inline __attribute__((always_inline)) void cp_widen(uint8_t *restrict d, 
   }
 }
 
+/* The same by 16-sample chunks: two byte shuffles and a 16-bit mix a chunk (pshufb where the
+ * clone has SSSE3). Writes up to 15 bytes past the row (the buffer has room; the next row
+ * overwrites them). */
+typedef uint8_t cp_v16u8 __attribute__((vector_size(16)));
+typedef uint16_t cp_v16u16 __attribute__((vector_size(32)));
+CP_CLONES static void cp_widen_chunks(uint8_t *restrict d, const uint8_t *restrict v, const int32_t *restrict ofs, const uint8_t *restrict m0,
+                                      const uint8_t *restrict m1, const uint16_t *restrict wt, int nchunk, bool bgra) {
+  cp_v16u8 opaque = {0};
+  if (bgra)
+    for (int t = 3; t < 16; t += 4) opaque[t] = 255;
+  for (int k = 0; k < nchunk; k++) {
+    cp_v16u8 src, i0, i1;
+    cp_v16u16 w1;
+    memcpy(&src, v + ofs[k], 16);
+    memcpy(&i0, m0 + 16 * k, 16);
+    memcpy(&i1, m1 + 16 * k, 16);
+    memcpy(&w1, wt + 16 * k, 32);
+    cp_v16u16 a = __builtin_convertvector(__builtin_shuffle(src, i0), cp_v16u16);
+    cp_v16u16 b = __builtin_convertvector(__builtin_shuffle(src, i1), cp_v16u16);
+    cp_v16u16 r = (a * (256 - w1) + b * w1 + 128) >> 8;
+    cp_v16u8 o = __builtin_convertvector(r, cp_v16u8) | opaque;
+    memcpy(d + 16 * k, &o, 16);
+  }
+}
+
+/* Two box passes of half-width 1 along a row of n samples C apart, at once: the 5-tap
+ * [1 2 3 2 1] / 9, edges clamped. */
+CP_CLONES static void cp_box5_row(const float *restrict s, float *restrict d, int lw, int C) {
+  int n = lw * C;
+  const float k9 = 1.f / 9.f;
+  for (int i = 2 * C; i < n - 2 * C; i++) d[i] = (s[i - 2 * C] + 2.f * s[i - C] + 3.f * s[i] + 2.f * s[i + C] + s[i + 2 * C]) * k9;
+  for (int x = 0; x < lw; x++) {
+    if (x >= 2 && x < lw - 2) { x = lw - 3; continue; }
+    for (int k = 0; k < C; k++) {
+      float acc = 0;
+      static const float tap[5] = {1, 2, 3, 2, 1};
+      for (int t = -2; t <= 2; t++) {
+        int xx = x + t < 0 ? 0 : x + t >= lw ? lw - 1 : x + t;
+        acc += tap[t + 2] * s[xx * C + k];
+      }
+      d[x * C + k] = acc * k9;
+    }
+  }
+}
+
+CP_CLONES static void cp_to_u8(uint8_t *restrict d, const float *restrict s, size_t n) {
+  for (size_t i = 0; i < n; i++) d[i] = (uint8_t)(int)(s[i] + 0.5f);
+}
+
 /* One vertical box pass of half-width r over lh rows of n floats (edges clamped), row by row: a
  * running sum of whole rows (vectorised) instead of a walk down each column. */
 CP_CLONES static void cp_box_rows(const float *restrict src, float *restrict dst, float *restrict sum, int n, int lh, int r) {
@@ -400,18 +548,26 @@ CP_CLONES static void cp_box_rows(const float *restrict src, float *restrict dst
 
 static void cp_blur_low(cp_plane *q) {
   int lw = q->lw, lh = q->lh, C = q->C;
-  for (int pass = 0; pass < 2; pass++) {
-    for (int j = 0; j < lh; j++)
-      for (int k = 0; k < C; k++) cp_box(q->lof + (size_t)j * lw * C + k, q->tmpf + (size_t)j * lw * C + k, lw, C, q->rl);
-    cp_box_rows(q->tmpf, q->lof, q->vsum, lw * C, lh, q->rl);
+  if (q->rl == 1 && lw >= 5) {   /* the usual case: both horizontal passes as one 5-tap */
+    for (int j = 0; j < lh; j++) cp_box5_row(q->lof + (size_t)j * lw * C, q->tmpf + (size_t)j * lw * C, lw, C);
+    cp_box_rows(q->tmpf, q->lof, q->vsum, lw * C, lh, 1);
+    memcpy(q->tmpf, q->lof, (size_t)lw * lh * C * sizeof(float));
+    cp_box_rows(q->tmpf, q->lof, q->vsum, lw * C, lh, 1);
+  } else {
+    for (int pass = 0; pass < 2; pass++) {
+      for (int j = 0; j < lh; j++)
+        for (int k = 0; k < C; k++) cp_box(q->lof + (size_t)j * lw * C + k, q->tmpf + (size_t)j * lw * C + k, lw, C, q->rl);
+      cp_box_rows(q->tmpf, q->lof, q->vsum, lw * C, lh, q->rl);
+    }
   }
   size_t n = (size_t)lw * lh * C;
-  for (size_t i = 0; i < n; i++) q->lo[i] = (uint8_t)(q->lof[i] + 0.5f);
+  cp_to_u8(q->lo, q->lof, n);
   /* each blurred row widened to the plane's width (bilinear across): output rows then only mix
    * two of these (vectorised) */
   for (int j = 0; j < lh; j++) {
     const uint8_t *v = q->lo + (size_t)j * lw * C;
     uint8_t *d = q->hup + (size_t)j * q->w * C;
+    if (q->wofs) { cp_widen_chunks(d, v, q->wofs, q->wm0, q->wm1, q->wwt, q->nchunk, C == 4); continue; }
     switch (C) {
       case 1: cp_widen(d, v, q->ux0, q->uwx, q->w, lw - 1, 1); break;
       case 2: cp_widen(d, v, q->ux0, q->uwx, q->w, lw - 1, 2); break;
@@ -454,6 +610,23 @@ CP_CLONES static void cp_blend_lerp(uint8_t *restrict d, const uint8_t *s, const
   }
 }
 
+/* The same two with the 8-bit matte (a255) itself, one a sample (Y planes): a256 made in the loop. */
+CP_CLONES static void cp_blend8(uint8_t *restrict d, const uint8_t *s, const uint8_t *restrict bg, const uint8_t *restrict a, int n) {
+  for (int i = 0; i < n; i++) {
+    uint16_t al = (uint16_t)(a[i] + (a[i] >> 7));
+    d[i] = (uint8_t)((uint16_t)(s[i] * al + bg[i] * (uint16_t)(256 - al) + 128) >> 8);
+  }
+}
+CP_CLONES static void cp_blend_lerp8(uint8_t *restrict d, const uint8_t *s, const uint8_t *restrict A, const uint8_t *restrict B, unsigned wy,
+                                     const uint8_t *restrict a, int n) {
+  uint16_t w1 = (uint16_t)wy, w0 = (uint16_t)(256 - wy);
+  for (int i = 0; i < n; i++) {
+    uint16_t b = (uint16_t)((uint16_t)(A[i] * w0 + B[i] * w1 + 128) >> 8);
+    uint16_t al = (uint16_t)(a[i] + (a[i] >> 7));
+    d[i] = (uint8_t)((uint16_t)(s[i] * al + b * (uint16_t)(256 - al) + 128) >> 8);
+  }
+}
+
 /* Row y of a blurred plane (for the RGBA output). */
 static void cp_uprow(cp_plane *q, int y) {
   int n = q->w * q->C;
@@ -478,11 +651,15 @@ static void cp_blend_rgba(uint8_t *d, const uint8_t *s, const uint8_t *bg, const
 
 /* ---- apply ---------------------------------------------------------------------------------- */
 
+/* a255 = round(alpha x 255), ties to even as lrintf (the CLI's alpha PNGs): 1.5 x 2^23 added and
+ * taken away rounds a float in 0..2^22 to an integer in the current (nearest-even) mode, and
+ * vectorises on every clone. */
 CP_CLONES static void cp_quantise(uint8_t *restrict m, const float *restrict alpha, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    float v = alpha[i] * 255.f + 0.5f;
+    float v = alpha[i] * 255.f;
     v = v > 0.f ? v : 0.f;         /* NaN -> 0 */
     v = v < 255.f ? v : 255.f;
+    v = (v + 12582912.f) - 12582912.f;
     m[i] = (uint8_t)(int)v;
   }
 }
@@ -572,8 +749,11 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
   bool good = alpha && (!health || ((health->state == HR_HEALTH_HEALTHY || health->state == HR_HEALTH_WARMING_UP) && health->output_ok));
   hr_composite_action act = HR_COMPOSITE_ACTION_MATTE;
   c->reason[0] = 0;
+  /* the blending paths quantise the matte row by row as they go (the float row is read once, its
+   * 8-bit row is still in L1 when blended); the others all at once here */
+  bool blend_path = good && !(c->p.mode == HR_COMPOSITE_MODE_ALPHA);
   if (good) {
-    cp_quantise(c->matte, alpha, (size_t)w * h);
+    if (!blend_path) cp_quantise(c->matte, alpha, (size_t)w * h);
     c->have_matte = true;
   } else {
     if (!alpha) snprintf(c->reason, sizeof c->reason, "no matte (suspended)");
@@ -641,6 +821,7 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
    * written: in place is safe), or the colour / image planes made at create */
   if (blur_bg)
     for (int i = 0; i < c->n_planes; i++) cp_blur_plane(&c->pl[i], in->planes[i], in->strides[i]);
+  const float *qa = blend_path ? alpha : NULL;   /* rows still to quantise (this frame's matte) */
   if (c->p.out_rgba) {
     static const int map_bgra[3] = {2, 1, 0}, map_rgb[3] = {0, 1, 2};
     cp_plane *q = &c->pl[0];
@@ -648,28 +829,53 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
       const uint8_t *s = (const uint8_t *)in->planes[0] + (ptrdiff_t)y * in->strides[0];
       uint8_t *d = out->planes[0] + (ptrdiff_t)y * out->strides[0];
       const uint8_t *bg;
+      if (qa) cp_quantise(c->matte + (size_t)y * w, qa + (size_t)y * w, (size_t)w);
       if (blur_bg) { cp_uprow(q, y); bg = q->bgrow; } else bg = q->bg + (size_t)y * w * q->C;
       cp_alpha_row1(c, y, a255, c->arow);
       cp_blend_rgba(d, s, bg, c->arow, a255 ? a255 + (size_t)y * w : NULL, w, q->C, q->C == 4 ? map_bgra : map_rgb);
     }
     return HR_OK;
   }
-  if (c->n_planes == 3)   /* I420: U and V share one chroma matte */
-    for (int y = 0; y < h / 2; y++) cp_alpha_row(c, &c->pl[1], y, a255, c->calpha + (size_t)y * (w / 2));
-  for (int i = 0; i < c->n_planes; i++) {
-    cp_plane *q = &c->pl[i];
-    for (int y = 0; y < q->h; y++) {
-      const uint8_t *s = (const uint8_t *)in->planes[i] + (ptrdiff_t)y * in->strides[i];
-      uint8_t *d = out->planes[i] + (ptrdiff_t)y * out->strides[i];
-      int n = q->w * q->C;
-      const int16_t *arow = c->arow;
-      if (c->n_planes == 3 && i > 0) arow = c->calpha + (size_t)y * q->w;
-      else cp_alpha_row(c, q, y, a255, c->arow);
+  /* row by row, all planes together: full-resolution row y, then (4:2:0, y odd) chroma row y / 2
+   * from the matte rows y - 1 and y, which are still in L1 */
+  cp_plane *q0 = &c->pl[0];
+  const uint8_t *zrow = c->zrow;
+  for (int y = 0; y < h; y++) {
+    if (qa) cp_quantise(c->matte + (size_t)y * w, qa + (size_t)y * w, (size_t)w);
+    const uint8_t *s = (const uint8_t *)in->planes[0] + (ptrdiff_t)y * in->strides[0];
+    uint8_t *d = out->planes[0] + (ptrdiff_t)y * out->strides[0];
+    int n = q0->w * q0->C;
+    if (c->yuv) {   /* Y: one matte sample a sample, widened in the blend itself */
+      const uint8_t *am = a255 ? a255 + (size_t)y * w : zrow;
       if (blur_bg) {
-        int j0 = q->vy0[y], j1 = j0 + 1 < q->lh ? j0 + 1 : j0;
-        cp_blend_lerp(d, s, q->hup + (size_t)j0 * n, q->hup + (size_t)j1 * n, q->vwy[y], arow, n);
+        int j0 = q0->vy0[y], j1 = j0 + 1 < q0->lh ? j0 + 1 : j0;
+        cp_blend_lerp8(d, s, q0->hup + (size_t)j0 * n, q0->hup + (size_t)j1 * n, q0->vwy[y], am, n);
       } else {
-        cp_blend(d, s, q->bg + (size_t)y * n, arow, n);
+        cp_blend8(d, s, q0->bg + (size_t)y * n, am, n);
+      }
+    } else {
+      cp_alpha_row(c, q0, y, a255, c->arow);
+      if (blur_bg) {
+        int j0 = q0->vy0[y], j1 = j0 + 1 < q0->lh ? j0 + 1 : j0;
+        cp_blend_lerp(d, s, q0->hup + (size_t)j0 * n, q0->hup + (size_t)j1 * n, q0->vwy[y], c->arow, n);
+      } else {
+        cp_blend(d, s, q0->bg + (size_t)y * n, c->arow, n);
+      }
+      continue;
+    }
+    if (!(y & 1)) continue;
+    int yc = y >> 1;
+    cp_alpha_row(c, &c->pl[1], yc, a255, c->arow);   /* I420: U and V share it */
+    for (int i = 1; i < c->n_planes; i++) {
+      cp_plane *q = &c->pl[i];
+      const uint8_t *sc = (const uint8_t *)in->planes[i] + (ptrdiff_t)yc * in->strides[i];
+      uint8_t *dc = out->planes[i] + (ptrdiff_t)yc * out->strides[i];
+      int nc = q->w * q->C;
+      if (blur_bg) {
+        int j0 = q->vy0[yc], j1 = j0 + 1 < q->lh ? j0 + 1 : j0;
+        cp_blend_lerp(dc, sc, q->hup + (size_t)j0 * nc, q->hup + (size_t)j1 * nc, q->vwy[yc], c->arow, nc);
+      } else {
+        cp_blend(dc, sc, q->bg + (size_t)yc * nc, c->arow, nc);
       }
     }
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GStreamer element `headroom` (libgstheadroom.so from $HR_BUILD_DIR/gst) in gst-launch-1.0
 # pipelines on real video, against `headroom run` on the same input:
-#  (a) gst-inspect-1.0 documents it: the formats and every property.
+#  (a) gst-inspect-1.0 documents it: the formats, every property, the matte meta, qos.
 #  (b) sam2-bedroom (H.264, 6 frames) and vtest.avi (MS-MPEG4, 4 frames): filesrc ! decodebin !
 #      videoconvert ! I420 ! headroom composite=alpha: the mattes (Y plane) are bit-identical to the
 #      CLI's alpha PNGs; composite=blur: every sample within 1 of the CLI's --composite blur video
@@ -40,7 +40,7 @@ fail=0
 
 # (a)
 gst-inspect-1.0 headroom > "$T/inspect.txt" 2>&1 || { echo "FAIL: gst-inspect-1.0 headroom"; cat "$T/inspect.txt"; exit 1; }
-for w in NV12 I420 BGRx BGRA RGB RGBA model ratio budget-ms profile backend composite background fallback threads telemetry; do
+for w in NV12 I420 BGRx BGRA RGB RGBA model ratio budget-ms profile backend composite background fallback threads telemetry attach-matte HeadroomMatteMeta video qos; do
   grep -q -- "$w" "$T/inspect.txt" || { echo "FAIL: gst-inspect-1.0 headroom does not mention $w"; fail=1; }
 done
 

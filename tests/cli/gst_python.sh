@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # examples/python/matte.py (PyGObject, appsink; Debian's /usr/bin/python3) on sam2-bedroom: it reads
-# 6 mattes into numpy and the element's health messages from the bus; every matte is bit-identical
-# to `headroom run`'s alpha PNG of the same frame (same ratio and threads).
+# mattes into numpy and the element's health messages from the bus, two ways: (1) the default, 6
+# frames composited with blur, each matte read from the buffer's HeadroomMatteMeta (GstCustomMeta:
+# a GRAY8 GstBuffer and the health verdict); (2) --from alpha, 3 frames, the matte as the Y plane
+# of composite=alpha. Every matte is bit-identical to `headroom run`'s alpha PNG of the same frame
+# (same ratio and threads), and the pictures of (1) are composites, not the matte.
 set -euo pipefail
 CLI=${HR_CLI:-build/headroom}
 BUILD=${HR_BUILD_DIR:-build}
@@ -23,10 +26,14 @@ if grep -q "HR_SANITIZE:BOOL=ON" "$BUILD/CMakeCache.txt" 2> /dev/null; then   # 
   PRE=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" ASAN_OPTIONS=detect_leaks=0 GST_REGISTRY_FORK=no)
 fi
 N=6
-"${PRE[@]}" $PY "$SRC/examples/python/matte.py" "$IN" --frames $N --ratio 0.25 --threads 2 --out "$T/py" > "$T/py.txt" 2>&1 \
+"${PRE[@]}" $PY "$SRC/examples/python/matte.py" "$IN" --frames $N --ratio 0.25 --threads 2 --out "$T/py" --save-frames "$T/pic" > "$T/py.txt" 2>&1 \
   || { echo "FAIL: matte.py exited with $?"; cat "$T/py.txt"; exit 1; }
 cat "$T/py.txt"
 grep -q "^health at frame 0: warming-up" "$T/py.txt" || { echo "FAIL: matte.py saw no health message"; exit 1; }
+grep -q "^frame 0: 960x540, .*; meta: warming-up, confidence 1.00, shows matte" "$T/py.txt" || { echo "FAIL: matte.py read no HeadroomMatteMeta verdict"; exit 1; }
+"${PRE[@]}" $PY "$SRC/examples/python/matte.py" "$IN" --frames 3 --ratio 0.25 --threads 2 --from alpha --out "$T/pya" > "$T/pya.txt" 2>&1 \
+  || { echo "FAIL: matte.py --from alpha exited with $?"; cat "$T/pya.txt"; exit 1; }
+cat "$T/pya.txt"
 "$CLI" run --model "$HR_MODEL_DIR/rvm.json" --input "$IN" --out "$T/cli" --frames $N --ratio 0.25 --threads 2 --quiet 2> "$T/cli.err" \
   || { echo "FAIL: headroom run"; cat "$T/cli.err"; exit 1; }
 for p in "$T/cli"/alpha/*.png; do ffmpeg -v error -i "$p" -f rawvideo -pix_fmt gray "${p%.png}.gray"; done
@@ -37,8 +44,16 @@ bad = 0
 for i in range(n):
     m = np.load(f"{T}/py/{i:06d}.npy")
     c = np.fromfile(f"{T}/cli/alpha/{i:06d}.gray", np.uint8).reshape(m.shape)
+    pic = np.load(f"{T}/pic/{i:06d}.npy")
     d = int((m != c).sum()); bad += d
-    print(f"frame {i}: {m.shape[1]}x{m.shape[0]}, {d} pixels differ from the CLI's matte")
+    same = int((pic == m).sum())
+    line = f"frame {i}: {m.shape[1]}x{m.shape[0]}, meta matte: {d} pixels differ from the CLI's matte; the picture equals the matte at {same} pixels"
+    if i < 3:
+        a = np.load(f"{T}/pya/{i:06d}.npy")
+        da = int((a != c).sum()); bad += da
+        line += f"; --from alpha: {da} differ"
+    print(line)
+    if same > m.size // 2: print(f"FAIL: frame {i}: the picture is the matte, not a composite"); bad += 1
 sys.exit(1 if bad else 0)
 PYEOF
 echo "gst_python: ok"

@@ -341,10 +341,106 @@ static void run_rgba(const hr_frame *src, float *const *alpha, float *row) {
   free(in.buf); free(out.buf); free(ref.buf);
 }
 
-/* --bench [FRAMES]: blur at 1920x1080 (the clip's frames and mattes doubled), each format, one
- * thread: median and p90 ms a frame. For bench/composite.sh. */
+/* Mode video: the caller's frames as the background, scaled to cover. Before the first, black;
+ * then each set_background's frame: the same-size I420 frame through R G B and back within a
+ * few levels (the luma of a frame of 0 matte), another frame changes it, a frame of another size
+ * and format (BGRA at half size) is scaled; the person (alpha = 1) stays the input; a blur
+ * compositor refuses a background frame; set_background after the first allocates nothing. */
+static void run_video(hr_pixfmt fmt, const hr_frame *src, float *const *alpha, float *row) {
+  int w = src[0].width, h = src[0].height;
+  img in, out, small;
+  convert(&in, &src[0], fmt, row);
+  layout(&out, fmt, w, h);
+  float *zero = calloc((size_t)w * h, sizeof(float));
+  hr_composite_params p;
+  hr_composite_params_default(&p);
+  p.width = w; p.height = h; p.format = fmt;
+  const char *ip = NULL;
+  char err[256];
+  CHECK_EQ_INT(hr_composite_parse("video:some.mp4", &p, &ip, err, sizeof err), HR_OK);
+  CHECK(p.mode == HR_COMPOSITE_MODE_VIDEO && ip && !strcmp(ip, "some.mp4"));
+  CHECK(!strcmp(hr_composite_mode_name(p.mode), "video"));
+  hr_compositor *c = NULL;
+  CHECK_EQ_INT(hr_compositor_create(&p, &c, err, sizeof err), HR_OK);
+  if (!c) { printf("%s\n", err); free(zero); free(in.buf); free(out.buf); return; }
+  hr_composite_out o = out_of(&out);
+  bool yuv = fmt != HR_PIX_BGRA && fmt != HR_PIX_RGB24;
+  int black = fmt == HR_PIX_I420_VIDEO || fmt == HR_PIX_NV12_VIDEO ? 16 : 0;
+  CHECK_EQ_INT(hr_compositor_apply(c, &in.f, zero, NULL, &o, NULL), HR_OK);
+  CHECK_EQ_INT(pl(&out, 0)[(size_t)(h / 2) * out.f.strides[0] + (yuv ? w / 2 : 0)], black);
+  /* clip frame 2 (use[1]) as the background: Y (or R G B) of the output close to its own */
+  img b1;
+  convert(&b1, &src[1], fmt, row);
+  double maxd[2] = {0, 0}, sumd = 0;
+  for (int k = 0; k < 2; k++) {
+    CHECK_EQ_INT(hr_compositor_set_background(c, &src[k + 1]), HR_OK);
+    CHECK_EQ_INT(hr_compositor_apply(c, &in.f, zero, NULL, &o, NULL), HR_OK);
+    if (k == 0) {
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w * b1.C[0]; x++) {
+          double d = fabs((double)pl(&out, 0)[(size_t)y * out.f.strides[0] + x] - pl(&b1, 0)[(size_t)y * b1.f.strides[0] + x]);
+          if (d > maxd[0]) maxd[0] = d;
+          maxd[1] += d;
+        }
+    } else {
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w * b1.C[0]; x++) sumd += fabs((double)pl(&out, 0)[(size_t)y * out.f.strides[0] + x] - pl(&b1, 0)[(size_t)y * b1.f.strides[0] + x]);
+    }
+  }
+  sumd /= (double)w * h * b1.C[0];
+  maxd[1] /= (double)w * h * b1.C[0];
+  /* (YUV: through R G B clamped to 0..1, so out-of-gamut colours move Y a little) */
+  printf("%-6s video   background = clip frame 2: |plane 0 - frame 2's| mean %.3f, max %.0f; frame 4 instead: mean |difference| %.2f\n",
+         hr_pixfmt_name(fmt), maxd[1], maxd[0], sumd);
+  CHECK(maxd[0] <= 8 && maxd[1] < 0.5);
+  CHECK(sumd > 0.5);
+  /* a BGRA frame of half the size (frame 2, every other pixel): scaled up, still its picture */
+  convert(&small, &src[1], HR_PIX_BGRA, row);
+  hr_frame half = small.f;
+  half.width = w / 2; half.height = h / 2; half.strides[0] = small.f.strides[0] * 2;
+  uint8_t *hb = malloc((size_t)(w / 2) * (h / 2) * 4);
+  for (int y = 0; y < h / 2; y++)
+    for (int x = 0; x < w / 2; x++) memcpy(hb + ((size_t)y * (w / 2) + x) * 4, pl(&small, 0) + (size_t)(2 * y) * small.f.strides[0] + 8 * x, 4);
+  half.planes[0] = hb; half.strides[0] = (ptrdiff_t)(w / 2) * 4;
+  count_start();
+  CHECK_EQ_INT(hr_compositor_set_background(c, &half), HR_OK);
+  count_stop();
+  long a = n_alloc;
+  CHECK_EQ_INT(hr_compositor_apply(c, &in.f, zero, NULL, &o, NULL), HR_OK);
+  double md = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w * b1.C[0]; x++) md += fabs((double)pl(&out, 0)[(size_t)y * out.f.strides[0] + x] - pl(&b1, 0)[(size_t)y * b1.f.strides[0] + x]);
+  md /= (double)w * h * b1.C[0];
+  /* the person stays the input */
+  CHECK_EQ_INT(hr_compositor_apply(c, &in.f, alpha[0], NULL, &o, NULL), HR_OK);
+  long ones = 0, ones_bad = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      if (alpha[0][(size_t)y * w + x] >= 1.f) {
+        ones++;
+        for (int k = 0; k < in.C[0]; k++)
+          if (pl(&out, 0)[(size_t)y * out.f.strides[0] + x * in.C[0] + k] != pl(&in, 0)[(size_t)y * in.f.strides[0] + x * in.C[0] + k]) { ones_bad++; break; }
+      }
+  printf("%-6s video   a half-size BGRA frame 2: mean |plane 0 - frame 2's| %.2f (allocations %ld); alpha = 1: %ld pixels, %ld differ from the input\n",
+         hr_pixfmt_name(fmt), md, a, ones, ones_bad);
+  CHECK(md < 4);
+  if (HR_COUNTING) CHECK_EQ_INT(a, 0);
+  CHECK(ones > 1000 && ones_bad == 0);
+  hr_compositor_destroy(c);
+  /* blur takes no background frame */
+  p.mode = HR_COMPOSITE_MODE_BLUR;
+  CHECK_EQ_INT(hr_compositor_create(&p, &c, err, sizeof err), HR_OK);
+  CHECK_EQ_INT(hr_compositor_set_background(c, &src[1]), HR_EINVAL);
+  CHECK(strstr(hr_compositor_last_error(c), "video") != NULL);
+  hr_compositor_destroy(c);
+  free(hb); free(zero); free(in.buf); free(out.buf); free(b1.buf); free(small.buf);
+}
+
+/* --bench [FRAMES [FORMAT]]: blur at 1920x1080 (the clip's frames and mattes doubled), each format
+ * (or FORMAT alone, blur only: for profiling), one thread: median and p90 ms a frame. For
+ * bench/composite.sh. */
 static int cmp_d(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
-static void bench(const hr_frame *src, float *const *alpha, int frames, float *row) {
+static void bench(const hr_frame *src, float *const *alpha, int frames, float *row, const char *only) {
   int w = src[0].width * 2, h = src[0].height * 2;
   hr_pixfmt fmts[] = {HR_PIX_NV12_VIDEO, HR_PIX_I420_VIDEO, HR_PIX_BGRA, HR_PIX_RGB24};
   float *a2 = malloc((size_t)w * h * sizeof(float));
@@ -352,6 +448,7 @@ static void bench(const hr_frame *src, float *const *alpha, int frames, float *r
     for (int x = 0; x < w; x++) a2[(size_t)y * w + x] = alpha[0][(size_t)(y / 2) * (w / 2) + x / 2];
   double *t = malloc(sizeof(double) * (size_t)frames), *tc = malloc(sizeof(double) * (size_t)frames);
   for (int fi = 0; fi < 4; fi++) {
+    if (only && strcmp(only, hr_pixfmt_name(fmts[fi]))) continue;
     img small, in, out;
     convert(&small, &src[0], fmts[fi], row);
     layout(&in, fmts[fi], w, h); layout(&out, fmts[fi], w, h);
@@ -361,7 +458,7 @@ static void bench(const hr_frame *src, float *const *alpha, int frames, float *r
           for (int k = 0; k < in.C[i]; k++)
             pl(&in, i)[((size_t)y * in.pw[i] + x) * in.C[i] + k] = pl(&small, i)[((size_t)(y / 2) * small.pw[i] + x / 2) * small.C[i] + k];
     const char *modes[] = {"blur", "color:00b140"};
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < (only ? 1 : 2); mi++) {
       hr_composite_params p;
       hr_composite_params_default(&p);
       p.width = w; p.height = h; p.format = fmts[fi];
@@ -421,7 +518,7 @@ int main(int argc, char **argv) {
   }
   float *row = malloc((size_t)w * 3 * sizeof(float));
   if (bench_frames > 0) {
-    bench(use, alpha, bench_frames, row);
+    bench(use, alpha, bench_frames, row, argc > 3 ? argv[3] : NULL);
     free(row);
     for (int k = 0; k < NF; k++) free(alpha[k]);
     hr_stream_destroy(st); hr_source_destroy(src); hr_model_destroy(m);
@@ -437,6 +534,8 @@ int main(int argc, char **argv) {
   hr_pixfmt fmts[] = {HR_PIX_I420_VIDEO, HR_PIX_NV12_VIDEO, HR_PIX_NV12_FULL, HR_PIX_RGB24, HR_PIX_BGRA};
   for (int i = 0; i < 5; i++) run_format(fmts[i], use, alpha, pic, pw, ph, row);
   run_rgba(use, alpha, row);
+  run_video(HR_PIX_NV12_VIDEO, use, alpha, row);
+  run_video(HR_PIX_RGB24, use, alpha, row);
   free(pic); free(row);
   for (int k = 0; k < NF; k++) free(alpha[k]);
   hr_stream_destroy(st);

@@ -42,7 +42,7 @@ static void run_usage(void) {
           "  --no-alpha            do not write alpha PNGs\n"
           "  --fgr                 also DIR/raw/NNNNNN.fgr.f32: RVM's foreground colour (H x W x 3 float32)\n"
           "  --telemetry FILE      one JSON line per frame   --report FILE.html   --overlay FILE.mp4\n"
-          "  --composite B         composite the person over B: blur, blur:RADIUS, color:RRGGBB, image:FILE, alpha\n"
+          "  --composite B         composite the person over B: blur, blur:RADIUS, color:RRGGBB, image:FILE, video:FILE (looped), alpha\n"
           "  --fallback F          what a frame without a trusted matte shows: hold (default), blur-all, passthrough\n"
           "  --out-video FILE      the composite as a video (.mp4: H.264; .mkv: lossless FFV1), source timestamps kept\n"
           "  --v4l2-out /dev/videoN  the composite to a V4L2 output device (v4l2loopback), YUYV\n"

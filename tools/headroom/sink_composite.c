@@ -1,5 +1,7 @@
 /* `headroom run --composite SPEC` with --out-video FILE and/or --v4l2-out /dev/videoN: each
- * delivered frame composited over its background (headroom/composite.h: blur, color, image, alpha)
+ * delivered frame composited over its background (headroom/composite.h: blur, color, image,
+ * video, alpha; video:FILE gives one of its frames per output frame, from the start again at its
+ * end)
  * with the health fallback policy (--fallback), then encoded (FFmpeg) and/or written to a V4L2
  * output device (a v4l2loopback virtual camera). Every switch of what the picture shows (matte,
  * hold, blur-all, passthrough) is printed with its reason.
@@ -37,6 +39,9 @@ typedef struct comp_sink {
   run_cfg *cfg;
   hr_composite_params p;
   uint8_t *img;                /* decoded image:FILE (R G B), until the compositor has scaled it */
+  hr_source *bgv;              /* video:FILE, read one frame per output frame, reopened at its end */
+  const char *bgv_path;
+  int64_t bgv_loops;
   hr_compositor *c;
   hr_pixfmt fmt;
   int w, h;
@@ -99,6 +104,11 @@ static int comp_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
   if (hr_composite_parse(o->composite ? o->composite : "blur", &s->p, &ip, e, sizeof e) ||
       (o->fallback && hr_composite_parse_fallback(o->fallback, &s->p, e, sizeof e))) {
     snprintf(err, n, "--composite: %s", e); free(s); return -1;
+  }
+  if (ip && s->p.mode == HR_COMPOSITE_MODE_VIDEO) {   /* open the video now: a bad file fails before the run starts */
+    if (hr_source_open(ip, NULL, &s->bgv, e, sizeof e)) { snprintf(err, n, "--composite video: %s", e); free(s); return -1; }
+    s->bgv_path = ip;
+    ip = NULL;
   }
   if (ip) {   /* decode the picture now: a bad file fails before the run starts */
     hr_source *src = NULL;
@@ -257,6 +267,19 @@ static int comp_write(void *ctx, const run_frame *f, char *err, size_t n) {
     if (enc_open(s, err, n) || enc_frame(s, 0, err, n)) return -1;
     s->pending = 0;
   }
+  if (s->bgv) {   /* the background video's next frame; at its end, from the start again */
+    hr_frame bf;
+    hr_status st = hr_source_read(s->bgv, &bf);
+    if (st == HR_EEOF) {
+      char e[512];
+      hr_source_destroy(s->bgv); s->bgv = NULL;
+      if (hr_source_open(s->bgv_path, NULL, &s->bgv, e, sizeof e)) { snprintf(err, n, "--composite video: reopening: %s", e); return -1; }
+      s->bgv_loops++;
+      st = hr_source_read(s->bgv, &bf);
+    }
+    if (st) { snprintf(err, n, "--composite video %s: %s", s->bgv_path, hr_source_last_error(s->bgv)); return -1; }
+    if (hr_compositor_set_background(s->c, &bf)) { snprintf(err, n, "--composite video: %s", hr_compositor_last_error(s->c)); return -1; }
+  }
   hr_composite_result cr;
   if (hr_compositor_apply(s->c, in, r->alpha, &r->health, &s->out, &cr)) { snprintf(err, n, "--composite: %s", hr_compositor_last_error(s->c)); return -1; }
   if (cr.changed) {
@@ -299,6 +322,7 @@ static int comp_close(void *ctx, const run_end *e, char *err, size_t n) {
     fprintf(stderr, "headroom run: composite %s (fallback %s): %lld frames, %lld switches of what it shows%s%s\n", hr_composite_mode_name(s->p.mode),
             s->p.fallback == HR_COMPOSITE_FALLBACK_HOLD ? "hold" : s->p.fallback == HR_COMPOSITE_FALLBACK_BLUR_ALL ? "blur-all" : "passthrough",
             (long long)s->frames, (long long)s->switches, s->cfg->o->out_video ? " -> " : "", s->cfg->o->out_video ? s->cfg->o->out_video : "");
+  if (!rc && s->bgv_path) fprintf(stderr, "headroom run: background video %s looped %lld times\n", s->bgv_path, (long long)s->bgv_loops);
   avcodec_free_context(&s->cc);
   if (s->fc) avformat_free_context(s->fc);
   av_frame_free(&s->fr);
@@ -306,6 +330,7 @@ static int comp_close(void *ctx, const run_end *e, char *err, size_t n) {
   sws_freeContext(s->sws); sws_freeContext(s->vsws);
   if (s->vfd >= 0) close(s->vfd);
   free(s->vbuf); free(s->ybuf); free(s->obuf); free(s->img);
+  hr_source_destroy(s->bgv);
   hr_compositor_destroy(s->c);
   free(s);
   return rc;
