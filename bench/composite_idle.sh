@@ -4,10 +4,15 @@
 # (e.g. a quiet machine to measure on). 1920x1080, a synthetic picture (gradients and texture) and a
 # synthetic matte (a soft-edged figure over ~20% of the frame, 0 and 1 elsewhere, as RVM's are),
 # one thread pinned to one core; median and p90 of the thread's CPU time a frame over FRAMES.
-# Usage: bench/composite_idle.sh [FRAMES=200]
+# With OLD (a git revision), that revision's composite.c is built too and the two run in turns
+# (ROUNDS each, old first): the medians side by side, for a shared machine where one run alone
+# says little.
+# Usage: bench/composite_idle.sh [FRAMES=200] [OLD] [ROUNDS=3]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 N=${1:-200}
+OLD=${2:-}
+R=${3:-3}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cat > "$T/main.c" <<'EOF'
@@ -17,9 +22,11 @@ cat > "$T/main.c" <<'EOF'
 #include <string.h>
 #include <time.h>
 #include "headroom.h"
-/* the two core functions the compositor names things with */
+/* the core functions the compositor calls (names; a background frame's rows, unused here) */
 const char *hr_pixfmt_name(hr_pixfmt f) { return f == HR_PIX_NV12_VIDEO ? "nv12v" : f == HR_PIX_I420_VIDEO ? "i420v" : f == HR_PIX_BGRA ? "bgra" : "rgb24"; }
 const char *hr_health_state_name(hr_health_state s) { return "healthy"; }
+hr_status hr_frame_validate(const hr_frame *f, char *why, size_t why_len) { return HR_OK; }
+void hr_frame_row_rgbf(const hr_frame *f, int y, float *dst) { memset(dst, 0, sizeof(float) * 3 * (size_t)f->width); }
 static double cpu_ms(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
 static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 int main(int argc, char **argv) {
@@ -61,6 +68,29 @@ int main(int argc, char **argv) {
   return 0;
 }
 EOF
-cc -std=c11 -O2 -D_GNU_SOURCE -I"$here/include" "$T/main.c" "$here/src/composite/composite.c" -o "$T/bench" -lm
+# the project's Release flags (CMakeLists.txt); composite.c asks for -O3 itself
+CF=(-std=c11 -O2 -fvect-cost-model=dynamic -D_GNU_SOURCE -I"$here/include")
+cc "${CF[@]}" "$T/main.c" "$here/src/composite/composite.c" -o "$T/bench" -lm
 echo "load $(cut -d' ' -f1-3 /proc/loadavg); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); $(nproc) cpus; $(cc --version | head -1)"
-taskset -c 0 "$T/bench" "$N"
+if [ -z "$OLD" ]; then
+  taskset -c 0 "$T/bench" "$N"
+  exit 0
+fi
+git -C "$here" show "$OLD:src/composite/composite.c" > "$T/old.c"
+cc "${CF[@]}" "$T/main.c" "$T/old.c" -o "$T/bench_old" -lm
+for r in $(seq "$R"); do
+  taskset -c 0 "$T/bench_old" "$N" | sed 's/^/old /'
+  taskset -c 0 "$T/bench" "$N" | sed 's/^/new /'
+done > "$T/runs.txt"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$T/runs.txt" "$OLD" <<'PY'
+import sys, statistics as st, collections
+d = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    w = l.split()   # old composite blur nv12v 1920x1080: cpu median X ms, ...
+    d[(w[2], w[3], w[0])].append(float(w[7]))
+for m, f in sorted({(k[0], k[1]) for k in d}, key=lambda k: (k[0], k[1])):
+    o, n = d[(m, f, "old")], d[(m, f, "new")]
+    print(f"{m:5s} {f:6s} 1920x1080, one core, cpu ms a frame: {sys.argv[2]} median {st.median(o):.2f} (runs {', '.join(f'{x:.2f}' for x in o)})"
+          f"  ->  now {st.median(n):.2f} (runs {', '.join(f'{x:.2f}' for x in n)})")
+PY

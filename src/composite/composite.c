@@ -74,7 +74,7 @@ struct hr_compositor {
   int ssw, ssh;
   double ssc, sox, soy;
   int32_t *sx0;
-  float *sfx, *orow[2], *srow[2];
+  float *sfx, *orow[2], *srow[2], *vrow;   /* vrow: the two source rows mixed */
   int srow_y[2];
   size_t srow_cap;
   hr_composite_action prev;
@@ -168,7 +168,7 @@ void hr_compositor_destroy(hr_compositor *c) {
   free(c->matte);
   free(c->arow);
   free(c->zrow);
-  free(c->sx0); free(c->sfx); free(c->orow[0]); free(c->orow[1]); free(c->srow[0]); free(c->srow[1]);
+  free(c->sx0); free(c->sfx); free(c->orow[0]); free(c->orow[1]); free(c->srow[0]); free(c->srow[1]); free(c->vrow);
   free(c);
 }
 
@@ -234,46 +234,41 @@ static int cp_plane_blur_alloc(cp_plane *q, int radius) {
   return 0;
 }
 
-static uint8_t cp_u8(double v) { return (uint8_t)(v <= 0 ? 0 : v >= 255 ? 255 : lrint(v)); }
-
-/* BT.601 from R G B (0..255). */
-static void cp_rgb_to_yuv(double r, double g, double b, bool video, double *y, double *u, double *v) {
-  double Y = 0.299 * r + 0.587 * g + 0.114 * b;
-  double U = -0.168736 * r - 0.331264 * g + 0.5 * b;
-  double V = 0.5 * r - 0.418688 * g - 0.081312 * b;
-  if (video) { Y = 16 + Y * 219.0 / 255.0; U *= 224.0 / 255.0; V *= 224.0 / 255.0; }
-  *y = Y; *u = 128 + U; *v = 128 + V;
-}
-
 /* Background rows (R G B floats 0..255, w x 3) into the planes' own format: row y (RGB / BGRA),
- * or rows y and y + 1 and chroma row y / 2 (4:2:0, y even; r1 is row y + 1). */
+ * or rows y and y + 1 and chroma row y / 2 (4:2:0, y even; r1 is row y + 1). BT.601 in floats,
+ * rounded half up and clamped (per frame for video: written to vectorise). */
+static inline uint8_t cp_u8f(float v) { v = v > 0.f ? v + 0.5f : 0.f; return (uint8_t)(int)(v < 255.f ? v : 255.f); }
+CP_CLONES static void cp_bg_rgb_row(uint8_t *restrict d, const float *restrict r, int w, bool bgra) {
+  if (bgra)
+    for (int x = 0; x < w; x++) { d[4 * x] = cp_u8f(r[3 * x + 2]); d[4 * x + 1] = cp_u8f(r[3 * x + 1]); d[4 * x + 2] = cp_u8f(r[3 * x]); d[4 * x + 3] = 255; }
+  else
+    for (int x = 0; x < 3 * w; x++) d[x] = cp_u8f(r[x]);
+}
+CP_CLONES static void cp_bg_y_row(uint8_t *restrict d, const float *restrict r, int w, float ys, float yo) {
+  for (int x = 0; x < w; x++) d[x] = cp_u8f((0.299f * r[3 * x] + 0.587f * r[3 * x + 1] + 0.114f * r[3 * x + 2]) * ys + yo);
+}
+CP_CLONES static void cp_bg_uv_row(uint8_t *restrict u, uint8_t *restrict v, int step, const float *restrict r0, const float *restrict r1, int w2,
+                                   float cs) {
+  for (int x = 0; x < w2; x++) {
+    float m[3];
+    for (int k = 0; k < 3; k++) m[k] = (r0[6 * x + k] + r0[6 * x + 3 + k] + r1[6 * x + k] + r1[6 * x + 3 + k]) * 0.25f;
+    u[step * x] = cp_u8f(128.f + (-0.168736f * m[0] - 0.331264f * m[1] + 0.5f * m[2]) * cs);
+    v[step * x] = cp_u8f(128.f + (0.5f * m[0] - 0.418688f * m[1] - 0.081312f * m[2]) * cs);
+  }
+}
 static void cp_bg_store(hr_compositor *c, int y, const float *r0, const float *r1) {
   int w = c->p.width;
   if (!c->yuv) {
     cp_plane *q = &c->pl[0];
-    bool bgra = c->p.format == HR_PIX_BGRA;
-    uint8_t *d = q->bg + (size_t)y * w * q->C;
-    for (int x = 0; x < w; x++, d += q->C) {
-      const float *s = r0 + 3 * x;
-      if (bgra) { d[0] = cp_u8(s[2]); d[1] = cp_u8(s[1]); d[2] = cp_u8(s[0]); d[3] = 255; }
-      else { d[0] = cp_u8(s[0]); d[1] = cp_u8(s[1]); d[2] = cp_u8(s[2]); }
-    }
+    cp_bg_rgb_row(q->bg + (size_t)y * w * q->C, r0, w, c->p.format == HR_PIX_BGRA);
     return;
   }
-  double Y, U, V;
-  for (int k = 0; k < 2; k++) {
-    const float *r = k ? r1 : r0;
-    uint8_t *d = c->pl[0].bg + (size_t)(y + k) * w;
-    for (int x = 0; x < w; x++) { cp_rgb_to_yuv(r[3 * x], r[3 * x + 1], r[3 * x + 2], c->video_range, &Y, &U, &V); d[x] = cp_u8(Y); }
-  }
+  float ys = c->video_range ? 219.f / 255.f : 1.f, yo = c->video_range ? 16.f : 0.f, cs = c->video_range ? 224.f / 255.f : 1.f;
+  cp_bg_y_row(c->pl[0].bg + (size_t)y * w, r0, w, ys, yo);
+  cp_bg_y_row(c->pl[0].bg + (size_t)(y + 1) * w, r1, w, ys, yo);
   size_t o = (size_t)(y / 2) * (w / 2);
-  for (int x = 0; x < w / 2; x++) {
-    double m[3];
-    for (int k = 0; k < 3; k++) m[k] = ((double)r0[6 * x + k] + r0[6 * x + 3 + k] + r1[6 * x + k] + r1[6 * x + 3 + k]) / 4;
-    cp_rgb_to_yuv(m[0], m[1], m[2], c->video_range, &Y, &U, &V);
-    if (c->n_planes == 2) { c->pl[1].bg[2 * (o + x)] = cp_u8(U); c->pl[1].bg[2 * (o + x) + 1] = cp_u8(V); }
-    else { c->pl[1].bg[o + x] = cp_u8(U); c->pl[2].bg[o + x] = cp_u8(V); }
-  }
+  if (c->n_planes == 2) cp_bg_uv_row(c->pl[1].bg + 2 * o, c->pl[1].bg + 2 * o + 1, 2, r0, r1, w / 2, cs);
+  else cp_bg_uv_row(c->pl[1].bg + o, c->pl[2].bg + o, 1, r0, r1, w / 2, cs);
 }
 
 /* The colour background (mode color; video before its first frame: black). */
@@ -290,7 +285,11 @@ static const float *cp_src_row(hr_compositor *c, const hr_frame *f, int y) {
   return c->srow[k];
 }
 
-/* Output row y of the scaled background (cover, centred, bilinear), 0..255. */
+/* Output row y of the scaled background (cover, centred, bilinear), 0..255: the two source rows
+ * mixed first (whole rows, vectorised) into vrow, then read across. */
+CP_CLONES static void cp_mix_rows(float *restrict d, const float *restrict a, const float *restrict b, float fy, int n) {
+  for (int i = 0; i < n; i++) d[i] = (a[i] + (b[i] - a[i]) * fy) * 255.f;
+}
 static void cp_scale_row(hr_compositor *c, const hr_frame *f, int y, float *out) {
   int sh = f->height, sw = f->width;
   double v = c->soy + (y + 0.5) / c->ssc - 0.5;
@@ -299,14 +298,12 @@ static void cp_scale_row(hr_compositor *c, const hr_frame *f, int y, float *out)
   int y0 = (int)v, y1 = y0 + 1 < sh ? y0 + 1 : y0;
   float fy = (float)(v - y0);
   const float *a = cp_src_row(c, f, y0), *b = cp_src_row(c, f, y1);
+  float *m = c->vrow;
+  cp_mix_rows(m, a, b, fy, sw * 3);
   for (int x = 0; x < c->p.width; x++) {
     int x0 = c->sx0[x], x1 = x0 + 1 < sw ? x0 + 1 : x0;
     float fx = c->sfx[x];
-    for (int k = 0; k < 3; k++) {
-      float t = a[3 * x0 + k] + (a[3 * x1 + k] - a[3 * x0 + k]) * fx;
-      float u = b[3 * x0 + k] + (b[3 * x1 + k] - b[3 * x0 + k]) * fx;
-      out[3 * x + k] = (t + (u - t) * fy) * 255.f;
-    }
+    for (int k = 0; k < 3; k++) out[3 * x + k] = m[3 * x0 + k] + (m[3 * x1 + k] - m[3 * x0 + k]) * fx;
   }
 }
 
@@ -319,10 +316,11 @@ static hr_status cp_set_bg(hr_compositor *c, const hr_frame *f) {
   }
   int w = c->p.width, h = c->p.height, sw = f->width, sh = f->height;
   if ((size_t)sw * 3 > c->srow_cap) {
-    free(c->srow[0]); free(c->srow[1]);
+    free(c->srow[0]); free(c->srow[1]); free(c->vrow);
     c->srow[0] = malloc((size_t)sw * 3 * sizeof(float));
     c->srow[1] = malloc((size_t)sw * 3 * sizeof(float));
-    c->srow_cap = c->srow[0] && c->srow[1] ? (size_t)sw * 3 : 0;
+    c->vrow = malloc((size_t)sw * 3 * sizeof(float));
+    c->srow_cap = c->srow[0] && c->srow[1] && c->vrow ? (size_t)sw * 3 : 0;
     if (!c->srow_cap) { snprintf(c->err, sizeof c->err, "compositor: out of memory"); return HR_ENOMEM; }
   }
   if (sw != c->ssw || sh != c->ssh) {

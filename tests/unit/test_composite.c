@@ -402,6 +402,10 @@ static void run_video(hr_pixfmt fmt, const hr_frame *src, float *const *alpha, f
   for (int y = 0; y < h / 2; y++)
     for (int x = 0; x < w / 2; x++) memcpy(hb + ((size_t)y * (w / 2) + x) * 4, pl(&small, 0) + (size_t)(2 * y) * small.f.strides[0] + 8 * x, 4);
   half.planes[0] = hb; half.strides[0] = (ptrdiff_t)(w / 2) * 4;
+  double t0 = now_ms();
+  for (int k = 0; k < 5; k++) hr_compositor_set_background(c, &src[1 + k % 2]);
+  printf("%-6s video   set_background of a %dx%d I420 frame: %.2f ms (information: a test build on a shared machine)\n", hr_pixfmt_name(fmt), w, h,
+         (now_ms() - t0) / 5);
   count_start();
   CHECK_EQ_INT(hr_compositor_set_background(c, &half), HR_OK);
   count_stop();
