@@ -396,8 +396,9 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     int ns = split && !hr__tail_idle(&s->tail) ? 0 : hr_session_state_views(s->s, sv, sl, 8);
     hr_health_observe_output(s->health, out->alpha, o.width, o.height, sv, sl, ns, hv);
     if (hv->action == HR_HEALTH_ACTION_RESET_STATE) {
-      if (s->tail_on) hr__tail_drain(&s->tail);
-      hr_session_reset(s->s); s->stats.health_resets++;
+      if (split) s->tail.reset_pending = 1;   /* applied when the next run is posted: no wait here */
+      else hr_session_reset(s->s);
+      s->stats.health_resets++;
     }
     if (hv->state == HR_HEALTH_FAILED) s->rebuild = 1;
     rec->ingest_ms = o.ingest_ms; rec->infer_ms = o.infer_ms;

@@ -81,6 +81,8 @@ int hr__tail_idle(hr__tailrun *t) {
 hr_status hr__tail_prepare(hr__tailrun *t) {
   hr__tail_drain(t);
   t->pub = t->reading = -1;
+  t->net_st = HR_OK;
+  t->reset_pending = 0;
   t->ok = hr__split_query(t->s, &t->si);
   if (!t->ok) return HR_OK;
   size_t need = (size_t)t->si.lr_h * t->si.lr_w * 8;
@@ -170,6 +172,7 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__ta
    * worker stays idle until the job is posted, and the arena is ours meanwhile */
   if (hr__tail_idle(t)) {
     if (t->net_st) return t->net_st;
+    if (t->reset_pending) { hr_session_reset(t->s); t->reset_pending = 0; }   /* before this frame's run */
     hr_status st = hr__split_run_src(t->s, &t->si, f);
     if (st) return st;
     pthread_mutex_lock(&t->mu);

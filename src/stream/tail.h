@@ -30,6 +30,8 @@ typedef struct hr__tailrun {
   void (*call)(void *);        /* a call to make on the worker (hr__tail_call), under mu */
   void *call_arg;
   int nice;                    /* the worker's nice value (Linux) */
+  int reset_pending;           /* zero the state before the next run is posted (no wait for the
+                                  run in flight; its coefficients are still shown once) */
   int64_t job_frame;           /* the frame the running job came from */
   float *coef[3];              /* A then B, each lr_h x lr_w x 4 */
   size_t coef_cap;             /* floats per slot */
