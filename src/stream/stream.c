@@ -178,7 +178,8 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     /* the network's thread first, at a lower priority; the session (and its pool's threads) is
      * made on it, so the whole network runs below the caller's thread and the tail */
     if (s->sp.want_fgr) { errf(err, err_len, "tail every frame: not with the foreground output"); st = HR_EINVAL; goto fail; }
-    st = hr__tail_start(&s->tail, TAIL_NICE, err, err_len);
+    const char *nice = getenv("HR_TAIL_NICE");   /* for measurements: the network thread's nice value */
+    st = hr__tail_start(&s->tail, nice ? atoi(nice) : TAIL_NICE, err, err_len);
     if (st) goto fail;
     s->tail_on = 1;
     hr__tail_call(&s->tail, make_session, &job);
