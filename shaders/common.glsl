@@ -3,9 +3,29 @@
 // header), and 32 push-constant words carry each op's offsets and shapes.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) buffer Dev { float d[]; };
-layout(std430, binding = 1) readonly buffer Frame { uint f[]; };
 layout(push_constant) uniform PC { int p[32]; };
+// HR_FP16 (the *_h variants, glslc -DHR_FP16): the device buffer holds fp16 values at the same
+// element offsets (storageBuffer16BitAccess), converted to fp32 on load: every sum is fp32.
+#ifdef HR_FP16
+#extension GL_EXT_shader_16bit_storage : require
+// Values at indices from F32 on are fp32 (binding 3, a range of the same buffer): the weights and
+// the guided filter's low-resolution statistics (var = mean(x^2) - mean(x)^2 loses its sign in
+// fp16). Each offset a dispatch gets lies wholly in one range: f32(k) says which, a constant of the
+// pipeline (specialisation), so no load or store branches.
+layout(std430, binding = 0) buffer Dev { float16_t d[]; };
+layout(std430, binding = 3) buffer Dev32 { float d32[]; };
+const int F32 = 0x40000000;
+layout(constant_id = 1) const int FMASK = 0; // bit k: p[k] is an offset in the fp32 range
+bool f32(int k) { return ((FMASK >> k) & 1) != 0; }
+float ldu(bool f, int i) { return f ? d32[i - F32] : float(d[i]); }
+void stu(bool f, int i, float x) { if (f) d32[i - F32] = x; else d[i] = float16_t(x); }
+#else
+layout(std430, binding = 0) buffer Dev { float d[]; };
+bool f32(int k) { return false; }
+float ldu(bool f, int i) { return d[i]; }
+void stu(bool f, int i, float x) { d[i] = x; }
+#endif
+layout(std430, binding = 1) readonly buffer Frame { uint f[]; };
 uint gid() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 256u; }
 float pf(int i) { return intBitsToFloat(p[i]); }
 // An activation applied after a convolution's clamp (the backend fuses a following op into it):

@@ -11,6 +11,7 @@ shared float As[16][BM];
 shared float Bs[16][BN + 1];
 shared int Pn[BM], Py[BM], Px[BM];
 void main() {
+  bool fx = f32(1), fw = f32(2), fb = f32(3), fo = f32(4);
   int tid = int(gl_LocalInvocationID.x);
   int OC = p[10], OW = p[9], OH = p[8], H = p[5], W = p[6], C = p[7], KH = p[11], KW = p[12];
   int M = p[0] / OC, K = KH * KW * C;
@@ -37,11 +38,11 @@ void main() {
     bool kok = k < K;
     for (int mi = tid / 16; mi < BM; mi += 16) {
       int iy = Py[mi] + dy, ix = Px[mi] + dx;
-      As[kk][mi] = (kok && iy >= 0 && iy < H && ix >= 0 && ix < W) ? d[p[1] + ((Pn[mi] * H + iy) * W + ix) * C + c] : 0.0;
+      As[kk][mi] = (kok && iy >= 0 && iy < H && ix >= 0 && ix < W) ? ldu(fx, p[1] + ((Pn[mi] * H + iy) * W + ix) * C + c) : 0.0;
     }
     for (int l = tid; l < 16 * BN; l += 256) {
       int nn = l % BN, kb = l / BN, kg = k0 + kb, oc = n0 + nn;
-      Bs[kb][nn] = (kg < K && oc < OC) ? d[p[2] + kg * OC + oc] : 0.0;
+      Bs[kb][nn] = (kg < K && oc < OC) ? ldu(fw, p[2] + kg * OC + oc) : 0.0;
     }
     barrier();
     for (int q = 0; q < 16; q++) {
@@ -60,8 +61,8 @@ void main() {
     for (int j = 0; j < 4; j++) {
       int oc = n0 + tx * 4 + j;
       if (oc >= OC) break;
-      float v = acc[i][j] + (p[3] >= 0 ? d[p[3] + oc] : 0.0);
-      d[p[4] + m * p[22] + p[23] + oc] = act_post(min(max(v, lo), hi), p[24]);
+      float v = acc[i][j] + (p[3] >= 0 ? ldu(fb, p[3] + oc) : 0.0);
+      stu(fo, p[4] + m * p[22] + p[23] + oc, act_post(min(max(v, lo), hi), p[24]));
     }
   }
 }

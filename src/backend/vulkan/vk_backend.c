@@ -1,7 +1,10 @@
 /* The Vulkan compute backend: the plan's ops as compute dispatches over one device buffer (arena at
  * the plan's offsets, recurrent state, weights), recorded once per plan and replayed per frame; the
  * frame uploaded through a host-visible staging buffer and converted on the GPU; alpha read back
- * into a mapped buffer that is the borrowed output. fp32. */
+ * into a mapped buffer that is the borrowed output. Values are stored as fp32, or as fp16 where the
+ * device has 16-bit storage (HR_VK_FP16=1/0; default: on for GPUs that have it, off on CPU devices),
+ * at the same element offsets (the plan's byte offsets / 4): every sum is fp32 in the shaders, and
+ * the host converts weights, state and read-back outputs (alpha and fgr are fp32 on the host). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,57 +21,105 @@
 static const uint32_t spv_conv[] =
 #include "conv.spv.h"
     ;
+static const uint32_t spv_conv_h[] =
+#include "conv_h.spv.h"
+    ;
 static const uint32_t spv_conv4[] =
 #include "conv4.spv.h"
+    ;
+static const uint32_t spv_conv4_h[] =
+#include "conv4_h.spv.h"
     ;
 static const uint32_t spv_convsk[] =
 #include "convsk.spv.h"
     ;
+static const uint32_t spv_convsk_h[] =
+#include "convsk_h.spv.h"
+    ;
 static const uint32_t spv_convt[] =
 #include "convt.spv.h"
+    ;
+static const uint32_t spv_convt_h[] =
+#include "convt_h.spv.h"
     ;
 static const uint32_t spv_meansk[] =
 #include "meansk.spv.h"
     ;
+static const uint32_t spv_meansk_h[] =
+#include "meansk_h.spv.h"
+    ;
 static const uint32_t spv_binary[] =
 #include "binary.spv.h"
+    ;
+static const uint32_t spv_binary_h[] =
+#include "binary_h.spv.h"
     ;
 static const uint32_t spv_unary[] =
 #include "unary.spv.h"
     ;
+static const uint32_t spv_unary_h[] =
+#include "unary_h.spv.h"
+    ;
 static const uint32_t spv_mean[] =
 #include "mean.spv.h"
+    ;
+static const uint32_t spv_mean_h[] =
+#include "mean_h.spv.h"
     ;
 static const uint32_t spv_avgpool[] =
 #include "avgpool.spv.h"
     ;
+static const uint32_t spv_avgpool_h[] =
+#include "avgpool_h.spv.h"
+    ;
 static const uint32_t spv_resize[] =
 #include "resize.spv.h"
+    ;
+static const uint32_t spv_resize_h[] =
+#include "resize_h.spv.h"
     ;
 static const uint32_t spv_copy[] =
 #include "copy.spv.h"
     ;
+static const uint32_t spv_copy_h[] =
+#include "copy_h.spv.h"
+    ;
 static const uint32_t spv_srcresize[] =
 #include "srcresize.spv.h"
+    ;
+static const uint32_t spv_srcresize_h[] =
+#include "srcresize_h.spv.h"
     ;
 static const uint32_t spv_fgf[] =
 #include "fgf.spv.h"
     ;
+static const uint32_t spv_fgf_h[] =
+#include "fgf_h.spv.h"
+    ;
+static const uint32_t spv_cvt[] =
+#include "cvt.spv.h"
+    ;
+static const uint32_t spv_cvt_h[] =
+#include "cvt_h.spv.h"
+    ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
-/* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none */
-static const struct { const uint32_t *code; size_t size; const char *name; int spec; } shaders[P__COUNT] = {
-    {spv_conv, sizeof spv_conv, "conv", 0},          {spv_conv4, sizeof spv_conv4, "conv4", 0},
-    {spv_convsk, sizeof spv_convsk, "convsk", 0},    {spv_convt, sizeof spv_convt, "convt", 64},
-    {spv_convt, sizeof spv_convt, "convt32", 32}, {spv_convt, sizeof spv_convt, "convt16", 16},    {spv_meansk, sizeof spv_meansk, "meansk", 0},
-    {spv_binary, sizeof spv_binary, "binary", 0},
-    {spv_unary, sizeof spv_unary, "unary", 0},       {spv_mean, sizeof spv_mean, "mean", 0},
-    {spv_avgpool, sizeof spv_avgpool, "avgpool", 0}, {spv_resize, sizeof spv_resize, "resize", 0},
-    {spv_copy, sizeof spv_copy, "copy", 0},          {spv_srcresize, sizeof spv_srcresize, "srcresize", 0},
-    {spv_fgf, sizeof spv_fgf, "fgf", 0},
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
+/* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
+ * fp16-storage variant */
+#define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec}
+static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec; } shaders[P__COUNT] = {
+    SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 0),   SH(convt, "convt", 64),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
+    SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
+    SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
 };
+#undef SH
 
 #define LOCAL 256
+/* fp16 storage: which of push constants 1..4 (a dispatch's offsets) lie in the fp32 range, bit k
+ * for p[k]: a specialisation constant (common.glsl FMASK), so each pipeline's loads and stores
+ * are of one kind with no branch (a branch per access, even uniform, halved the H200's speed) */
+#define NMASK 32
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
 #define NCK 6 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 */
@@ -97,7 +148,7 @@ typedef struct vk {
   VkPhysicalDeviceMemoryProperties mem;
   VkDescriptorSetLayout dsl;
   VkPipelineLayout pl;
-  VkPipeline pipe[P__COUNT];
+  VkPipeline pipe[P__COUNT][NMASK]; /* per shader and fp32-range mask (dmask) */
   VkDescriptorPool dpool;
   VkDescriptorSet ds;
   VkCommandPool cpool;
@@ -118,6 +169,8 @@ typedef struct vk {
   int64_t state_off[8];       /* bytes into dbuf */
   int64_t src_off;            /* materialised model input, -1 if none */
   int64_t const_off0, const_bytes;
+  int w32;                    /* fp16 storage with the weights (every constant) fp32, at c32 in the fp32 range */
+  int64_t c32;
   int64_t *voff;              /* per value: byte offset of a float constant in dbuf, -1 */
   int n_disp, cap_disp;
   vdisp *disp;
@@ -128,7 +181,69 @@ typedef struct vk {
   int n_barriers;             /* in the frame's command buffer */
   int elide;                  /* barriers only between dependent dispatches (HR_VK_BARRIERS=all: after each) */
   int frame_w, frame_h;
+  int fp16;                   /* the device buffer holds fp16 values (es = 2 bytes an element) */
+  int64_t es;
+  int64_t *f32off;            /* fp16: per value, its root's element offset in the fp32 range, -1 */
+  int64_t f32_bytes;          /* the fp32 range: bytes, and where it starts in dbuf */
+  VkDeviceSize f32_base;
 } vk;
+
+/* Bytes in the device buffer of a layout offset (the layout is in fp32 bytes: the plan's). */
+static VkDeviceSize phys(const vk *v, int64_t logical) { return (VkDeviceSize)(logical / 4 * v->es); }
+/* Element indices from F32_BIT on are in the fp32 range (common.glsl F32) */
+#define F32_BIT ((int64_t)0x40000000)
+static VkDeviceSize idx_bytes(const vk *v, int64_t idx) { return idx >= F32_BIT ? v->f32_base + (VkDeviceSize)(idx - F32_BIT) * 4 : (VkDeviceSize)(idx * v->es); }
+static int dmask(const int32_t *pc) {
+  int m = 0;
+  for (int k = 1; k <= 4; k++) if (pc[k] >= F32_BIT) m |= 1 << k;
+  return m;
+}
+
+/* IEEE binary16 <-> binary32, round to nearest even (host side of fp16 storage). */
+static uint16_t f2h(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+  if (e == 0xffu) return (uint16_t)(sign | 0x7c00u | (m ? 0x200u | (m >> 13) : 0));
+  int32_t he = (int32_t)e - 127 + 15;
+  if (he >= 31) return (uint16_t)(sign | 0x7c00u);
+  if (he <= 0) {
+    if (he < -10) return (uint16_t)sign;
+    m |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - he), h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)he << 10) | (m >> 13), rem = m & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* a carry into the exponent is right */
+  return (uint16_t)(sign | h);
+}
+static float h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+  if (e == 0) {
+    if (!m) x = sign;
+    else { /* subnormal */
+      e = 113;
+      while (!(m & 0x400u)) { m <<= 1; e--; }
+      x = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+  } else if (e == 31) x = sign | 0x7f800000u | (m << 13);
+  else x = sign | ((e + 112) << 23) | (m << 13);
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+/* n floats to the device buffer's format at dst / from it at src */
+static void to_dev(int fp16, void *dst, const float *src, int64_t n) {
+  if (!fp16) { memcpy(dst, src, (size_t)n * 4); return; }
+  uint16_t *h = dst;
+  for (int64_t i = 0; i < n; i++) h[i] = f2h(src[i]);
+}
+static void from_dev(int fp16, float *dst, const void *src, int64_t n) {
+  if (!fp16) { memcpy(dst, src, (size_t)n * 4); return; }
+  const uint16_t *h = src;
+  for (int64_t i = 0; i < n; i++) dst[i] = h2f(h[i]);
+}
 
 /* ---- helpers ---- */
 static hr_status fail(hr_session *s, hr_status st, const char *what, VkResult r) {
@@ -215,10 +330,13 @@ static const hr__attrs *attrs_of(const hr__rop *r) { return r->node ? &r->node->
 /* Float offset of value v's data in dbuf, -1 if it has none there. */
 static int64_t voff(const vk *v, const hr__plan *p, int id) {
   const hr__val *x = &p->vals[id];
-  if (x->kind == V_CONST) return v->voff[id] >= 0 ? v->voff[id] / 4 : -1;
+  if (x->kind == V_CONST) {
+    if (v->voff[id] < 0) return -1;
+    return v->w32 ? F32_BIT + v->c32 + (v->voff[id] - v->const_off0) / 4 : v->voff[id] / 4;
+  }
   const hr__val *r = &p->vals[x->root];
   switch (r->storage) {
-    case S_ARENA: return r->offset / 4;
+    case S_ARENA: return v->f32off[x->root] >= 0 ? F32_BIT + v->f32off[x->root] : r->offset / 4;
     case S_STATE: return v->state_off[r->slot] / 4;
     case S_SRC: return v->src_off >= 0 ? v->src_off / 4 : -1;
     default: return -1;
@@ -647,54 +765,78 @@ static hr_status make_device(hr_session *s, vk *v) {
   v->ts_ok = qfp[qf].timestampValidBits > 0 && v->props.limits.timestampPeriod > 0;
   float prio = 1.f;
   VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = v->qf, .queueCount = 1, .pQueuePriorities = &prio};
-  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
+  /* fp16 storage: HR_VK_FP16=1/0 forces (1 fails where the device lacks 16-bit storage); by
+   * default on for GPUs that have it, off on CPU devices (lavapipe: the tests ask for it) */
+  VkPhysicalDevice16BitStorageFeatures f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f16};
+  vkGetPhysicalDeviceFeatures2(v->pd, &f2);
+  const char *h = getenv("HR_VK_FP16");
+  v->fp16 = h && *h ? *h == '1' : v->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && f16.storageBuffer16BitAccess;
+  if (v->fp16 && !f16.storageBuffer16BitAccess) {
+    snprintf(s->err, sizeof s->err, "Vulkan: HR_VK_FP16=1 but device %s has no 16-bit storage (storageBuffer16BitAccess)", v->props.deviceName);
+    return HR_ENOTSUP;
+  }
+  v->es = v->fp16 ? 2 : 4;
+  VkPhysicalDevice16BitStorageFeatures en16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, .storageBuffer16BitAccess = VK_TRUE};
+  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = v->fp16 ? &en16 : NULL, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
   VKTRY(vkCreateDevice(v->pd, &di, NULL, &v->dev), "device creation");
   vkGetDeviceQueue(v->dev, v->qf, 0, &v->q);
   return HR_OK;
 }
 
 static hr_status make_pipelines(hr_session *s, vk *v) {
-  VkDescriptorSetLayoutBinding b[2] = {
-      {.binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
-      {.binding = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT}};
-  VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 2, .pBindings = b};
+  /* 0: the device buffer, 1: the frame, 2: the read-back buffer (cvt.comp), 3: the fp32 range of
+   * the device buffer (fp16 storage) */
+  VkDescriptorSetLayoutBinding b[4];
+  for (int k = 0; k < 4; k++)
+    b[k] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)k, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
+                                          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 4, .pBindings = b};
   VKTRY(vkCreateDescriptorSetLayout(v->dev, &li, NULL, &v->dsl), "descriptor set layout");
   VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 128};
   VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1, .pSetLayouts = &v->dsl,
                                     .pushConstantRangeCount = 1, .pPushConstantRanges = &pcr};
   VKTRY(vkCreatePipelineLayout(v->dev, &pli, NULL, &v->pl), "pipeline layout");
-  int used[P__COUNT] = {0};
-  for (int k = 0; k < v->n_disp; k++) {
-    used[v->disp[k].pipe] = 1;
-    for (int c = 0; c < NCK; c++) if (v->disp[k].alt[c] >= 0) used[conv_kinds[c]] = 1;
+  char used[P__COUNT][NMASK] = {{0}};
+  if (v->fp16) { /* the outputs' read-back conversion */
+    const hr__plan *p = s->plan;
+    for (int k = 0; k < 2; k++) if (v->out_val[k] >= 0) used[P_CVT][dmask((int32_t[5]){0, (int32_t)voff(v, p, v->out_val[k]), 0, 0, 0})] = 1;
   }
-  for (int k = 0; k < P__COUNT; k++) {
-    if (!used[k]) continue;
-    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = shaders[k].size, .pCode = shaders[k].code};
+  for (int k = 0; k < v->n_disp; k++) {
+    int m = dmask(v->disp[k].pc);
+    used[v->disp[k].pipe][m] = 1;
+    for (int c = 0; c < NCK; c++) if (v->disp[k].alt[c] >= 0) used[conv_kinds[c]][m] = 1;
+  }
+  for (int km = 0; km < P__COUNT * NMASK; km++) {
+    int k = km / NMASK, mask = km % NMASK;
+    if (!used[k][mask]) continue;
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
+                                .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
     VkShaderModule mod;
     VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
-    int32_t spec = shaders[k].spec;
-    VkSpecializationMapEntry me = {.constantID = 0, .offset = 0, .size = 4};
-    VkSpecializationInfo si = {.mapEntryCount = 1, .pMapEntries = &me, .dataSize = 4, .pData = &spec};
+    int32_t spec[2] = {shaders[k].spec, mask};
+    VkSpecializationMapEntry me[2] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4}};
+    VkSpecializationInfo si = {.mapEntryCount = 2, .pMapEntries = me, .dataSize = 8, .pData = spec};
     VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
                                       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                                                .module = mod, .pName = "main", .pSpecializationInfo = spec ? &si : NULL},
+                                                .module = mod, .pName = "main", .pSpecializationInfo = &si},
                                       .layout = v->pl};
-    VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipe[k]);
+    VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipe[k][mask]);
     vkDestroyShaderModule(v->dev, mod, NULL);
     if (r != VK_SUCCESS) return fail(s, HR_EIO, shaders[k].name, r);
   }
-  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 2};
+  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 4};
   VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
   VKTRY(vkCreateDescriptorPool(v->dev, &dpi, NULL, &v->dpool), "descriptor pool");
   VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = v->dpool, .descriptorSetCount = 1, .pSetLayouts = &v->dsl};
   VKTRY(vkAllocateDescriptorSets(v->dev, &dai, &v->ds), "descriptor set");
-  VkDescriptorBufferInfo bi[2] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE}};
-  VkWriteDescriptorSet w[2];
-  for (int k = 0; k < 2; k++)
+  VkDescriptorBufferInfo bi[4] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE},
+                                  {v->rback.b, 0, VK_WHOLE_SIZE}, {v->dbuf.b, v->f32_base < v->dbuf.size ? v->f32_base : 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet w[4];
+  for (int k = 0; k < 4; k++)
     w[k] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = v->ds, .dstBinding = (uint32_t)k,
                                   .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[k]};
-  vkUpdateDescriptorSets(v->dev, 2, w, 0, NULL);
+  vkUpdateDescriptorSets(v->dev, 4, w, 0, NULL);
   return HR_OK;
 }
 
@@ -726,7 +868,8 @@ static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
     for (int q = 0; q < d->nw; q++) { W[nW][0] = d->w[q][0]; W[nW][1] = d->w[q][1]; nW++; }
     for (int q = 0; q < d->nr; q++) { R[nR][0] = d->r[q][0]; R[nR][1] = d->r[q][1]; nR++; }
     pending = 1;
-    if (d->pipe != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[d->pipe]); cur = d->pipe; }
+    int pm = d->pipe * NMASK + dmask(d->pc);
+    if (pm != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[d->pipe][pm % NMASK]); cur = pm; }
     vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
     vkCmdDispatch(cb, d->gx, d->gy, 1);
     if (ts && (k + 1 == d1 || v->disp[k + 1].rop != d->rop)) {
@@ -761,11 +904,24 @@ static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_t
             v->n_disp, v->n_barriers, (double)v->dbuf.size / 1e6);
   for (int k = 0; k < 2; k++) {
     if (v->out_val[k] < 0) continue;
-    VkBufferCopy c = {.srcOffset = (VkDeviceSize)voff(v, p, v->out_val[k]) * 4, .dstOffset = (VkDeviceSize)v->out_off[k],
-                      .size = (VkDeviceSize)hr__numel(&p->vals[v->out_val[k]].t) * 4};
+    int64_t n = hr__numel(&p->vals[v->out_val[k]].t);
+    int64_t o = voff(v, p, v->out_val[k]);
+    if (v->fp16 && o < F32_BIT) { /* converted to fp32 on the way out */
+      vdisp d;
+      memset(&d, 0, sizeof d);
+      set_grid(&d, n);
+      d.pc[0] = (int32_t)n; d.pc[1] = (int32_t)voff(v, p, v->out_val[k]); d.pc[2] = (int32_t)(v->out_off[k] / 4);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[P_CVT][dmask(d.pc)]);
+      vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d.pc);
+      vkCmdDispatch(cb, d.gx, d.gy, 1);
+      continue;
+    }
+    VkBufferCopy c = {.srcOffset = idx_bytes(v, o), .dstOffset = (VkDeviceSize)v->out_off[k],
+                      .size = (VkDeviceSize)n * 4};
     vkCmdCopyBuffer(cb, v->dbuf.b, v->rback.b, 1, &c);
   }
-  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+          VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   VKTRY(vkEndCommandBuffer(cb), "recording");
   return HR_OK;
 }
@@ -778,7 +934,8 @@ static hr_status record_main(hr_session *s, vk *v) {
   /* the state-zeroing command buffer */
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKTRY(vkBeginCommandBuffer(v->cb_zero, &bi), "recording");
-  for (int k = 0; k < p->n_state; k++) vkCmdFillBuffer(v->cb_zero, v->dbuf.b, (VkDeviceSize)v->state_off[k], (VkDeviceSize)p->state_bytes[k], 0);
+  for (int k = 0; k < p->n_state; k++) /* sizes rounded up to 4 bytes: slots are 256-byte aligned (128 in fp16) */
+    vkCmdFillBuffer(v->cb_zero, v->dbuf.b, phys(v, v->state_off[k]), (phys(v, p->state_bytes[k]) + 3) & ~(VkDeviceSize)3, 0);
   barrier(v->cb_zero, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL, AC_ALL);
   VKTRY(vkEndCommandBuffer(v->cb_zero), "recording");
   return HR_OK;
@@ -812,7 +969,7 @@ static hr_status tune_convs(hr_session *s, vk *v) {
         continue;
       }
       set_conv_kind(&e, c);
-      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[e.pipe]);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[e.pipe][dmask(e.pc)]);
       vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, e.pc);
       for (int rep = 0; rep < 4; rep++) {
         if (rep == 1) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
@@ -858,7 +1015,7 @@ static void vk_destroy(void *impl) {
   if (!v) return;
   if (v->dev) {
     vkDeviceWaitIdle(v->dev);
-    for (int k = 0; k < P__COUNT; k++) if (v->pipe[k]) vkDestroyPipeline(v->dev, v->pipe[k], NULL);
+    for (int k = 0; k < P__COUNT * NMASK; k++) if (v->pipe[k / NMASK][k % NMASK]) vkDestroyPipeline(v->dev, v->pipe[k / NMASK][k % NMASK], NULL);
     if (v->pl) vkDestroyPipelineLayout(v->dev, v->pl, NULL);
     if (v->dsl) vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
     if (v->dpool) vkDestroyDescriptorPool(v->dev, v->dpool, NULL);
@@ -873,7 +1030,7 @@ static void vk_destroy(void *impl) {
     if (rm) rm(v->inst, v->msgr, NULL);
   }
   if (v->inst) vkDestroyInstance(v->inst, NULL);
-  free(v->voff); free(v->disp); free(v->ts); free(v->fused);
+  free(v->voff); free(v->f32off); free(v->disp); free(v->ts); free(v->fused);
   free(v);
 }
 
@@ -882,7 +1039,8 @@ static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 static hr_status vk_create_(hr_session *s, vk *v) {
   const hr__plan *p = s->plan;
   hr_status st;
-  /* layout of the device buffer: arena | state | src | constants */
+  if ((st = make_device(s, v))) return st; /* first: the layout depends on fp16 storage */
+  /* layout of the device buffer: arena | state | src | constants, and in fp16 the fp32 range */
   int64_t off = align256(p->arena_bytes);
   for (int k = 0; k < p->n_state; k++) { v->state_off[k] = off; off = align256(off + p->state_bytes[k]); }
   v->src_off = -1;
@@ -901,6 +1059,33 @@ static hr_status vk_create_(hr_session *s, vk *v) {
       v->voff[id] = off; off = align256(off + hr__numel(&x->t) * 4);
     }
   v->const_bytes = off - v->const_off0;
+  /* fp16: the values after the last dense convolution (the guided filter's low-resolution
+   * statistics, its output) stay fp32, each root in its own slot of the fp32 range: var =
+   * mean(x^2) - mean(x)^2 rounded to fp16 can fall below -eps, and alpha keeps fp32 */
+  v->f32off = malloc(sizeof *v->f32off * (size_t)p->n_vals);
+  if (!v->f32off) return HR_ENOMEM;
+  for (int k = 0; k < p->n_vals; k++) v->f32off[k] = -1;
+  const char *tail32 = getenv("HR_VK_F32TAIL");
+  const char *w32 = getenv("HR_VK_W32");
+  v->w32 = v->fp16 && !(w32 && *w32 == '0');
+  int64_t n32 = 0;
+  if (v->w32) { /* weights fp32: they are read from the caches, not memory, and fp16 doubles the error */
+    v->c32 = 0; n32 = v->const_bytes / 4; off = v->const_off0;
+  }
+  if (v->fp16 && !(tail32 && *tail32 == '0')) {
+    int last = -1, ok = 1;
+    for (int i = 0; i < p->n_rops; i++)
+      if (p->rops[i].op == HR_OP_CONV2D || p->rops[i].op == HR_OP_FUSED_CONV2D) last = i;
+    for (int i = last + 1; i < p->n_rops; i++) /* slices written in place stay where the planner put them */
+      if (p->rops[i].out_c_total || p->rops[i].in_place_mask) ok = 0;
+    for (int i = last + 1; ok && last >= 0 && i < p->n_rops; i++)
+      for (int k = 0; k < p->rops[i].n_out; k++) {
+        int root = p->vals[p->rops[i].out[k]].root;
+        if (p->vals[root].storage != S_ARENA || v->f32off[root] >= 0) continue;
+        v->f32off[root] = n32; n32 += (hr__numel(&p->vals[root].t) + 63) & ~(int64_t)63;
+      }
+  }
+  v->f32_bytes = n32 * 4;
   /* dispatches */
   if (v->src_off >= 0) {
     vdisp *d = add_disp(v, P_SRCRESIZE, 0, (int64_t)p->width * p->height);
@@ -929,14 +1114,16 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   }
   const char *bar = getenv("HR_VK_BARRIERS");
   v->elide = !(bar && !strcmp(bar, "all"));
-  if ((st = make_device(s, v))) return st;
-  if ((uint64_t)off > v->props.limits.maxStorageBufferRange || off / 4 >= INT32_MAX) {
-    snprintf(s->err, sizeof s->err, "Vulkan: the plan needs a %.1f MB buffer, the device binds at most %.1f MB", (double)off / 1e6,
+  VkDeviceSize salign = v->props.limits.minStorageBufferOffsetAlignment > 256 ? v->props.limits.minStorageBufferOffsetAlignment : 256;
+  v->f32_base = (phys(v, off) + salign - 1) / salign * salign;
+  VkDeviceSize dbytes = v->f32_base + (VkDeviceSize)v->f32_bytes;
+  if ((uint64_t)dbytes > v->props.limits.maxStorageBufferRange || off / 4 >= F32_BIT || v->f32_bytes / 4 >= F32_BIT) {
+    snprintf(s->err, sizeof s->err, "Vulkan: the plan needs a %.1f MB buffer, the device binds at most %.1f MB", (double)dbytes / 1e6,
              (double)v->props.limits.maxStorageBufferRange / 1e6);
     return HR_ENOTSUP;
   }
   VkBufferUsageFlags use = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  if ((st = buf_make(s, v, &v->dbuf, (VkDeviceSize)off, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "activation arena, state and weights")))
+  if ((st = buf_make(s, v, &v->dbuf, dbytes, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "activation arena, state and weights")))
     return st;
   v->frame_w = p->width; v->frame_h = p->height;
   VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -982,15 +1169,19 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   if (do_tune && !getenv("HR_VK_CONV") && (st = tune_convs(s, v))) return st;
   /* zero everything, then upload the weights through a temporary staging buffer */
   vbuf up;
-  if ((st = buf_make(s, v, &up, (VkDeviceSize)(v->const_bytes ? v->const_bytes : 256), use, hv, 0, "weight upload buffer"))) return st;
+  int cfp16 = v->fp16 && !v->w32;
+  VkDeviceSize cbytes = cfp16 ? phys(v, v->const_bytes) : (VkDeviceSize)v->const_bytes;
+  if ((st = buf_make(s, v, &up, v->const_bytes ? cbytes : 256, use, hv, 0, "weight upload buffer"))) return st;
   for (int k = 0; k < p->n_vals; k++)
-    if (v->voff[k] >= 0) memcpy((char *)up.map + (v->voff[k] - v->const_off0), p->vals[k].t.data, (size_t)hr__numel(&p->vals[k].t) * 4);
+    if (v->voff[k] >= 0)
+      to_dev(cfp16, (char *)up.map + (cfp16 ? phys(v, v->voff[k] - v->const_off0) : (VkDeviceSize)(v->voff[k] - v->const_off0)), p->vals[k].t.data,
+             hr__numel(&p->vals[k].t));
   st = tmp_begin(s, v);
   if (!st) {
     vkCmdFillBuffer(v->cb_tmp, v->dbuf.b, 0, VK_WHOLE_SIZE, 0);
     barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     if (v->const_bytes) {
-      VkBufferCopy c = {.srcOffset = 0, .dstOffset = (VkDeviceSize)v->const_off0, .size = (VkDeviceSize)v->const_bytes};
+      VkBufferCopy c = {.srcOffset = 0, .dstOffset = idx_bytes(v, v->w32 ? F32_BIT + v->c32 : v->const_off0 / 4), .size = cbytes};
       vkCmdCopyBuffer(v->cb_tmp, up.b, v->dbuf.b, 1, &c);
     }
     barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL, AC_ALL);
@@ -1013,7 +1204,7 @@ static hr_status vk_create(hr_session *s, void **impl) {
     vk_destroy(v);
     return st;
   }
-  s->kernel_bytes = (int64_t)(sizeof *v + sizeof *v->disp * (size_t)v->cap_disp + sizeof *v->voff * (size_t)s->plan->n_vals);
+  s->kernel_bytes = (int64_t)(sizeof *v + sizeof *v->disp * (size_t)v->cap_disp + sizeof *v->voff * 2 * (size_t)s->plan->n_vals);
   *impl = v;
   return HR_OK;
 }
@@ -1128,22 +1319,25 @@ static hr_status vk_run(hr_session *s, void *impl) {
 
 static void vk_state_zero(hr_session *s, void *impl) { (void)s; ((vk *)impl)->zero_pending = 1; }
 
-/* Copy nbytes between dbuf at doff and host memory, through a temporary host-visible buffer. */
-static hr_status xfer(hr_session *s, vk *v, int64_t doff, int64_t nbytes, void *dst, const void *src) {
+/* Copy nbytes of fp32 values between dbuf at (layout) offset doff and host memory, through a
+ * temporary host-visible buffer (converted from / to fp16 where the device buffer holds it). */
+static hr_status xfer(hr_session *s, vk *v, int64_t idx, int64_t n, void *dst, const void *src) {
   vbuf t;
   VkBufferUsageFlags use = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  hr_status st = buf_make(s, v, &t, (VkDeviceSize)nbytes, use, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, "state transfer buffer");
+  int fp16 = v->fp16 && idx < F32_BIT;
+  VkDeviceSize pb = (VkDeviceSize)(n * (fp16 ? 2 : 4)), doff = idx_bytes(v, idx);
+  hr_status st = buf_make(s, v, &t, pb, use, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, "state transfer buffer");
   if (st) { buf_free(v, &t); return st; }
-  if (src) memcpy(t.map, src, (size_t)nbytes);
+  if (src) to_dev(fp16, t.map, src, n);
   st = tmp_begin(s, v);
   if (!st) {
     barrier(v->cb_tmp, ST_ALL, AC_ALL, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-    VkBufferCopy c = {.srcOffset = src ? 0 : (VkDeviceSize)doff, .dstOffset = src ? (VkDeviceSize)doff : 0, .size = (VkDeviceSize)nbytes};
+    VkBufferCopy c = {.srcOffset = src ? 0 : doff, .dstOffset = src ? doff : 0, .size = pb};
     vkCmdCopyBuffer(v->cb_tmp, src ? t.b : v->dbuf.b, src ? v->dbuf.b : t.b, 1, &c);
     barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL | VK_PIPELINE_STAGE_HOST_BIT, AC_ALL | VK_ACCESS_HOST_READ_BIT);
     st = tmp_end(s, v);
   }
-  if (!st && dst) memcpy(dst, t.map, (size_t)nbytes);
+  if (!st && dst) from_dev(fp16, dst, t.map, n);
   buf_free(v, &t);
   return st;
 }
@@ -1151,7 +1345,7 @@ static hr_status xfer(hr_session *s, vk *v, int64_t doff, int64_t nbytes, void *
 static hr_status vk_state_read(hr_session *s, void *impl, int k, void *dst) {
   vk *v = impl;
   if (v->zero_pending) { memset(dst, 0, (size_t)s->plan->state_bytes[k]); return HR_OK; }
-  return xfer(s, v, v->state_off[k], s->plan->state_bytes[k], dst, NULL);
+  return xfer(s, v, v->state_off[k] / 4, s->plan->state_bytes[k] / 4, dst, NULL);
 }
 static hr_status vk_state_write(hr_session *s, void *impl, int k, const void *src) {
   vk *v = impl;
@@ -1160,7 +1354,7 @@ static hr_status vk_state_write(hr_session *s, void *impl, int k, const void *sr
     if (st) return st;
     v->zero_pending = 0;
   }
-  return xfer(s, v, v->state_off[k], s->plan->state_bytes[k], NULL, src);
+  return xfer(s, v, v->state_off[k] / 4, s->plan->state_bytes[k] / 4, NULL, src);
 }
 static const float *vk_output(hr_session *s, void *impl, int id) {
   vk *v = impl;
@@ -1194,13 +1388,13 @@ hr_status hr__vk_value_read(hr_session *s, void *impl, int id, void *dst) {
   vk *v = impl;
   int64_t o = voff(v, s->plan, id);
   if (o < 0) return HR_EINVAL;
-  return xfer(s, v, o * 4, hr__numel(&s->plan->vals[id].t) * 4, dst, NULL);
+  return xfer(s, v, o, hr__numel(&s->plan->vals[id].t), dst, NULL);
 }
 hr_status hr__vk_value_write(hr_session *s, void *impl, int id, const void *src) {
   vk *v = impl;
   int64_t o = voff(v, s->plan, id);
   if (o < 0) return HR_EINVAL;
-  return xfer(s, v, o * 4, hr__numel(&s->plan->vals[id].t) * 4, NULL, src);
+  return xfer(s, v, o, hr__numel(&s->plan->vals[id].t), NULL, src);
 }
 void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms) {
   *copy_ms = ((vk *)impl)->host_ms[0];
@@ -1208,3 +1402,4 @@ void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms) {
 }
 int hr__vk_fused(void *impl, int i) { return ((vk *)impl)->fused[i]; }
 double hr__vk_device_ms(void *impl) { return impl && ((vk *)impl)->ts_ok ? ((vk *)impl)->device_ms : -1; }
+int hr__vk_fp16(void *impl) { return impl && ((vk *)impl)->fp16; }
