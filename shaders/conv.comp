@@ -30,6 +30,6 @@ void main() {
       }
     }
   }
-  acc = act_post(min(max(acc, pf(20)), pf(21)), p[24]);
-  stu(fo, p[4] + ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc, acc);
+  int oi = ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc;
+  stu(fo, p[4] + oi, epi(acc, oc, oi));
 }

@@ -43,13 +43,10 @@ void main() {
       }
     }
   }
-  float lo = pf(20), hi = pf(21);
-  int ob = p[4] + ((n * OH + oy) * OW + ox0) * p[22] + p[23] + oc4 * 4, os = p[22];
+  int ob = ((n * OH + oy) * OW + ox0) * p[22] + p[23] + oc4 * 4, os = p[22];
   vec4 r[4] = vec4[4](a0, a1, a2, a3);
   for (int q = 0; q < 4; q++) {
     if (ox0 + q >= OW) break;
-    vec4 v = min(max(r[q], vec4(lo)), vec4(hi));
-    int a = p[24];
-    stu(fo, ob + q * os, act_post(v.x, a)); stu(fo, ob + q * os + 1, act_post(v.y, a)); stu(fo, ob + q * os + 2, act_post(v.z, a)); stu(fo, ob + q * os + 3, act_post(v.w, a));
+    for (int j = 0; j < 4; j++) stu(fo, p[4] + ob + q * os + j, epi(r[q][j], oc4 * 4 + j, ob + q * os + j));
   }
 }

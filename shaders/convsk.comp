@@ -32,7 +32,7 @@ void main() {
   if (ks == 0u && i < uint(p[0])) {
     float s = p[3] >= 0 ? ldu(fb, p[3] + oc) : 0.0;
     for (int k = 0; k < 8; k++) s += red[o + 32u * uint(k)];
-    s = act_post(min(max(s, pf(20)), pf(21)), p[24]);
-    stu(fo, p[4] + ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc, s);
+    int oi = ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc;
+    stu(fo, p[4] + oi, epi(s, oc, oi));
   }
 }

@@ -7,7 +7,7 @@
 layout(constant_id = 0) const int BN = 64;
 const int BM = 4096 / BN;
 const int TX = BN / 4;
-shared float As[16][BM];
+shared float As[16][BM + 1]; // + 1: the stores (a column per thread) fall in distinct banks
 shared float Bs[16][BN + 1];
 shared int Pn[BM], Py[BM], Px[BM];
 void main() {
@@ -62,7 +62,8 @@ void main() {
       int oc = n0 + tx * 4 + j;
       if (oc >= OC) break;
       float v = acc[i][j] + (p[3] >= 0 ? ldu(fb, p[3] + oc) : 0.0);
-      stu(fo, p[4] + m * p[22] + p[23] + oc, act_post(min(max(v, lo), hi), p[24]));
+      int oi = m * p[22] + p[23] + oc;
+      stu(fo, p[4] + oi, epi(v, oc, oi));
     }
   }
 }

@@ -119,7 +119,7 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 /* fp16 storage: which of push constants 1..4 (a dispatch's offsets) lie in the fp32 range, bit k
  * for p[k]: a specialisation constant (common.glsl FMASK), so each pipeline's loads and stores
  * are of one kind with no branch (a branch per access, even uniform, halved the H200's speed) */
-#define NMASK 32
+#define MAX_PIPES 256
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
 #define NCK 6 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 */
@@ -148,7 +148,10 @@ typedef struct vk {
   VkPhysicalDeviceMemoryProperties mem;
   VkDescriptorSetLayout dsl;
   VkPipelineLayout pl;
-  VkPipeline pipe[P__COUNT][NMASK]; /* per shader and fp32-range mask (dmask) */
+  /* pipelines per shader, fp32-range mask (dmask) and convolution epilogue (p[25], common.glsl
+   * EPI): both specialisation constants, so a pipeline has no branch for what it does not do */
+  struct { int k, mask, epi; VkPipeline pl; } ptab[MAX_PIPES];
+  int n_ptab;
   VkDescriptorPool dpool;
   VkDescriptorSet ds;
   VkCommandPool cpool;
@@ -196,6 +199,7 @@ static VkDeviceSize idx_bytes(const vk *v, int64_t idx) { return idx >= F32_BIT 
 static int dmask(const int32_t *pc) {
   int m = 0;
   for (int k = 1; k <= 4; k++) if (pc[k] >= F32_BIT) m |= 1 << k;
+  if (pc[29] >= F32_BIT) m |= 1; /* a convolution epilogue's residual (bit 0) */
   return m;
 }
 
@@ -417,8 +421,21 @@ static int uop_code(hr__op op) {
 
 static int axis_norm(int a, int rank) { return a < 0 ? a + rank : a; }
 
+/* What a convolution's epilogue computes beyond its own bias and clamp (common.glsl epi): the ops
+ * after it that read only its result, folded in (each intermediate value has that op as its only
+ * reader, so it is never written), and a zero Pad before it read as the convolution's padding. */
+typedef struct vchain {
+  int end;        /* the last op folded in (= the convolution when none) */
+  int out;        /* the value the epilogue writes */
+  int act;        /* 1 hardswish, 2 sigmoid, 3 tanh right after the clamp */
+  int flags;      /* common.glsl epi: p[25] */
+  int mul1, add, mul2, res; /* value ids, -1 */
+  int pad;        /* the Pad op folded in before, -1 */
+  int pad_in, pad_t, pad_l;
+} vchain;
+
 /* Translate rop i into dispatches. Returns HR_ENOTSUP (s->err set) for what has no kernel here. */
-static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_act) {
+static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
   const hr__plan *p = s->plan;
   const hr__rop *r = &p->rops[i];
   const hr__attrs *a = attrs_of(r);
@@ -474,10 +491,10 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_a
         while (d->alt[c] < 0) c = (c + 1) % NCK;
         set_conv_kind(d, c);
       }
-      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
+      d->pc[1] = (int32_t)voff(v, p, ch && ch->pad >= 0 ? ch->pad_in : r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = a->fused_bias ? (int32_t)voff(v, p, r->in[2]) : -1;
-      d->pc[4] = (int32_t)voff(v, p, fuse_out >= 0 ? fuse_out : r->out[0]);
-      d->pc[24] = fuse_act;
+      d->pc[4] = (int32_t)voff(v, p, ch ? ch->out : r->out[0]);
+      d->pc[24] = ch ? ch->act : 0;
       d->pc[5] = (int32_t)x->dims[1]; d->pc[6] = (int32_t)x->dims[2]; d->pc[7] = (int32_t)x->dims[3];
       d->pc[8] = (int32_t)o->dims[1]; d->pc[9] = (int32_t)o->dims[2]; d->pc[10] = (int32_t)o->dims[3];
       d->pc[11] = KH; d->pc[12] = KW; d->pc[13] = a->strides[1]; d->pc[14] = a->strides[2];
@@ -488,6 +505,18 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_a
       else if (a->act == HR_ACT_RELU6) { lo = 0; hi = 6; }
       d->pc[20] = fbits(lo); d->pc[21] = fbits(hi);
       d->pc[22] = (int32_t)o->dims[3]; d->pc[23] = 0;
+      if (ch && ch->pad >= 0) { /* the Pad's input, its zeros as the convolution's own padding */
+        const hr__tensor *pi = &p->vals[ch->pad_in].t;
+        d->pc[5] = (int32_t)pi->dims[1]; d->pc[6] = (int32_t)pi->dims[2];
+        d->pc[17] += ch->pad_t; d->pc[18] += ch->pad_l;
+      }
+      if (ch) {
+        d->pc[25] = ch->flags;
+        d->pc[26] = ch->mul1 >= 0 ? (int32_t)voff(v, p, ch->mul1) : 0;
+        d->pc[27] = ch->add >= 0 ? (int32_t)voff(v, p, ch->add) : 0;
+        d->pc[28] = ch->mul2 >= 0 ? (int32_t)voff(v, p, ch->mul2) : 0;
+        d->pc[29] = ch->res >= 0 ? (int32_t)voff(v, p, ch->res) : 0;
+      }
       return HR_OK;
     }
     case HR_OP_MUL: case HR_OP_ADD: case HR_OP_ADDV2: case HR_OP_SUB: case HR_OP_REALDIV: case HR_OP_MINIMUM: case HR_OP_MAXIMUM: {
@@ -630,32 +659,99 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_a
   return HR_OK;
 }
 
-/* A convolution whose only reader is the next op, an activation (hardswish, sigmoid, tanh) of the
- * same shape: the activation runs in the convolution's epilogue, which writes its output. Returns
- * the epilogue's code (common.glsl act_post) or 0. */
-static int fusable(const hr__plan *p, int i) {
-  if (i + 1 >= p->n_rops) return 0;
-  const hr__rop *r = &p->rops[i], *a = &p->rops[i + 1];
-  if (r->op != HR_OP_CONV2D && r->op != HR_OP_FUSED_CONV2D && r->op != HR_OP_DWCONV && r->op != HR_OP_FUSED_DWCONV) return 0;
-  int code = a->op == HR_OP_HARDSWISH ? 1 : a->op == HR_OP_SIGMOID ? 2 : a->op == HR_OP_TANH ? 3 : 0;
-  if (!code || r->out_c_total || a->n_in != 1) return 0;
-  const hr__val *o = &p->vals[p->vals[r->out[0]].root];
-  if (p->vals[a->in[0]].root != p->vals[r->out[0]].root || o->storage != S_ARENA || o->n_readers != 1) return 0;
+static int is_conv(hr__op op) { return op == HR_OP_CONV2D || op == HR_OP_FUSED_CONV2D || op == HR_OP_DWCONV || op == HR_OP_FUSED_DWCONV; }
+static int act_code(hr__op op) { return op == HR_OP_HARDSWISH ? 1 : op == HR_OP_SIGMOID ? 2 : op == HR_OP_TANH ? 3 : 0; }
+
+/* Whether value x's root may stay unwritten / be written by the epilogue: an arena value, not an
+ * output the session reads back. */
+static int plain(const hr__plan *p, int x) {
+  const hr__val *o = &p->vals[p->vals[x].root];
+  if (o->storage != S_ARENA) return 0;
   if (o == &p->vals[p->vals[p->alpha_val].root] || (p->fgr_val >= 0 && o == &p->vals[p->vals[p->fgr_val].root])) return 0;
-  if (hr__numel(&p->vals[a->in[0]].t) != hr__numel(&p->vals[a->out[0]].t) ||
-      hr__numel(&p->vals[a->in[0]].t) != hr__numel(&p->vals[r->out[0]].t))
-    return 0;
-  /* the planner may have put the activation's output over the convolution's input (dead by then):
-   * the fused epilogue writes it while the convolution still reads, so only where they are apart */
-  const hr__val *ao = &p->vals[p->vals[a->out[0]].root];
-  if (ao->storage != S_ARENA) return 0;
-  int64_t alo = ao->offset, ahi = alo + hr__numel(&ao->t) * 4;
-  for (int k = 0; k < r->n_in; k++) {
-    const hr__val *x = &p->vals[p->vals[r->in[k]].root];
-    if (p->vals[r->in[k]].kind == V_CONST || x->storage != S_ARENA) continue;
-    if (x->offset < ahi && alo < x->offset + hr__numel(&x->t) * 4) return 0;
+  return 1;
+}
+static int64_t bytes_lo(const hr__plan *p, int x) { return p->vals[p->vals[x].root].offset; }
+static int64_t bytes_hi(const hr__plan *p, int x) { return bytes_lo(p, x) + hr__numel(&p->vals[p->vals[x].root].t) * 4; }
+
+/* A constant operand an epilogue can apply per output channel: a scalar or [..., OC]. 2 = scalar. */
+static int chan_const(const hr__plan *p, int x, int64_t OC) {
+  const hr__val *c = &p->vals[x];
+  if (c->kind != V_CONST || c->t.dt != HR_DT_FLOAT || !c->t.data) return 0;
+  int64_t n = hr__numel(&c->t);
+  if (n == 1) return 2;
+  return n == OC && c->t.rank >= 1 && c->t.dims[c->t.rank - 1] == OC;
+}
+
+/* The ops after convolution i (and a Pad before it) that its epilogue can compute (HR_VK_FUSE=0:
+ * none; =act: the activation only). */
+static void conv_chain(const vk *v, const hr__plan *p, int i, vchain *c) {
+  (void)v;
+  memset(c, 0, sizeof *c);
+  c->end = i; c->out = p->rops[i].out[0];
+  c->mul1 = c->add = c->mul2 = c->res = c->pad = c->pad_in = -1;
+  const hr__rop *r = &p->rops[i];
+  const char *fz = getenv("HR_VK_FUSE");
+  if ((fz && *fz == '0') || !is_conv(r->op) || r->out_c_total) return;
+  int only_act = fz && !strcmp(fz, "act");
+  const hr__tensor *ot = &p->vals[r->out[0]].t;
+  int64_t n = hr__numel(ot), OC = ot->dims[ot->rank - 1];
+  /* a zero Pad of H and W right before, read by this convolution alone */
+  if (!only_act && i > 0 && p->rops[i - 1].op == HR_OP_PAD) {
+    const hr__rop *pr = &p->rops[i - 1];
+    const hr__val *pv = &p->vals[pr->in[1]];
+    if (p->vals[pr->out[0]].root == p->vals[r->in[0]].root && p->vals[pr->out[0]].root == pr->out[0] && plain(p, pr->out[0]) &&
+        p->vals[pr->out[0]].n_readers == 1 && p->vals[pr->in[0]].t.rank == 4 && pv->kind == V_CONST && pv->t.dt == HR_DT_INT32 &&
+        hr__numel(&pv->t) == 8 && (pr->n_in < 3 || p->vals[pr->in[2]].kind == V_CONST)) {
+      const int32_t *pd = pv->t.data;
+      int zero = pr->n_in < 3 || (p->vals[pr->in[2]].t.dt == HR_DT_FLOAT && ((const float *)p->vals[pr->in[2]].t.data)[0] == 0.f);
+      if (zero && !pd[0] && !pd[1] && !pd[6] && !pd[7] && pd[2] >= 0 && pd[4] >= 0 && pd[3] >= 0 && pd[5] >= 0) {
+        c->pad = i - 1; c->pad_in = pr->in[0]; c->pad_t = pd[2]; c->pad_l = pd[4];
+      }
+    }
   }
-  return code;
+  /* stages in the epilogue's order: act 1, mul1 2, add 3, relu/relu6 4, mul2 5, act2 6, residual 7 */
+  int cur = r->out[0], stage = 0;
+  for (int j = i + 1; j < p->n_rops && stage < 7; j++) {
+    const hr__rop *a = &p->rops[j];
+    if (!plain(p, cur) || p->vals[p->vals[cur].root].n_readers != 1 || !plain(p, a->out[0]) || a->n_out != 1) break;
+    if (hr__numel(&p->vals[a->out[0]].t) != n) break;
+    int reads = -1;
+    for (int k = 0; k < a->n_in; k++) if (p->vals[a->in[k]].root == p->vals[cur].root) reads = k;
+    if (reads < 0) break;
+    int other = a->n_in == 2 ? a->in[1 - reads] : -1, ac = act_code(a->op), cc = other >= 0 ? chan_const(p, other, OC) : 0;
+    if (a->n_in == 1 && ac && stage == 0) { c->act = ac; stage = 1; }
+    else if (only_act) break;
+    else if (a->n_in == 1 && ac && stage < 6) { c->flags |= ac << 12; stage = 6; }
+    else if (a->n_in == 1 && (a->op == HR_OP_RELU || a->op == HR_OP_RELU6) && stage < 4) { c->flags |= a->op == HR_OP_RELU ? 4 : 8; stage = 4; }
+    else if (a->op == HR_OP_MUL && cc && stage < 2) { c->mul1 = other; c->flags |= 1 | (cc == 2 ? 16 : 0); stage = 2; }
+    else if (a->op == HR_OP_MUL && cc && stage < 5) { c->mul2 = other; c->flags |= 256 | (cc == 2 ? 64 : 0); stage = 5; }
+    else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && cc && stage < 3) { c->add = other; c->flags |= 2 | (cc == 2 ? 32 : 0); stage = 3; }
+    else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && other >= 0 && p->vals[other].kind != V_CONST && p->vals[other].t.dt == HR_DT_FLOAT &&
+             hr__numel(&p->vals[other].t) == n && p->vals[p->vals[other].root].storage == S_ARENA && p->vals[other].root != p->vals[cur].root) {
+      c->res = other; c->flags |= 128; stage = 7;
+    } else break;
+    cur = a->out[0]; c->end = j;
+  }
+  c->out = cur;
+  if (c->end == i && c->pad < 0) return;
+  /* the epilogue writes c->out while the convolution still reads its input: only where they are
+   * apart (the planner may have put a later value over the input, dead by then) */
+  int64_t lo = bytes_lo(p, c->out), hi = bytes_hi(p, c->out);
+  for (int k = 0; k < r->n_in; k++) {
+    int x = k == 0 && c->pad >= 0 ? c->pad_in : r->in[k];
+    if (p->vals[x].kind == V_CONST || p->vals[p->vals[x].root].storage != S_ARENA) continue;
+    if (bytes_lo(p, x) < hi && lo < bytes_hi(p, x)) {
+      if (c->end != i) { /* retry with the Pad alone */
+        vchain keep = *c;
+        memset(c, 0, sizeof *c);
+        c->end = i; c->out = r->out[0]; c->mul1 = c->add = c->mul2 = c->res = -1;
+        c->pad = keep.pad; c->pad_in = keep.pad_in; c->pad_t = keep.pad_t; c->pad_l = keep.pad_l;
+        if (c->pad >= 0) { lo = bytes_lo(p, c->out); hi = bytes_hi(p, c->out); k = -1; continue; }
+      }
+      c->pad = -1; c->pad_in = -1;
+      return;
+    }
+  }
 }
 
 /* The byte ranges of a dispatch: every non-constant input and output value of its op. */
@@ -784,6 +880,38 @@ static hr_status make_device(hr_session *s, vk *v) {
   return HR_OK;
 }
 
+static int is_conv_kind(int k) { for (int c = 0; c < NCK; c++) if (conv_kinds[c] == k) return 1; return 0; }
+static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
+  int mask = dmask(pc), epi = is_conv_kind(k) ? pc[25] : 0;
+  for (int q = 0; q < v->n_ptab; q++)
+    if (v->ptab[q].k == k && v->ptab[q].mask == mask && v->ptab[q].epi == epi) return v->ptab[q].pl;
+  return VK_NULL_HANDLE;
+}
+/* The pipeline of shader k for a dispatch's push constants pc, made if there is none yet. */
+static hr_status make_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
+  if (find_pipe(v, k, pc)) return HR_OK;
+  if (v->n_ptab == MAX_PIPES) { snprintf(s->err, sizeof s->err, "Vulkan: more than %d pipelines", MAX_PIPES); return HR_ENOTSUP; }
+  int mask = dmask(pc), epi = is_conv_kind(k) ? pc[25] : 0;
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
+                                .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
+    VkShaderModule mod;
+    VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
+    int32_t spec[3] = {shaders[k].spec, mask, epi};
+    VkSpecializationMapEntry me[3] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
+                                      {.constantID = 2, .offset = 8, .size = 4}};
+    VkSpecializationInfo si = {.mapEntryCount = 3, .pMapEntries = me, .dataSize = 12, .pData = spec};
+    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                                .module = mod, .pName = "main", .pSpecializationInfo = &si},
+                                      .layout = v->pl};
+    VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->ptab[v->n_ptab].pl);
+    vkDestroyShaderModule(v->dev, mod, NULL);
+    if (r != VK_SUCCESS) return fail(s, HR_EIO, shaders[k].name, r);
+    v->ptab[v->n_ptab].k = k; v->ptab[v->n_ptab].mask = mask; v->ptab[v->n_ptab].epi = epi;
+    v->n_ptab++;
+    return HR_OK;
+}
+
 static hr_status make_pipelines(hr_session *s, vk *v) {
   /* 0: the device buffer, 1: the frame, 2: the read-back buffer (cvt.comp), 3: the fp32 range of
    * the device buffer (fp16 storage) */
@@ -797,33 +925,15 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
   VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1, .pSetLayouts = &v->dsl,
                                     .pushConstantRangeCount = 1, .pPushConstantRanges = &pcr};
   VKTRY(vkCreatePipelineLayout(v->dev, &pli, NULL, &v->pl), "pipeline layout");
-  char used[P__COUNT][NMASK] = {{0}};
+  hr_status st;
   if (v->fp16) { /* the outputs' read-back conversion */
     const hr__plan *p = s->plan;
-    for (int k = 0; k < 2; k++) if (v->out_val[k] >= 0) used[P_CVT][dmask((int32_t[5]){0, (int32_t)voff(v, p, v->out_val[k]), 0, 0, 0})] = 1;
+    for (int k = 0; k < 2; k++)
+      if (v->out_val[k] >= 0 && (st = make_pipe(s, v, P_CVT, (int32_t[32]){0, (int32_t)voff(v, p, v->out_val[k])}))) return st;
   }
   for (int k = 0; k < v->n_disp; k++) {
-    int m = dmask(v->disp[k].pc);
-    used[v->disp[k].pipe][m] = 1;
-    for (int c = 0; c < NCK; c++) if (v->disp[k].alt[c] >= 0) used[conv_kinds[c]][m] = 1;
-  }
-  for (int km = 0; km < P__COUNT * NMASK; km++) {
-    int k = km / NMASK, mask = km % NMASK;
-    if (!used[k][mask]) continue;
-    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
-                                .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
-    VkShaderModule mod;
-    VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
-    int32_t spec[2] = {shaders[k].spec, mask};
-    VkSpecializationMapEntry me[2] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4}};
-    VkSpecializationInfo si = {.mapEntryCount = 2, .pMapEntries = me, .dataSize = 8, .pData = spec};
-    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                                                .module = mod, .pName = "main", .pSpecializationInfo = &si},
-                                      .layout = v->pl};
-    VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipe[k][mask]);
-    vkDestroyShaderModule(v->dev, mod, NULL);
-    if (r != VK_SUCCESS) return fail(s, HR_EIO, shaders[k].name, r);
+    if ((st = make_pipe(s, v, v->disp[k].pipe, v->disp[k].pc))) return st;
+    for (int c = 0; c < NCK; c++) if (v->disp[k].alt[c] >= 0 && (st = make_pipe(s, v, conv_kinds[c], v->disp[k].pc))) return st;
   }
   VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 4};
   VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
@@ -851,7 +961,7 @@ static int hits(const int64_t (*a)[2], int na, const int64_t (*b)[2], int nb) {
 }
 static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
-  int cur = -1;
+  VkPipeline cur = VK_NULL_HANDLE;
   int64_t W[MAX_PENDING][2], R[MAX_PENDING][2];
   int nW = 0, nR = 0, pending = 0;
   for (int k = d0; k < d1; k++) {
@@ -868,8 +978,8 @@ static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
     for (int q = 0; q < d->nw; q++) { W[nW][0] = d->w[q][0]; W[nW][1] = d->w[q][1]; nW++; }
     for (int q = 0; q < d->nr; q++) { R[nR][0] = d->r[q][0]; R[nR][1] = d->r[q][1]; nR++; }
     pending = 1;
-    int pm = d->pipe * NMASK + dmask(d->pc);
-    if (pm != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[d->pipe][pm % NMASK]); cur = pm; }
+    VkPipeline pm = find_pipe(v, d->pipe, d->pc);
+    if (pm != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pm); cur = pm; }
     vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
     vkCmdDispatch(cb, d->gx, d->gy, 1);
     if (ts && (k + 1 == d1 || v->disp[k + 1].rop != d->rop)) {
@@ -911,7 +1021,7 @@ static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_t
       memset(&d, 0, sizeof d);
       set_grid(&d, n);
       d.pc[0] = (int32_t)n; d.pc[1] = (int32_t)voff(v, p, v->out_val[k]); d.pc[2] = (int32_t)(v->out_off[k] / 4);
-      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[P_CVT][dmask(d.pc)]);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, find_pipe(v, P_CVT, d.pc));
       vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d.pc);
       vkCmdDispatch(cb, d.gx, d.gy, 1);
       continue;
@@ -969,7 +1079,7 @@ static hr_status tune_convs(hr_session *s, vk *v) {
         continue;
       }
       set_conv_kind(&e, c);
-      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[e.pipe][dmask(e.pc)]);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, find_pipe(v, e.pipe, e.pc));
       vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, e.pc);
       for (int rep = 0; rep < 4; rep++) {
         if (rep == 1) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
@@ -1015,7 +1125,7 @@ static void vk_destroy(void *impl) {
   if (!v) return;
   if (v->dev) {
     vkDeviceWaitIdle(v->dev);
-    for (int k = 0; k < P__COUNT * NMASK; k++) if (v->pipe[k / NMASK][k % NMASK]) vkDestroyPipeline(v->dev, v->pipe[k / NMASK][k % NMASK], NULL);
+    for (int k = 0; k < v->n_ptab; k++) vkDestroyPipeline(v->dev, v->ptab[k].pl, NULL);
     if (v->pl) vkDestroyPipelineLayout(v->dev, v->pl, NULL);
     if (v->dsl) vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
     if (v->dpool) vkDestroyDescriptorPool(v->dev, v->dpool, NULL);
@@ -1094,21 +1204,43 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   }
   v->fused = calloc((size_t)p->n_rops + 1, 1);
   if (!v->fused) return HR_ENOMEM;
-  const char *fz = getenv("HR_VK_FUSE");
+  /* a Pad folded into the convolution after it comes out of the op list afterwards */
+  char *pad_folded = calloc((size_t)p->n_rops + 1, 1);
+  if (!pad_folded) return HR_ENOMEM;
+  for (int i = 0; i < p->n_rops; i++) {
+    vchain ch;
+    conv_chain(v, p, i, &ch);
+    if (ch.pad >= 0) pad_folded[ch.pad] = 1;
+  }
+  /* lowered in order; a folded Pad's dispatches are dropped below */
   for (int i = 0; i < p->n_rops; i++) {
     if (v->fused[i]) continue;
-    int d0 = v->n_disp, act = fz && *fz == '0' ? 0 : fusable(p, i);
-    if ((st = lower_rop(s, v, i, act ? p->rops[i + 1].out[0] : -1, act))) return st;
+    int d0 = v->n_disp;
+    vchain ch;
+    conv_chain(v, p, i, &ch);
+    if (pad_folded[i]) { v->fused[i] = 2; continue; }
+    if (ch.pad >= 0 && !pad_folded[ch.pad]) ch.pad = -1;
+    int act = ch.end > i;
+    st = lower_rop(s, v, i, is_conv(p->rops[i].op) ? &ch : NULL);
+    if (st) { free(pad_folded); return st; }
     for (int k = d0; k < v->n_disp; k++) {
       annotate(v, p, &v->disp[k], &p->rops[i]);
-      if (act) { /* it writes the activation's output */
-        int64_t o = voff(v, p, p->rops[i + 1].out[0]);
-        vdisp *d = &v->disp[k];
-        d->nw = 1; d->w[0][0] = o * 4; d->w[0][1] = o * 4 + hr__numel(&p->vals[p->rops[i + 1].out[0]].t) * 4;
+      vdisp *d = &v->disp[k];
+      if (is_conv(p->rops[i].op) && (act || ch.pad >= 0)) { /* reads its input (or the Pad's) and the residual, writes the chain's output */
+        int ins[2] = {ch.pad >= 0 ? ch.pad_in : p->rops[i].in[0], ch.res};
+        d->nr = 0;
+        for (int q = 0; q < 2; q++) {
+          int64_t o = ins[q] >= 0 ? voff(v, p, ins[q]) : -1;
+          if (o < 0) continue;
+          d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[ins[q]].t) * 4; d->nr++;
+        }
+        int64_t o = voff(v, p, ch.out);
+        d->nw = 1; d->w[0][0] = o * 4; d->w[0][1] = o * 4 + hr__numel(&p->vals[ch.out].t) * 4;
       }
     }
-    if (act) v->fused[i + 1] = 1;
+    for (int j = i + 1; act && j <= ch.end; j++) v->fused[j] = 1;
   }
+  free(pad_folded);
   if (v->src_off >= 0 && v->n_disp) { /* the input materialisation writes the src region */
     v->disp[0].nw = 1; v->disp[0].w[0][0] = v->src_off; v->disp[0].w[0][1] = v->src_off + (int64_t)p->width * p->height * 12;
   }
