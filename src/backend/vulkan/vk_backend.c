@@ -103,17 +103,20 @@ static const uint32_t spv_cvt_h[] =
 #include "cvt_h.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
-#define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec}
-static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec; } shaders[P__COUNT] = {
+#define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4}
+#define SH2(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 2}
+/* tm: the tiled convolution's per-thread tile (specialisation constant 3) */
+static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm; } shaders[P__COUNT] = {
     SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 0),   SH(convt, "convt", 64),
-    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
     SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
 };
 #undef SH
+#undef SH2
 
 #define LOCAL 256
 /* fp16 storage: which of push constants 1..4 (a dispatch's offsets) lie in the fp32 range, bit k
@@ -122,7 +125,8 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 #define MAX_PIPES 256
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-#define NCK 6 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 */
+#define NCK 8 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
+                 tiled 32x32 / 64x16 (2x2 a thread) */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -364,7 +368,7 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16};
 static void set_conv_kind(vdisp *d, int c) {
   d->pipe = conv_kinds[c];
   set_grid(d, d->alt[c]);
@@ -466,7 +470,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16 forces one, cycle takes each in turn) */
+       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16 forces one, cycle takes each in turn) */
       const char *cv = getenv("HR_VK_CONV");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
@@ -479,11 +483,14 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       else if (cv && !strcmp(cv, "tiled") && !dw) kind = P_CONVT;
       else if (cv && !strcmp(cv, "tiled32") && !dw) kind = P_CONVT32;
       else if (cv && !strcmp(cv, "tiled16") && !dw) kind = P_CONVT16;
+      else if (cv && !strcmp(cv, "tiled2x32") && !dw) kind = P_CONVT2_32;
+      else if (cv && !strcmp(cv, "tiled2x16") && !dw) kind = P_CONVT2_16;
       ADD(P_CONV, n_out);
       d->n_out = n_out;
       if (!dw) {
         d->alt[0] = n_out; d->alt[1] = can4 ? t4 : -1; d->alt[2] = n_out * 8; d->alt[3] = tiles * LOCAL;
         d->alt[4] = tiles32 * LOCAL; d->alt[5] = tiles16 * LOCAL;
+        d->alt[6] = ((npx + 31) / 32) * ((o->dims[3] + 31) / 32) * LOCAL; d->alt[7] = ((npx + 63) / 64) * ((o->dims[3] + 15) / 16) * LOCAL;
       }
       for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
       if (cv && !strcmp(cv, "cycle") && !dw) { /* tests: each kernel in turn, so one plan runs them all */
@@ -896,10 +903,10 @@ static hr_status make_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
                                 .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
     VkShaderModule mod;
     VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
-    int32_t spec[3] = {shaders[k].spec, mask, epi};
-    VkSpecializationMapEntry me[3] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
-                                      {.constantID = 2, .offset = 8, .size = 4}};
-    VkSpecializationInfo si = {.mapEntryCount = 3, .pMapEntries = me, .dataSize = 12, .pData = spec};
+    int32_t spec[4] = {shaders[k].spec, mask, epi, shaders[k].tm};
+    VkSpecializationMapEntry me[4] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
+                                      {.constantID = 2, .offset = 8, .size = 4}, {.constantID = 3, .offset = 12, .size = 4}};
+    VkSpecializationInfo si = {.mapEntryCount = 4, .pMapEntries = me, .dataSize = 16, .pData = spec};
     VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
                                       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                                                 .module = mod, .pName = "main", .pSpecializationInfo = &si},
@@ -1113,8 +1120,8 @@ static hr_status tune_convs(hr_session *s, vk *v) {
     t++;
   }
   if (!st && getenv("HR_VK_VERBOSE"))
-    fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16\n",
-            T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5]);
+    fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
+            "%d/%d tiled 2x2 32x32/64x16\n", T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7]);
   free(ts);
   vkDestroyQueryPool(v->dev, qp, NULL);
   return st;
