@@ -11,7 +11,8 @@
 #                                       unpacks the loaders, runs every size; SIZES default
 #                                       "1920x1440@0.25 1920x1440@0.5 1920x1080@0.25"
 # Env: FRAMES (timed frames, default 300), WARMUP (default 20), CHECK (frames compared with XNNPACK,
-# default 3), JSONL (a file to append the JSON lines to; default stdout only).
+# default 3), JSONL (a file to append the JSON lines to; default stdout only), BUILD (prepare: the
+# build dir, default build-h13), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp16 on the GPU).
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM
 # fp32, NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
@@ -32,8 +33,9 @@ if [ "$mode" = prepare ]; then
   mkdir -p .gl/lib
   grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> .git/info/exclude
   (cd .gl && for p in libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2; do ls ${p}_*.deb >/dev/null 2>&1 || apt-get download $p; done)
-  cmake -S . -B build-h13 -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-h13 -j2 --target headroom
+  b=${BUILD:-build-h13}
+  [ -f "$b/CMakeCache.txt" ] || cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$b" -j2 --target headroom
   cat > .gl/vkbench.c <<'EOF'
 /* RVM through the Vulkan backend: push wall time, GPU time, GPU time per op class, alpha vs XNNPACK. */
 #include <stdio.h>
@@ -126,9 +128,9 @@ int main(int argc, char **argv) {
     }
   }
   qsort(wall, N, sizeof *wall, cmpd); qsort(dev, N, sizeof *dev, cmpd); qsort(hcp, N, sizeof *hcp, cmpd); qsort(hsub, N, sizeof *hsub, cmpd);
-  printf("{\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
+  printf("{\"fp16\":%d,\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
          "\"wall_ms_median\":%.3f,\"wall_ms_p99\":%.3f,\"wall_ms_min\":%.3f,\"frame_copy_ms_median\":%.3f,\"submit_to_fence_ms_median\":%.3f,\"gpu_ms_median\":%.3f,\"gpu_ms_p99\":%.3f,\"fps_median\":%.0f,\"gpu_ms_by_class\":{",
-         W, H, ratio, pi.proc_width, pi.proc_height, pi.gflop, pi.n_ops, N, t_create, wall[N / 2], wall[(int)(N * 0.99)], wall[0], hcp[N / 2], hsub[N / 2],
+         hr__vk_fp16(s->bimpl), W, H, ratio, pi.proc_width, pi.proc_height, pi.gflop, pi.n_ops, N, t_create, wall[N / 2], wall[(int)(N * 0.99)], wall[0], hcp[N / 2], hsub[N / 2],
          dev[N / 2], dev[(int)(N * 0.99)], 1e3 / wall[N / 2]);
   for (int c = 0; c < ncls; c++) printf("%s\"%s\":%.3f", c ? "," : "", cls[c], cls_us[c] / NP / 1e3);
   printf("}");
@@ -162,7 +164,7 @@ int main(int argc, char **argv) {
   return 0;
 }
 EOF
-  cc -O2 -std=c11 -D_GNU_SOURCE -DHR_HAVE_VULKAN=1 -Iinclude -Isrc -o .gl/vkbench .gl/vkbench.c build-h13/libheadroom.a \
+  cc -O2 -std=c11 -D_GNU_SOURCE -DHR_HAVE_VULKAN=1 -Iinclude -Isrc -o .gl/vkbench .gl/vkbench.c "$b"/libheadroom.a \
      -lXNNPACK -lpthreadpool -lcjson -lvulkan -lm -lpthread -ldl
   # real frames (the sam2-bedroom clip, scaled), raw NV12 video range, 4 per size
   d=${HR_DATA_DIR:-$here/../shared/data}/sam2-bedroom/frames

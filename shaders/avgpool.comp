@@ -16,9 +16,9 @@ void main() {
     for (int kx = 0; kx < p[9]; kx++) {
       int ix = ox * p[11] - p[13] + kx;
       if (ix < 0 || ix >= W) continue;
-      s += d[p[1] + ((n * H + iy) * W + ix) * C + c];
+      s += ldu(f32(1), p[1] + ((n * H + iy) * W + ix) * C + c);
       cnt++;
     }
   }
-  d[p[2] + int(i)] = s / float(cnt > 0 ? cnt : 1);
+  stu(f32(2), p[2] + int(i), s / float(cnt > 0 ? cnt : 1));
 }

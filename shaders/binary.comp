@@ -11,7 +11,7 @@ void main() {
     int c = int(t % uint(p[5 + k])); t /= uint(p[5 + k]);
     ia += c * p[9 + k]; ib += c * p[13 + k];
   }
-  float a = d[ia], b = d[ib], r;
+  float a = ldu(f32(1), ia), b = ldu(f32(2), ib), r;
   int op = p[4];
   if (op == 0) r = a + b;
   else if (op == 1) r = a - b;
@@ -19,5 +19,5 @@ void main() {
   else if (op == 3) r = a / b;
   else if (op == 4) r = min(a, b);
   else r = max(a, b);
-  d[p[3] + int(i)] = r;
+  stu(f32(3), p[3] + int(i), r);
 }

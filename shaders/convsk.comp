@@ -5,6 +5,7 @@
 #include "common.glsl"
 shared float red[256];
 void main() {
+  bool fx = f32(1), fw = f32(2), fb = f32(3), fo = f32(4);
   uint lt = gl_LocalInvocationID.x, o = lt % 32u, ks = lt / 32u;
   uint i = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * 32u + o;
   float acc = 0.0;
@@ -22,16 +23,16 @@ void main() {
         if (ix < 0 || ix >= W) continue;
         int base = p[1] + ((n * H + iy) * W + ix) * C;
         int wb = p[2] + (ky * KW + kx) * C * OC + oc;
-        for (int c = int(ks); c < C; c += 8) acc += d[base + c] * d[wb + c * OC];
+        for (int c = int(ks); c < C; c += 8) acc += ldu(fx, base + c) * ldu(fw, wb + c * OC);
       }
     }
   }
   red[lt] = acc;
   barrier();
   if (ks == 0u && i < uint(p[0])) {
-    float s = p[3] >= 0 ? d[p[3] + oc] : 0.0;
+    float s = p[3] >= 0 ? ldu(fb, p[3] + oc) : 0.0;
     for (int k = 0; k < 8; k++) s += red[o + 32u * uint(k)];
-    s = act_post(min(max(s, pf(20)), pf(21)), p[24]);
-    d[p[4] + ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc] = s;
+    int oi = ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc;
+    stu(fo, p[4] + oi, epi(s, oc, oi));
   }
 }

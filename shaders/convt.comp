@@ -1,16 +1,19 @@
 #version 450
 // Dense convolution as a tiled implicit GEMM: M = output pixels, N = output channels, K = taps x
-// input channels. A workgroup computes a BM-pixel x BN-channel tile (BM * BN = 4096; BN, a
-// specialisation constant, is 64, 32 or 16 to fit the layer's channels), each thread 4 x 4 of it,
-// over K in chunks of 16 staged in shared memory. Push constants as conv.comp (p[19] = 0).
+// input channels. A workgroup of 256 threads computes a BM-pixel x BN-channel tile, each thread T x
+// T of it (T = 4: BM * BN = 4096; T = 2: 1024, four times the workgroups for small layers), over K
+// in chunks of 16 staged in shared memory. BN and T are specialisation constants (0 and 3).
+// Push constants as conv.comp (p[19] = 0).
 #include "common.glsl"
 layout(constant_id = 0) const int BN = 64;
-const int BM = 4096 / BN;
-const int TX = BN / 4;
-shared float As[16][BM];
+layout(constant_id = 3) const int T = 4;
+const int BM = 256 * T * T / BN;
+const int TX = BN / T;
+shared float As[16][BM + 1]; // + 1: the stores (a column per thread) fall in distinct banks
 shared float Bs[16][BN + 1];
 shared int Pn[BM], Py[BM], Px[BM];
 void main() {
+  bool fx = f32(1), fw = f32(2), fb = f32(3), fo = f32(4);
   int tid = int(gl_LocalInvocationID.x);
   int OC = p[10], OW = p[9], OH = p[8], H = p[5], W = p[6], C = p[7], KH = p[11], KW = p[12];
   int M = p[0] / OC, K = KH * KW * C;
@@ -28,7 +31,8 @@ void main() {
     }
   }
   barrier();
-  vec4 acc[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+  float acc[4][4];
+  for (int i = 0; i < T; i++) for (int j = 0; j < T; j++) acc[i][j] = 0.0;
   int kk = tid % 16;
   for (int k0 = 0; k0 < K; k0 += 16) {
     int k = k0 + kk;
@@ -37,31 +41,32 @@ void main() {
     bool kok = k < K;
     for (int mi = tid / 16; mi < BM; mi += 16) {
       int iy = Py[mi] + dy, ix = Px[mi] + dx;
-      As[kk][mi] = (kok && iy >= 0 && iy < H && ix >= 0 && ix < W) ? d[p[1] + ((Pn[mi] * H + iy) * W + ix) * C + c] : 0.0;
+      As[kk][mi] = (kok && iy >= 0 && iy < H && ix >= 0 && ix < W) ? ldu(fx, p[1] + ((Pn[mi] * H + iy) * W + ix) * C + c) : 0.0;
     }
     for (int l = tid; l < 16 * BN; l += 256) {
       int nn = l % BN, kb = l / BN, kg = k0 + kb, oc = n0 + nn;
-      Bs[kb][nn] = (kg < K && oc < OC) ? d[p[2] + kg * OC + oc] : 0.0;
+      Bs[kb][nn] = (kg < K && oc < OC) ? ldu(fw, p[2] + kg * OC + oc) : 0.0;
     }
     barrier();
     for (int q = 0; q < 16; q++) {
-      vec4 b = vec4(Bs[q][tx * 4], Bs[q][tx * 4 + 1], Bs[q][tx * 4 + 2], Bs[q][tx * 4 + 3]);
-      acc[0] += As[q][ty * 4] * b;
-      acc[1] += As[q][ty * 4 + 1] * b;
-      acc[2] += As[q][ty * 4 + 2] * b;
-      acc[3] += As[q][ty * 4 + 3] * b;
+      float b[4];
+      for (int j = 0; j < T; j++) b[j] = Bs[q][tx * T + j];
+      for (int i = 0; i < T; i++) {
+        float a = As[q][ty * T + i];
+        for (int j = 0; j < T; j++) acc[i][j] += a * b[j];
+      }
     }
     barrier();
   }
-  float lo = pf(20), hi = pf(21);
-  for (int i = 0; i < 4; i++) {
-    int m = m0 + ty * 4 + i;
+  for (int i = 0; i < T; i++) {
+    int m = m0 + ty * T + i;
     if (m >= M) break;
-    for (int j = 0; j < 4; j++) {
-      int oc = n0 + tx * 4 + j;
+    for (int j = 0; j < T; j++) {
+      int oc = n0 + tx * T + j;
       if (oc >= OC) break;
-      float v = acc[i][j] + (p[3] >= 0 ? d[p[3] + oc] : 0.0);
-      d[p[4] + m * p[22] + p[23] + oc] = act_post(min(max(v, lo), hi), p[24]);
+      float v = acc[i][j] + (p[3] >= 0 ? ldu(fb, p[3] + oc) : 0.0);
+      int oi = m * p[22] + p[23] + oc;
+      stu(fo, p[4] + oi, epi(v, oc, oi));
     }
   }
 }

@@ -10,5 +10,5 @@ void main() {
     int c = int(t % uint(p[3 + k])); t /= uint(p[3 + k]);
     is += c * p[7 + k]; id += c * p[11 + k];
   }
-  d[id] = p[1] >= 0 ? d[is] : 0.0;
+  stu(f32(2), id, p[1] >= 0 ? ldu(f32(1), is) : 0.0);
 }

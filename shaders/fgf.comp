@@ -5,10 +5,10 @@
 // fgr = out[0..2]. p: 0 n (H*W), 1 A, 2 b, 3 pha, 4 fgr (-1 none), 5 h, 6 w, 7 H, 8 W, 9 clip.
 #include "common.glsl"
 #include "frame.glsl"
-float lerp4(int base, int w, int y0, int y1, float fy, int l, int r, float fx, int c) {
-  float t = d[base + (y0 * w + l) * 4 + c], u = d[base + (y1 * w + l) * 4 + c];
+float lerp4(bool f, int base, int w, int y0, int y1, float fy, int l, int r, float fx, int c) {
+  float t = ldu(f, base + (y0 * w + l) * 4 + c), u = ldu(f, base + (y1 * w + l) * 4 + c);
   precise float L = t + (u - t) * fy;
-  t = d[base + (y0 * w + r) * 4 + c]; u = d[base + (y1 * w + r) * 4 + c];
+  t = ldu(f, base + (y0 * w + r) * 4 + c); u = ldu(f, base + (y1 * w + r) * 4 + c);
   precise float R = t + (u - t) * fy;
   precise float v = L + (R - L) * fx;
   return v;
@@ -25,20 +25,20 @@ void main() {
   precise float sum = px.x + px.y + px.z;
   precise float m = sum / 3.0;
   if (p[4] < 0) {
-    float a = lerp4(p[1], w, y0, y1, fy, l, r, fx, 3), b = lerp4(p[2], w, y0, y1, fy, l, r, fx, 3);
+    float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, 3), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, 3);
     precise float v = a * m + b;
     if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
-    d[p[3] + int(i)] = v;
+    stu(f32(3), p[3] + int(i), v);
   } else {
     float xv[4] = float[4](px.x, px.y, px.z, m);
     for (int c = 0; c < 4; c++) {
-      float a = lerp4(p[1], w, y0, y1, fy, l, r, fx, c), b = lerp4(p[2], w, y0, y1, fy, l, r, fx, c);
+      float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, c), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, c);
       precise float v = a * xv[c] + b;
       if (c == 3) {
         if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
-        d[p[3] + int(i)] = v;
+        stu(f32(3), p[3] + int(i), v);
       } else {
-        d[p[4] + int(i) * 3 + c] = v;
+        stu(f32(4), p[4] + int(i) * 3 + c, v);
       }
     }
   }

@@ -9,6 +9,6 @@ void main() {
   int o = int(i) / inner, c = int(i) % inner;
   int base = p[1] + o * R * inner + c;
   float s = 0.0;
-  for (int r = 0; r < R; r++) s += d[base + r * inner];
-  d[p[2] + int(i)] = s / float(R);
+  for (int r = 0; r < R; r++) s += ldu(f32(1), base + r * inner);
+  stu(f32(2), p[2] + int(i), s / float(R));
 }

@@ -11,13 +11,13 @@ void main() {
   float s = 0.0;
   if (i < uint(p[0])) {
     int base = p[1] + (int(i) / inner) * R * inner + int(i) % inner;
-    for (int r = int(ks); r < R; r += 8) s += d[base + r * inner];
+    for (int r = int(ks); r < R; r += 8) s += ldu(f32(1), base + r * inner);
   }
   red[lt] = s;
   barrier();
   if (ks == 0u && i < uint(p[0])) {
     float t = 0.0;
     for (int k = 0; k < 8; k++) t += red[o + 32u * uint(k)];
-    d[p[2] + int(i)] = t / float(R);
+    stu(f32(2), p[2] + int(i), t / float(R));
   }
 }

@@ -27,10 +27,10 @@ void main() {
   taps(ox, W, OW, x0, x1, fx);
   taps(oy, H, OH, y0, y1, fy);
   int b = p[1] + n * H * W * C + c;
-  float tl = d[b + (y0 * W + x0) * C], tr = d[b + (y0 * W + x1) * C];
-  float bl = d[b + (y1 * W + x0) * C], br = d[b + (y1 * W + x1) * C];
+  float tl = ldu(f32(1), b + (y0 * W + x0) * C), tr = ldu(f32(1), b + (y0 * W + x1) * C);
+  float bl = ldu(f32(1), b + (y1 * W + x0) * C), br = ldu(f32(1), b + (y1 * W + x1) * C);
   precise float top = tl + (tr - tl) * fx;
   precise float bot = bl + (br - bl) * fx;
   precise float r = top + (bot - top) * fy;
-  d[p[2] + ((n * OH + oy) * OW + ox) * p[10] + p[11] + c] = r;
+  stu(f32(2), p[2] + ((n * OH + oy) * OW + ox) * p[10] + p[11] + c, r);
 }

@@ -18,6 +18,6 @@ void main() {
     precise float top = tl[c] + (tr[c] - tl[c]) * fx;
     precise float bot = bl[c] + (br[c] - bl[c]) * fx;
     precise float r = top + (bot - top) * fy;
-    d[o + c] = r;
+    stu(f32(1), o + c, r);
   }
 }

@@ -22,7 +22,29 @@
  * memory-driven step down or resume releases first). Fault injection copies the frame it alters
  * into a buffer that grows once.
  *
- * Threads: one stream is driven by one thread at a time. */
+ * Threads: one stream is driven by one thread at a time.
+ *
+ * Depth fusion (params.depth): color and depth frames are paired by timestamp (hr_aligner, sync.h:
+ * nearest within depth_window_ms, each depth frame used once, exact while nothing is forced) and for
+ * every pair the person's depth is made: the depth value (in mm) where the matte is >= 0.5, else 0,
+ * plus an occlusion mask with occlude_m. The stream owns it all: a pool of HR_STREAM_DEPTH_POOL depth
+ * frames (hr_stream_push_depth copies into it), one matte-sized ring slot per color frame still
+ * undecided or decided and not yet handed out (HR_STREAM_DEPTH_RING), allocated at create.
+ * Timing contract:
+ *   - Push depth frames as they arrive, through hr_stream_push_depth, from the stream's thread.
+ *   - The decision for color frame N can be made only when no later frame can change it: once a
+ *     depth frame later than ts(N) + window has been pushed (or the depth stream said it ended),
+ *     and no later color frame could claim N's depth frame. So pushing every depth frame up to
+ *     the first one beyond ts(N) + window BEFORE hr_stream_push(N) lets push N decide N when N's
+ *     nearest depth frame is not after it; otherwise N is decided in a later call (typically
+ *     push N+1, or an hr_stream_push_depth between), and a frame is never held past the aligner's
+ *     max latency (200 ms of either stream's timestamps: then it is forced, counted).
+ *   - hr_stream_result.depth describes one decision: frame N's when push N decided it, else the
+ *     newest one decided since the previous push (.frame says which; -1 when none). Every
+ *     decision (one per color frame that had a matte, in frame order) is also queued for
+ *     hr_stream_pop_depth until the next hr_stream_push; pop them all after each push (and after
+ *     hr_stream_flush_depth) to miss none.
+ *   - Frames without a matte (suspended) are not paired: their record says depth_fused false. */
 #ifndef HEADROOM_STREAM_H
 #define HEADROOM_STREAM_H
 #include "headroom.h"
@@ -70,6 +92,19 @@ typedef struct hr_stream_params {
    * applied to the frames this stream counts. NULL = none. */
   const char *inject;
   uint64_t inject_seed;        /* Default 42. */
+  /* Depth fusion (see the top of this file). */
+  bool depth;                  /* pair depth frames pushed with hr_stream_push_depth with the color
+                                  frames and fuse each pair. Default false. */
+  double depth_window_ms;      /* largest |depth ts - color ts| of a pair, inclusive; 0..1000 ms.
+                                  Default 16. */
+  double depth_scale;          /* units per metre of the pushed 16-bit depth values: 1000 when they
+                                  are millimetres (RealSense), 5000 for TUM PNGs read raw. Values 0
+                                  and 65535 are no reading. Default 1000. */
+  double occlude_m;            /* occlusion mask: person pixels nearer than this many metres; 0 = no
+                                  mask. Default 0. */
+  int depth_width, depth_height; /* size of the depth frames (the pool is made for it; others are
+                                  refused); 0 = the session's frame size (frame_width/height, else
+                                  width/height). Default 0. */
 } hr_stream_params;
 
 /* Defaults as documented above. */
@@ -93,6 +128,26 @@ HR_API enum {
                                                suspended and retries (resume) */
 };
 
+#define HR_STREAM_DEPTH_POOL 16   /* depth frames held by the stream (the aligner may hold 15 undecided) */
+#define HR_STREAM_DEPTH_RING 9    /* color frames held: 8 undecided (the aligner's capacity) + 1 */
+
+/* One color frame's depth decision. Views borrowed until the next hr_stream_push (or destroy). */
+typedef struct hr_stream_depth {
+  int64_t frame;               /* the color frame (hr_stream_result.frame numbering); -1 = none */
+  bool paired;                 /* a depth frame lay within the window */
+  bool fused;                  /* person_mm made (paired, and the depth frame was read) */
+  uint32_t flags;              /* HR_ALIGNED_FORCED_* (sync.h): decided early, may differ from the
+                                  exact rule; 0 normally */
+  double dt_ms;                /* depth ts - color ts of the pair (signed); NAN unless paired */
+  int64_t depth_ts_ns;         /* the paired depth frame's timestamp; 0 unless paired */
+  int width, height;           /* of person_mm and occlusion: the session's width x height (the matte) */
+  const uint16_t *person_mm;   /* width x height, millimetres where the matte >= 0.5 and the depth
+                                  has a reading (nearest depth sample), else 0; NULL unless fused */
+  const uint8_t *occlusion;    /* width x height, 255 where 0 < person_mm < occlude_m, else 0; NULL
+                                  unless fused with occlude_m > 0 */
+  int waiting;                 /* in hr_stream_result only: decisions hr_stream_pop_depth would give now */
+} hr_stream_depth;
+
 /* One frame's outcome: borrowed views, valid until the next push on the stream (or destroy). */
 typedef struct hr_stream_result {
   const hr_frame *input;       /* the frame as the model saw it: the caller's, or the stream's copy
@@ -115,6 +170,10 @@ typedef struct hr_stream_result {
    * confidence, bytes_copied. Left to the caller: t_ms, latency_ms, output_ms, dropped, depth. */
   hr_telemetry_record record;
   double change_ms;            /* time spent in step 1 (replan, suspend, resume) before this frame */
+  /* With params.depth: one decision (this frame's if this push made it, else the newest made since
+   * the previous push; frame -1 when none), see the top of this file. record.depth_dt_ms and
+   * record.depth_fused are this frame's when it was decided in this push, else null / false. */
+  hr_stream_depth depth;
 } hr_stream_result;
 
 /* Push one frame. The frame is read during the call only (or copied when a fault is injected).
@@ -123,6 +182,21 @@ typedef struct hr_stream_result {
  * usable). A failed rung change is not an error of the push: it is reported through
  * HR_STREAM_EVENT_CHANGE_FAILED. */
 HR_API hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out);
+
+/* A depth frame (HR_PIX_DEPTH16_MM, depth_width x depth_height, values in 1/depth_scale m, ts_ns
+ * strictly increasing), copied into the stream's pool and paired; may decide earlier color frames
+ * (pop them). NULL = the depth stream ended: color frames beyond the last depth frame's window are
+ * then decided at once, without depth. Returns HR_OK; HR_EMISUSE without params.depth; HR_EINVAL
+ * for a bad frame, another size or format, or a timestamp not after the previous one (nothing
+ * changed; counted in stats.depth_refused; message in hr_stream_last_error). Never allocates. */
+HR_API hr_status hr_stream_push_depth(hr_stream *s, const hr_frame *depth);
+/* The next decision waiting (in color frame order): HR_OK and *out filled, HR_EAGAIN when none
+ * (also without params.depth). Views valid until the next hr_stream_push. Decisions not popped
+ * are dropped by the next hr_stream_push. */
+HR_API hr_status hr_stream_pop_depth(hr_stream *s, hr_stream_depth *out);
+/* No more color frames for now (end of the stream): every held frame is decided by the exact rule
+ * and queued for hr_stream_pop_depth. Later frames of either stream start a new pairing segment. */
+HR_API hr_status hr_stream_flush_depth(hr_stream *s);
 
 /* Counters for a run summary. */
 typedef struct hr_stream_stats {
@@ -139,6 +213,20 @@ typedef struct hr_stream_stats {
   int64_t health_frames[6];    /* frames per hr_health_state */
   int n_rungs, rung;           /* ladder length, rung now */
   float rung_ratio[HR_STREAM_MAX_RUNGS];
+  /* depth fusion (params.depth) */
+  int64_t depth_frames;        /* depth frames accepted */
+  int64_t depth_refused;       /* depth frames refused (size, format, timestamp order) and color
+                                  frames the aligner refused (timestamp order) */
+  int64_t depth_colors;        /* color frames with a matte given to the pairing */
+  int64_t depth_pairs;         /* of which paired within the window */
+  int64_t depth_fused;         /* of which fused (= pairs) */
+  int64_t depth_unpaired;      /* color frames decided without depth */
+  int64_t depth_unused;        /* depth frames no color frame took */
+  int64_t depth_forced;        /* decisions forced early (full buffer, max latency) */
+  double depth_max_abs_dt_ms;  /* largest |dt| of a pair */
+  double depth_ms;             /* time spent pairing and fusing, all frames */
+  double depth_ms_max;         /* the most in one call */
+  int depth_held_peak;         /* most depth frames held in the pool at once */
 } hr_stream_stats;
 HR_API void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st);
 
@@ -147,8 +235,8 @@ HR_API void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st);
  * tail_every_frame, this first waits for the network run in flight, so the state is still until
  * the next push. */
 HR_API hr_session *hr_stream_session(hr_stream *s);
-/* The health monitor, to note events the stream cannot see (e.g. HR_HEALTH_EVENT_DEPTH_MISALIGNED
- * from the caller's depth pairing). Borrowed. */
+/* The health monitor, to note events the stream cannot see. Borrowed. (With params.depth the
+ * stream notes HR_HEALTH_EVENT_DEPTH_MISALIGNED itself for every frame decided without depth.) */
 HR_API hr_health *hr_stream_health(hr_stream *s);
 /* The governor (NULL without one): to read hr_gov_info or samples. Borrowed. */
 HR_API hr_gov *hr_stream_governor(hr_stream *s);

@@ -51,5 +51,7 @@ void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms);
 int hr__vk_validation_messages(void);
 /* GPU time of the last run, ms (timestamp queries; -1 when the queue has none). */
 double hr__vk_device_ms(void *impl);
+/* 1 when the device buffer holds fp16 values (HR_VK_FP16; fp32 sums in the shaders). */
+int hr__vk_fp16(void *impl);
 #endif
 #endif

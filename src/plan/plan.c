@@ -248,6 +248,33 @@ static hr_status plan_arena(hr__plan *p) {
   return HR_OK;
 }
 
+int hr__conv_bands(int64_t n, int64_t ih, int64_t oh, int64_t ow, int kh, int kw, int sh, int dh, int pt, hr__band *b) {
+  int64_t taps = (int64_t)kh * kw, row = ow * taps * 8, eff = (int64_t)(kh - 1) * dh + 1;
+  if (n != 1 || taps < 2 || sh < 1 || oh * row < HR__BAND_MIN_BYTES) return 0;
+  int64_t h = HR__BAND_BYTES / row > 1 ? HR__BAND_BYTES / row : 1;
+  int64_t top = (pt + sh - 1) / sh;                               /* rows that read the top padding */
+  int64_t yb = ih + pt - eff < 0 ? 0 : (ih + pt - eff) / sh + 1;  /* the first row that reads the bottom padding */
+  if (yb > oh) yb = oh;
+  if (yb < top) return 0;
+  int64_t bot = oh - yb, m = yb - top;
+  if (m / h < HR__BAND_MIN_COUNT) h = m / HR__BAND_MIN_COUNT > 1 ? m / HR__BAND_MIN_COUNT : 1;
+  if (m / h > HR__BAND_MAX) h = (m + HR__BAND_MAX - 1) / HR__BAND_MAX;
+  int64_t nmid = m / h;
+  if (nmid < 2) return 0; /* no smaller than the whole */
+  int64_t first = top + (m - nmid * h);
+  int nb = (int)((first > 0) + nmid + (bot > 0));
+  if (!b) return nb;
+  int64_t y = 0;
+  for (int i = 0; i < nb; i++) {
+    int64_t rows = i == 0 && first > 0 ? first : (i == nb - 1 && bot > 0 ? bot : h);
+    int64_t a = y * sh - pt, e = (y + rows - 1) * sh - pt + eff; /* input rows [a, e), padding included */
+    int64_t i0 = a < 0 ? 0 : a, i1 = e > ih ? ih : e;
+    b[i] = (hr__band){y, rows, i0, i1 - i0, (int)(i0 - a), (int)(e - i1)};
+    y += rows;
+  }
+  return nb;
+}
+
 /* What the kernels will allocate for the plan's ops. Shared through the model's kernel cache
  * (*shared): XNNPACK packed weights (output channels rounded to the 16-wide AVX-512 tile, bias
  * included), indirection buffers of indirect GEMM convolutions (one pointer per output pixel and
@@ -256,7 +283,17 @@ static hr_status plan_arena(hr__plan *p) {
  * (returned): an operator struct per XNNPACK op, deconvolutions (not shareable), and our kernels'
  * tables. Mirrors the choices of exec.c. */
 #define HR__XNN_OP_STRUCT 2176 /* XNNPACK 2022's operator struct (2112 bytes asked, 64-aligned) */
+#define HR__BAND_RECORD 48 /* exec.c's record of a band (operator, template, rows) */
 static int64_t ru16(int64_t x) { return (x + 15) & ~(int64_t)15; }
+/* The bands exec.c runs convolution r in (its descriptor's geometry), as hr__conv_bands. */
+static int conv_bands(const hr__plan *p, const hr__rop *r, hr__band *b) {
+  const hr__attrs *a = r->node ? &r->node->a : &r->syn.a;
+  const hr__tensor *x = &p->vals[r->in[0]].t, *w = &p->vals[r->in[1]].t, *o = &p->vals[r->out[0]].t;
+  int64_t oh; int pt;
+  hr__conv_geom(a->padding, a->explicit_pad + 2, x->dims[1], (int)w->dims[0], a->strides[1], a->dilations[1], &oh, &pt);
+  return hr__conv_bands(x->dims[0], x->dims[1], o->dims[1], o->dims[2], (int)w->dims[0], (int)w->dims[1], a->strides[1],
+                        a->dilations[1], pt, b);
+}
 static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
   int64_t own = 0, sh = 0;
   for (int i = 0; i < p->n_rops; i++) {
@@ -272,6 +309,19 @@ static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
         *acc += ru16(oc) * (kh * kw * c + 1) * 4;
         int pad = a->padding != HR_PAD_VALID &&
                   (a->padding == HR_PAD_SAME ? (kh > 1 || kw > 1) : (a->explicit_pad[2] | a->explicit_pad[3] | a->explicit_pad[4] | a->explicit_pad[5]) != 0);
+        int nb = acc == &sh ? conv_bands(p, r, NULL) : 0;
+        if (nb) { /* in bands: a template per band shape (weights packed for each), an operator struct per band */
+          hr__band b[HR__BAND_MAX + 2];
+          conv_bands(p, r, b);
+          for (int i = 0; i < nb; i++) {
+            int dup = 0;
+            for (int j = 0; j < i && !dup; j++) dup = b[j].in_rows == b[i].in_rows && b[j].pt == b[i].pt && b[j].pb == b[i].pb;
+            if (!dup) sh += ru16(oc) * (kh * kw * c + 1) * 4 + (b[i].out_rows * o->dims[2] + 16) * kh * kw * 8;
+          }
+          sh -= ru16(oc) * (kh * kw * c + 1) * 4; /* counted above with the first band */
+          own += (HR__XNN_OP_STRUCT + HR__BAND_RECORD) * nb;
+          break;
+        }
         if (kh * kw > 1 || a->strides[1] > 1 || a->strides[2] > 1 || pad)
           *acc += (o->dims[1] * o->dims[2] + 16) * kh * kw * 8;
         own += HR__XNN_OP_STRUCT;

@@ -68,6 +68,32 @@ enum {
 hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, int want_fgr, unsigned flags,
                          hr__plan **out, char *err, size_t err_len);
 void hr__plan_free(hr__plan *p);
+/* Horizontal bands of a large convolution (issue 15). XNNPACK's indirection buffer holds a pointer
+ * per output pixel and kernel tap (12.4 MB for a 3x3 convolution at 480x360), built at setup and
+ * kept by the operator. A (non-depthwise) convolution whose buffer would exceed HR__BAND_MIN_BYTES
+ * runs instead as horizontal bands of output rows, each an operator set up on the band's own input
+ * rows with the padding that band sees. The first band holds the rows that read the top padding
+ * and the rows left over by the even division, the last the rows that read the bottom padding;
+ * the bands between have one shape, about HR__BAND_BYTES of indirection each, and there are
+ * HR__BAND_MIN_COUNT to HR__BAND_MAX of them. Operators of one band shape are clones of one
+ * kernel-cache template (shared by the bands and by the sessions), so three bands' buffers are
+ * held instead of the image's. The bands are the thread pool's tasks, one dispatch for the
+ * convolution (exec.c). Results are those of the whole convolution, bit for bit: every output
+ * pixel sums the same taps in the same order. */
+#define HR__BAND_MIN_BYTES (512 << 10)
+#define HR__BAND_BYTES (512 << 10)
+#define HR__BAND_MIN_COUNT 24
+#define HR__BAND_MAX 128
+typedef struct hr__band {
+  int64_t out0, out_rows;  /* output rows [out0, out0 + out_rows) */
+  int64_t in0, in_rows;    /* the input rows they read (within the image) */
+  int pt, pb;              /* the padding rows above and below those, as the band's operator sees them */
+} hr__band;
+/* The bands of a convolution of batch n, input height ih, output oh x ow, kernel kh x kw, vertical
+ * stride sh, dilation dh and top padding pt: their count (0: it runs whole); with b, also the
+ * bands (b has room for the count: call once without b to know it). */
+int hr__conv_bands(int64_t n, int64_t ih, int64_t oh, int64_t ow, int kh, int kw, int sh, int dh, int pt, hr__band *b);
+
 /* Tensor view of value v given the arena base and state buffers. */
 hr__tensor hr__plan_view(const hr__plan *p, int v, void *arena, float *const *state, const float *src);
 #endif

@@ -35,6 +35,15 @@ typedef struct xdesc {
   size_t rank_a, rank_b, sa[XNN_MAX_TENSOR_DIMS], sb[XNN_MAX_TENSOR_DIMS]; /* binary operand shapes */
 } xdesc;
 
+/* One horizontal band of a convolution run in bands (plan.h, hr__conv_bands): a clone of the
+ * template for its shape, set up on its rows of the input and output. */
+typedef struct xband {
+  xnn_operator_t op;
+  hr__kshare *share;
+  int64_t shared_bytes;
+  int64_t in0, in_rows, out0; /* its input rows [in0, in0 + in_rows) and first output row */
+} xband;
+
 typedef struct kern {
   kkind kind;
   hr__fgf fgf;              /* K_FGF tables */
@@ -46,6 +55,8 @@ typedef struct kern {
   xnn_operator_t op;
   hr__kshare *share;        /* the template op is a clone of, or NULL for an operator of its own */
   int64_t shared_bytes;     /* the template's memory (shared with the model's other sessions) */
+  int n_band;               /* > 0: a convolution run as n_band horizontal bands (op is NULL) */
+  xband *band;
   int reads_src;            /* re-setup when the src pointer changes (zero-copy input) */
   int bound;                /* set up with this session's pointers (a clone starts with placeholders) */
   const void *last_src;
@@ -296,14 +307,44 @@ static int shareable(const hr_model *m, const xdesc *d) {
   return (!d->w || hr__model_owns(m, d->w)) && (!d->b || hr__model_owns(m, d->b));
 }
 
-/* The XNNPACK operator for rop r if one fits (k->op set, returns 1); *st is set on failure. */
+/* A convolution whose indirection buffer would be large runs in horizontal bands (plan.h): a clone
+ * per band of its shape's template. Returns the number of bands (0: not banded); *st on failure. */
+static int create_bands(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
+  const xdesc *d = &k->xd;
+  const hr__tensor *o = &s->plan->vals[r->out[0]].t;
+  if (d->xk != X_CONV || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION)) return 0;
+  int nb = hr__conv_bands((int64_t)d->n, (int64_t)d->ih, o->dims[1], o->dims[2], (int)d->kh, (int)d->kw, (int)d->sh, (int)d->dh,
+                          (int)d->pt, NULL);
+  hr__band *b = nb ? calloc((size_t)nb, sizeof *b) : NULL;
+  k->band = b ? calloc((size_t)nb, sizeof *k->band) : NULL;
+  if (!nb) return 0;
+  if (!k->band) { free(b); *st = HR_ENOMEM; return nb; }
+  hr__conv_bands((int64_t)d->n, (int64_t)d->ih, o->dims[1], o->dims[2], (int)d->kh, (int)d->kw, (int)d->sh, (int)d->dh, (int)d->pt, b);
+  for (int i = 0; i < nb && !*st; i++) {
+    xband *xb = &k->band[k->n_band];
+    xdesc bd;
+    memcpy(&bd, d, sizeof bd); /* padding bytes too: the descriptor is the cache's key */
+    bd.ih = (size_t)b[i].in_rows;
+    bd.pt = (uint32_t)b[i].pt;
+    bd.pb = (uint32_t)b[i].pb;
+    xb->in0 = b[i].in0;
+    xb->in_rows = b[i].in_rows;
+    xb->out0 = b[i].out0;
+    *st = hr__kcache_acquire(s->m->kcache, &bd, sizeof bd, build_template, &xb->op, &xb->share, &xb->shared_bytes);
+    if (!*st) k->n_band++;
+  }
+  free(b);
+  return nb;
+}
+
+/* The XNNPACK operator for rop r if one fits (k->op set, or k->band; returns 1); *st is set on failure. */
 static int create_xnn(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
   *st = HR_OK;
   if (!describe_xnn(s, r, &k->xd)) return 0;
-  if (shareable(s->m, &k->xd))
-    *st = hr__kcache_acquire(s->m->kcache, &k->xd, sizeof k->xd, build_template, &k->op, &k->share, &k->shared_bytes);
-  else
-    *st = create_desc(&k->xd, &k->op);
+  int shared = shareable(s->m, &k->xd);
+  if (!(shared && create_bands(s, r, k, st)))
+    *st = shared ? hr__kcache_acquire(s->m->kcache, &k->xd, sizeof k->xd, build_template, &k->op, &k->share, &k->shared_bytes)
+                 : create_desc(&k->xd, &k->op);
   if (*st) {
     const hr__node *n = r->node ? r->node : &r->syn;
     snprintf(s->err, sizeof s->err, "XNNPACK refused op %s (%s): %s", hr__op_name(r->op), n->name,
@@ -319,7 +360,16 @@ static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
   hr__tensor x = view(s, r->in[d->xk == X_DECONV ? 2 : 0]);
   hr__tensor o = view(s, r->out[0]);
   const void *y = d->xk == X_BINARY ? view(s, r->in[1]).data : NULL;
-  enum xnn_status xs = setup_desc(d, k->op, x.data, y, o.data, k->pool);
+  enum xnn_status xs = xnn_status_success;
+  /* bands: rows of the input and output as the operators were made (pixel stride groups x channels),
+   * each run by one thread (run_xnn) */
+  for (int b = 0; b < k->n_band && xs == xnn_status_success; b++) {
+    const xband *xb = &k->band[b];
+    const float *xr = (const float *)x.data + xb->in0 * (int64_t)(d->iw * d->groups * d->gic);
+    float *orow = (float *)o.data + xb->out0 * (int64_t)o.dims[2] * (int64_t)(d->groups * d->goc);
+    xs = xnn_setup_convolution2d_nhwc_f32(xb->op, d->n, (size_t)xb->in_rows, d->iw, xr, orow, NULL);
+  }
+  if (!k->n_band) xs = setup_desc(d, k->op, x.data, y, o.data, k->pool);
   if (xs != xnn_status_success) {
     snprintf(s->err, sizeof s->err, "XNNPACK setup failed for %s: status %d", hr__op_name(r->op), (int)xs);
     return HR_ENOTSUP;
@@ -331,6 +381,28 @@ static int reads_src(hr_session *s, const hr__rop *r) {
   for (int i = 0; i < r->n_in; i++)
     if (s->plan->vals[s->plan->vals[r->in[i]].root].storage == S_SRC) return 1;
   return 0;
+}
+
+/* The templates of the plan's operators, each counted once (two ops, or two bands, may share one). */
+static int64_t shared_kernel_bytes(const hr__exec *ex) {
+  int64_t sum = 0;
+  for (int i = 0; i < ex->n; i++)
+    for (int b = -1; b < ex->k[i].n_band; b++) {
+      const hr__kshare *sh = b < 0 ? ex->k[i].share : ex->k[i].band[b].share;
+      int seen = !sh;
+      for (int j = 0; j <= i && !seen; j++)
+        for (int c = -1; c < (j < i ? ex->k[j].n_band : b) && !seen; c++) seen = (c < 0 ? ex->k[j].share : ex->k[j].band[c].share) == sh;
+      if (!seen) sum += b < 0 ? ex->k[i].shared_bytes : ex->k[i].band[b].shared_bytes;
+    }
+  return sum;
+}
+
+/* Bands are the pool's tasks, each run by one thread: a single dispatch for the whole convolution. */
+static void run_band(void *ctx, size_t b) { xnn_run_operator(((const kern *)ctx)->band[b].op, NULL); }
+
+static void run_xnn(kern *k) {
+  if (k->n_band) pthreadpool_parallelize_1d(k->pool, run_band, k, (size_t)k->n_band, 0);
+  else xnn_run_operator(k->op, k->pool);
 }
 
 int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1)); }
@@ -408,15 +480,11 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     }
   }
   hr__xnn_account_end();
-  /* shared templates, each counted once even where two ops of the plan use the same one */
-  for (int i = 0; i < ex->n; i++) {
-    int seen = 0;
-    for (int j = 0; j < i && !seen && ex->k[i].share; j++) seen = ex->k[j].share == ex->k[i].share;
-    if (ex->k[i].share && !seen) s->kernel_shared_bytes += ex->k[i].shared_bytes;
-  }
+  s->kernel_shared_bytes = shared_kernel_bytes(ex);
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
-    s->kernel_bytes += (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
+    s->kernel_bytes += (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) +
+                       (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
                        (ex->k[i].wexp ? (int64_t)hr__numel(&s->plan->vals[s->plan->rops[i].in[1]].t) / s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] *
                                             s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
@@ -429,6 +497,11 @@ void hr__exec_destroy(hr__exec *ex) {
   for (int i = 0; i < ex->n; i++) {
     if (ex->k[i].op) xnn_delete_operator(ex->k[i].op); /* a clone: frees its struct only */
     hr__kcache_release(ex->kc, ex->k[i].share);
+    for (int b = 0; b < ex->k[i].n_band; b++) {
+      xnn_delete_operator(ex->k[i].band[b].op);
+      hr__kcache_release(ex->kc, ex->k[i].band[b].share);
+    }
+    free(ex->k[i].band);
     hr__fgf_free(&ex->k[i].fgf);
     hr__ingest_plan_free(&ex->k[i].ing);
     hr__resize_free(&ex->k[i].rs);
@@ -461,7 +534,7 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
           k->last_src = s->src_ptr;
           if (!k->bound) return HR_ENOTSUP; /* not expected: only the pointer changed, not the shapes */
         }
-        xnn_run_operator(k->op, k->pool);
+        run_xnn(k);
         break;
       default:
         for (int j = 0; j < r->n_in; j++) {

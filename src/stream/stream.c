@@ -12,6 +12,7 @@
 #include "headroom.h"
 #include "headroom/testing.h"
 #include "session/session_impl.h"
+#include "stream/depth.h"
 #include "stream/ladder.h"
 #include "stream/tail.h"
 
@@ -44,6 +45,7 @@ struct hr_stream {
   hr__tailrun tail;            /* tail_every_frame: the network's worker and the tail (tail.h) */
   int tail_on;
   int64_t tail_runs_seen;      /* network runs the controller has seen */
+  hr__depth *depth;            /* depth fusion (depth.h), NULL when off */
   char err[512];
 };
 
@@ -75,6 +77,8 @@ void hr_stream_params_default(hr_stream_params *p) {
   p->budget_ms = 1000.0 / 60.0;
   p->max_rungs = HR_STREAM_MAX_RUNGS;
   p->inject_seed = 42;
+  p->depth_window_ms = 16;
+  p->depth_scale = 1000;
   hr_gov_profile_parse("none", &p->profile, NULL, 0);
 }
 
@@ -96,6 +100,7 @@ void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st) {
   st->n_rungs = s->lad.n;
   st->rung = s->lad.cur;
   for (int k = 0; k < s->lad.n; k++) st->rung_ratio[k] = s->lad.ratio[k];
+  if (s->depth) hr__depth_stats(s->depth, st);
 }
 
 void hr_stream_destroy(hr_stream *s) {
@@ -105,6 +110,7 @@ void hr_stream_destroy(hr_stream *s) {
   hr_health_destroy(s->health);
   hr_fault_destroy(s->inj);
   hr_gov_destroy(s->gov);
+  hr__depth_destroy(s->depth);
   free(s->copy);
   if (s->statm_fd >= 0) close(s->statm_fd);
   free(s);
@@ -205,6 +211,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     st = hr_fault_create(s->p.inject, s->p.inject_seed, &s->inj, herr, sizeof herr);
     if (st) { errf(err, err_len, "inject: %s", herr); goto fail; }
   }
+  if (s->p.depth && (st = hr__depth_create(&s->p, pi.width, pi.height, &s->depth, err, err_len))) goto fail;
   *out = s;
   return HR_OK;
 fail:
@@ -340,6 +347,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   hr_telemetry_record *rec = &out->record;
   hr_telemetry_record_init(rec);
   out->change_ms = t1 - t0;
+  out->depth.frame = -1;
   out->frame = rec->frame = n;
   out->rung = s->lad.cur;
   if (s->lad.cur != s->prev_rung) ev |= HR_STREAM_EVENT_RUNG_CHANGED;
@@ -426,8 +434,37 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   rec->health_reason = s->reason;
   rec->confidence = out->alpha ? hv->confidence : NAN;
   if ((unsigned)hv->state < 6) s->stats.health_frames[hv->state]++;
+  if (s->depth) {   /* pair this frame's matte (the result's alpha) with depth; fuse what is decided */
+    if (hr__depth_push_color(s->depth, n, s->cur.ts_ns, out->alpha, out->width, out->height, &out->depth, rec))
+      fail(s, HR_OK, "%s", hr__depth_last_error(s->depth));
+    for (int k = hr__depth_take_unpaired(s->depth); k > 0; k--) hr_health_note_event(s->health, HR_HEALTH_EVENT_DEPTH_MISALIGNED, NULL);
+  }
   out->events = ev;
   s->stats.frames++;
   s->n++;
   return HR_OK;
+}
+
+/* Depth fusion's entry points (the work is in depth.c). */
+hr_status hr_stream_push_depth(hr_stream *s, const hr_frame *depth) {
+  if (!s) return HR_EINVAL;
+  if (!s->depth) return fail(s, HR_EMISUSE, "depth frame pushed into a stream made without params.depth");
+  hr_status st = hr__depth_push_depth(s->depth, depth);
+  if (st) fail(s, st, "%s", hr__depth_last_error(s->depth));
+  for (int k = hr__depth_take_unpaired(s->depth); k > 0; k--) hr_health_note_event(s->health, HR_HEALTH_EVENT_DEPTH_MISALIGNED, NULL);
+  return st;
+}
+
+hr_status hr_stream_pop_depth(hr_stream *s, hr_stream_depth *out) {
+  if (!s || !out) return HR_EINVAL;
+  return s->depth ? hr__depth_pop(s->depth, out) : HR_EAGAIN;
+}
+
+hr_status hr_stream_flush_depth(hr_stream *s) {
+  if (!s) return HR_EINVAL;
+  if (!s->depth) return HR_OK;
+  hr_status st = hr__depth_flush(s->depth);
+  if (st) fail(s, st, "%s", hr__depth_last_error(s->depth));
+  for (int k = hr__depth_take_unpaired(s->depth); k > 0; k--) hr_health_note_event(s->health, HR_HEALTH_EVENT_DEPTH_MISALIGNED, NULL);
+  return st;
 }

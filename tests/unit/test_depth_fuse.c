@@ -1,13 +1,22 @@
-/* Depth fusion (tools/headroom/run_depth.c) on the real RealSense D435 desk recording, with the
- * depth timestamps shifted (+5 ms, +20 ms), jittered (sigma 6 ms), 30% dropped, or cut short:
- * every pair lies within the window, the pairs are exactly those of an independent
- * nearest-within-window greedy, decisions come out in color order, and the depth PNGs and
- * occlusion masks hold what the depth maps and the alpha say. */
-#include "../../tools/headroom/run_depth.c"
+/* Depth fusion (the stream's, src/stream/depth.c, driven as the stream and the CLI drive it: depth
+ * read from a TUM folder just far enough ahead of each color frame) on the real RealSense D435 desk
+ * recording, with the depth timestamps shifted (+5 ms, +20 ms), jittered (sigma 6 ms), 30% dropped,
+ * or cut short: every pair lies within the window, the pairs are exactly those of an independent
+ * nearest-within-window greedy, decisions come out in color order, and the person depth and
+ * occlusion masks hold what the depth maps and a synthetic alpha say. */
+#include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "headroom.h"
+#include "headroom/io.h"
 #include "io/tum.h"
+#include "stream/depth.h"
 #include "hr_test.h"
 
 #define MS 1000000LL
@@ -53,20 +62,6 @@ static int dentry_cmp(const void *a, const void *b) {
 static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw) { (void)sb; (void)flag; (void)ftw; return remove(p); }
 
 static uint16_t to_mm(uint16_t v) { return v == 65535 ? 0 : v; }   /* scale 1000 */
-
-/* An 8-bit gray PNG (through the image source: gray comes out as R = G = B). */
-static uint8_t *read_gray8(const char *path, int *w, int *h) {
-  hr_source *s = NULL;
-  hr_frame f;
-  if (hr_source_open(path, NULL, &s, NULL, 0) || hr_source_read(s, &f)) { hr_source_destroy(s); return NULL; }
-  uint8_t *px = malloc((size_t)f.width * (size_t)f.height);
-  for (int y = 0; y < f.height; y++)
-    for (int x = 0; x < f.width; x++) px[(size_t)y * f.width + x] = ((const uint8_t *)f.planes[0])[y * f.strides[0] + 3 * x];
-  *w = f.width;
-  *h = f.height;
-  hr_source_destroy(s);
-  return px;
-}
 
 static int file_exists(const char *p) { struct stat sb; return stat(p, &sb) == 0; }
 
@@ -137,36 +132,88 @@ static void run_variant(const variant *v, int vi) {
       alpha[(size_t)y * aw + x] = q < r ? 1.f : q < r + rim ? 0.5f : q < r + 2 * rim ? 0.49f : 0.f;
     }
 
-  char out[600];
-  snprintf(out, sizeof out, "%s/out", dir);
-  depth_opts o = {dir, 1000, v->window_ms, occlude_m, out, aw, ah};
-  depth_ctx *d = NULL;
+  /* The fusion as the stream makes it, fed as the CLI feeds it (depth read ahead of each color). */
+  hr_stream_params sp;
+  hr_stream_params_default(&sp);
+  sp.depth = true;
+  sp.depth_window_ms = v->window_ms;
+  sp.occlude_m = occlude_m;
+  hr_source_params srp;
+  hr_source_params_default(&srp);
+  srp.stream = HR_SOURCE_STREAM_DEPTH;
+  srp.depth_scale = 1000;
+  srp.pool_size = 2;
+  hr_source *src = NULL;
+  hr__depth *d = NULL;
   char err[512];
-  int st = depth_open(&d, &o, err, sizeof err);
-  CHECKF(st == HR_OK, "%s: depth_open: %s", v->name, err);
+  int st = hr_source_open(dir, &srp, &src, err, sizeof err);
+  CHECKF(st == HR_OK, "%s: depth source: %s", v->name, err);
+  if (st) goto done;
+  hr_pixfmt fmt;
+  hr_source_get_format(src, &fmt, &sp.depth_width, &sp.depth_height);
+  st = hr__depth_create(&sp, aw, ah, &d, err, sizeof err);
+  CHECKF(st == HR_OK, "%s: create: %s", v->name, err);
   if (st) goto done;
 
-  int64_t next = 0, popped_fused = 0;
+  int64_t next = 0, popped_fused = 0, last_dts = 0, nread = 0;
+  int have = 0, eof = 0;
   double *got_dt = malloc(sizeof *got_dt * (size_t)nc);
   int *got_fused = malloc(sizeof *got_fused * (size_t)nc);
-  int max_lag = 0;
+  int max_lag = 0, px_bad = 0, occ_bad = 0, n65535 = 0;
+  int64_t occ_on = 0, person_valid = 0;
+  uint16_t *valid = malloc(sizeof *valid * (size_t)aw * (size_t)ah * 4);
+  size_t nvalid = 0, vcap = (size_t)aw * ah * 4;
+  /* the raw depth maps by their (modified) timestamp, for the pixel checks */
+  uint16_t **raw = calloc((size_t)nd + 1, sizeof *raw);
+  int rw = 0, rh = 0;
   for (int i = 0; i <= nc; i++) {
+    hr_stream_depth dd;
     if (i < nc) {
-      st = depth_on_color(d, i, ct[i], alpha, aw, ah);
-      CHECKF(st == HR_OK, "%s: color %d: %d %s", v->name, i, st, d->err);
+      while (!eof && (!have || last_dts <= ct[i] + w_ns)) {
+        hr_frame f;
+        int r = hr_source_read(src, &f);
+        if (r == HR_EEOF) { eof = 1; CHECK_EQ_INT(hr__depth_push_depth(d, NULL), HR_OK); break; }
+        CHECK_EQ_INT(r, HR_OK);
+        if (r) break;
+        have = 1;
+        last_dts = f.ts_ns;
+        nread++;
+        CHECK_EQ_INT(hr__depth_push_depth(d, &f), HR_OK);
+      }
+      st = hr__depth_push_color(d, i, ct[i], alpha, aw, ah, &dd, NULL);
+      CHECKF(st == HR_OK, "%s: color %d: %d %s", v->name, i, st, hr__depth_last_error(d));
     } else {
-      CHECK_EQ_INT(depth_finish(d), HR_OK);
+      CHECK_EQ_INT(hr__depth_flush(d), HR_OK);
     }
-    int64_t idx;
-    double ms;
-    int fu;
-    while (depth_pop(d, &idx, &ms, &fu)) {
+    while (hr__depth_pop(d, &dd) == HR_OK) {
+      int64_t idx = dd.frame;
       CHECKF(idx == next, "%s: decision for %lld, expected %lld", v->name, (long long)idx, (long long)next);
       if (idx < 0 || idx >= nc) continue;
-      got_dt[idx] = ms;
-      got_fused[idx] = fu;
-      popped_fused += fu;
+      got_dt[idx] = dd.dt_ms;
+      got_fused[idx] = dd.fused;
+      popped_fused += dd.fused;
       next++;
+      int j = match[idx];
+      CHECK(dd.fused == (j >= 0) && dd.fused == (dd.person_mm != NULL) && dd.fused == (dd.occlusion != NULL));
+      if (j < 0 || !dd.fused || dd.width != aw || dd.height != ah) continue;
+      /* values from the paired depth map, nearest sample */
+      if (!raw[j] && hr__depth_png_read(de[j].path, 1000, &raw[j], &rw, &rh, err, sizeof err)) { px_bad++; continue; }
+      for (int y = 0; y < ah; y++)
+        for (int x = 0; x < aw; x++) {
+          size_t k = (size_t)y * aw + x;
+          int sx = (int)(((2 * (int64_t)x + 1) * rw) / (2 * aw)), sy = (int)(((2 * (int64_t)y + 1) * rh) / (2 * ah));
+          uint16_t rv = raw[j][(size_t)sy * rw + sx];
+          n65535 += rv == 65535 && alpha[k] >= 0.5f;
+          uint16_t want = alpha[k] >= 0.5f ? to_mm(rv) : 0;
+          uint16_t got = dd.person_mm[k];
+          if (got != want) px_bad++;
+          if (got) { person_valid++; if (nvalid < vcap) valid[nvalid++] = got; }
+          uint8_t wo = got && got < occlude_m * 1000 ? 255 : 0;
+          if (dd.occlusion[k] != wo) occ_bad++;
+          occ_on += dd.occlusion[k] == 255;
+        }
+      free(raw[j]);
+      raw[j] = NULL;
     }
     if (i < nc && i + 1 - next > max_lag) max_lag = (int)(i + 1 - next);
   }
@@ -183,64 +230,23 @@ static void run_variant(const variant *v, int vi) {
     if (fabs(got_dt[i]) > v->window_ms) over++;
     if (fabs(got_dt[i]) > max_dt) max_dt = fabs(got_dt[i]);
   }
+  hr_stream_stats ss;
+  memset(&ss, 0, sizeof ss);
+  hr__depth_stats(d, &ss);
   CHECKF(bad == 0, "%s: %d decisions differ from the reference greedy", v->name, bad);
   CHECKF(over == 0, "%s: %d pairs beyond %g ms", v->name, over, v->window_ms);
   CHECK_EQ_INT(popped_fused, ref_pairs);
-  CHECK_EQ_INT(d->pairs, ref_pairs);
-  CHECK_EQ_INT(d->fused, ref_pairs);
-  CHECK_EQ_INT(d->unpaired, nc - ref_pairs);
-  CHECK_EQ_INT(d->depth_frames, nd);
-  CHECK_EQ_INT(d->depth_unused, nd - ref_pairs);
-  CHECK_EQ_INT(d->forced + d->pool_stalls + d->read_errors + d->write_errors, 0);
-  CHECK(d->held_peak <= DEPTH_HELD_CAP);
-  CHECK_EQ_INT(d->held_n + d->ring_n + d->qn, 0);
-  CHECK(d->max_abs_dt_ns <= w_ns);
-
-  /* Outputs: present exactly for fused frames; values from the paired depth map, nearest sample. */
-  int px_bad = 0, occ_bad = 0, files_bad = 0, n65535 = 0;
-  int64_t occ_on = 0, person_valid = 0;
-  uint16_t *valid = malloc(sizeof *valid * (size_t)aw * (size_t)ah * 4);
-  size_t nvalid = 0, vcap = (size_t)aw * ah * 4;
-  for (int i = 0; i < nc; i++) {
-    char dp[1024], op[1024];
-    snprintf(dp, sizeof dp, "%s/depth/%06d.png", out, i);
-    snprintf(op, sizeof op, "%s/occlusion/%06d.png", out, i);
-    int j = match[i];
-    if (j < 0) { if (file_exists(dp) || file_exists(op)) files_bad++; continue; }
-    uint16_t *fused = NULL, *raw = NULL;
-    int fw = 0, fh = 0, rw = 0, rh = 0;
-    if (hr__depth_png_read(dp, 1000, &fused, &fw, &fh, err, sizeof err) ||
-        hr__depth_png_read(de[j].path, 1000, &raw, &rw, &rh, err, sizeof err) || fw != aw || fh != ah) {
-      files_bad++;
-      free(fused);
-      free(raw);
-      continue;
-    }
-    int ow = 0, oh = 0;
-    uint8_t *occ = read_gray8(op, &ow, &oh);
-    if (!occ || ow != aw || oh != ah) { files_bad++; free(occ); occ = NULL; }
-    for (int y = 0; y < ah; y++)
-      for (int x = 0; x < aw; x++) {
-        size_t k = (size_t)y * aw + x;
-        int sx = (int)(((2 * (int64_t)x + 1) * rw) / (2 * aw)), sy = (int)(((2 * (int64_t)y + 1) * rh) / (2 * ah));
-        uint16_t rv = raw[(size_t)sy * rw + sx];
-        n65535 += rv == 65535 && alpha[k] >= 0.5f;
-        uint16_t want = alpha[k] >= 0.5f ? to_mm(rv) : 0;
-        if (fused[k] != want) px_bad++;
-        if (fused[k]) { person_valid++; if (nvalid < vcap) valid[nvalid++] = fused[k]; }
-        if (occ) {
-          uint8_t wo = fused[k] && fused[k] < occlude_m * 1000 ? 255 : 0;
-          if (occ[k] != wo) occ_bad++;
-          occ_on += occ[k] == 255;
-        }
-      }
-    free(fused);
-    free(raw);
-    free(occ);
-  }
-  CHECKF(files_bad == 0, "%s: %d output files missing, extra or unreadable", v->name, files_bad);
+  CHECK_EQ_INT(ss.depth_pairs, ref_pairs);
+  CHECK_EQ_INT(ss.depth_fused, ref_pairs);
+  CHECK_EQ_INT(ss.depth_unpaired, nc - ref_pairs);
+  CHECK_EQ_INT(ss.depth_frames, nd);
+  CHECK_EQ_INT(nread, nd);
+  CHECK_EQ_INT(ss.depth_unused, nd - ref_pairs);
+  CHECK_EQ_INT(ss.depth_forced + ss.depth_refused, 0);
+  CHECK(ss.depth_held_peak <= HR_STREAM_DEPTH_POOL);
+  CHECK(ss.depth_max_abs_dt_ms <= v->window_ms);
   CHECKF(px_bad == 0, "%s: %d depth pixels differ from the nearest depth sample", v->name, px_bad);
-  CHECKF(occ_bad == 0, "%s: %d occlusion pixels inconsistent with the depth PNG", v->name, occ_bad);
+  CHECKF(occ_bad == 0, "%s: %d occlusion pixels inconsistent with the person depth", v->name, occ_bad);
   if (ref_pairs) {
     qsort(valid, nvalid, sizeof *valid, cmp_u16);
     unsigned med = nvalid ? valid[nvalid / 2] : 0;
@@ -250,17 +256,16 @@ static void run_variant(const variant *v, int vi) {
     printf("  %-10s alpha %dx%d: %3d pairs, %3d unpaired, max |dt| %6.3f ms (window %g), median %u mm, "
            "occluding %4.1f%%, 65535 in person %d, lag <= %d frames, depth held <= %d, align+fuse %.0f us/frame (worst %.0f)\n",
            v->name, aw, ah, ref_pairs, nc - ref_pairs, max_dt, v->window_ms, med, 100.0 * occ_on / (double)person_valid,
-           n65535, max_lag, d->held_peak, (double)d->cost_ns / 1e3 / (double)d->colors, (double)d->cost_ns_max / 1e3);
+           n65535, max_lag, ss.depth_held_peak, ss.depth_ms * 1e3 / (double)nc, ss.depth_ms_max * 1e3);
   }
-  char sum[1024];
-  depth_summary(d, sum, sizeof sum);
-  CHECK(strstr(sum, "fused within") != NULL);
-  printf("    %s\n", sum);
+  for (int j = 0; j <= nd; j++) free(raw[j]);
+  free(raw);
   free(valid);
   free(got_dt);
   free(got_fused);
 done:
-  depth_close(d);
+  hr__depth_destroy(d);
+  hr_source_destroy(src);
   free(alpha);
   free(match);
   free(ct);

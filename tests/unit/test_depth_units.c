@@ -1,12 +1,23 @@
-/* Depth fusion (tools/headroom/run_depth.c) on small synthetic TUM folders: millimetre conversion
- * (scale 5000, 0 and 65535 invalid), nearest resampling, the occlusion threshold at its boundary,
- * dense depth that overflows the pool (forced decisions, pool stalls, yet every fused PNG holds the
- * depth frame it was paired with), unreadable depth files, clocks that never meet, early end of
- * the depth list, write errors, and misuse (order, undrained decisions, after finish). */
-#include "../../tools/headroom/run_depth.c"
+/* Depth fusion (the stream's, src/stream/depth.c, fed as the stream and the CLI feed it: depth
+ * read from a TUM folder just far enough ahead of each color frame) on small synthetic TUM folders:
+ * millimetre conversion (scale 5000, 0 and 65535 invalid), nearest resampling, the occlusion
+ * threshold at its boundary, the same-size SIMD path against the definition, dense depth that
+ * overflows the aligner (forced decisions, yet every fused frame holds the depth frame it was
+ * paired with: a recycled pool slot would show another frame's value), unreadable depth files,
+ * clocks that never meet, early end of the depth list, and misuse (bad params, sizes, order,
+ * decisions never popped). */
+#include <errno.h>
 #include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "headroom.h"
+#include "headroom/io.h"
 #include "io/tum.h"
+#include "stream/depth.h"
 #include "hr_test.h"
 
 #define MS 1000000LL
@@ -47,17 +58,65 @@ static void make_folder(const char *dir, const int64_t *ts, int n, uint16_t base
   fclose(f);
 }
 
-typedef struct { int64_t index; double dt; int fused; } dec;
+typedef struct { int64_t index; double dt; int fused; uint16_t px0; } dec;
 
-/* Feed n color frames at cts with one alpha; collect decisions in order (checked). */
-static int feed(depth_ctx *d, const int64_t *cts, int n, const float *alpha, int aw, int ah, dec *out, int *max_lag) {
-  int got = 0;
+/* A fusion for mattes of aw x ah over the TUM folder dir (scale, occlusion at occl m). */
+static hr__depth *open_fusion(const char *dir, double scale, double occl, int aw, int ah, hr_source **src) {
+  hr_source_params srp;
+  hr_source_params_default(&srp);
+  srp.stream = HR_SOURCE_STREAM_DEPTH;
+  srp.depth_scale = 1000;   /* raw values, as the CLI reads them */
+  srp.pool_size = 2;
+  char err[512];
+  *src = NULL;
+  CHECK_EQ_INT(hr_source_open(dir, &srp, src, err, sizeof err), HR_OK);
+  if (!*src) return NULL;
+  hr_stream_params sp;
+  hr_stream_params_default(&sp);
+  sp.depth = true;
+  sp.depth_scale = scale;
+  sp.occlude_m = occl;
+  hr_pixfmt fmt;
+  hr_source_get_format(*src, &fmt, &sp.depth_width, &sp.depth_height);
+  hr__depth *d = NULL;
+  CHECK_EQ_INT(hr__depth_create(&sp, aw, ah, &d, err, sizeof err), HR_OK);
+  return d;
+}
+
+static int read_errors;
+static uint8_t *keep_occ;      /* when set: each fused frame's occlusion mask, by frame */
+
+/* Feed n color frames at cts with one alpha, depth read ahead; collect decisions in order
+ * (checked), with the person depth's first pixel of each fused one. */
+static int feed(hr__depth *d, hr_source *src, const int64_t *cts, int n, const float *alpha, int aw, int ah, dec *out, int *max_lag,
+                uint16_t *keep0) {
+  int got = 0, have = 0, eof = 0;
+  int64_t last = 0;
   *max_lag = 0;
+  read_errors = 0;
   for (int i = 0; i <= n; i++) {
-    int st = i < n ? depth_on_color(d, i, cts[i], alpha, aw, ah) : depth_finish(d);
-    CHECKF(st == HR_OK, "frame %d: %d (%s)", i, st, d->err);
-    while (got < n + 1 && depth_pop(d, &out[got].index, &out[got].dt, &out[got].fused)) {
-      CHECK_EQ_INT(out[got].index, got);
+    hr_stream_depth dd;
+    int st;
+    if (i < n) {
+      while (!eof && (!have || last <= cts[i] + 16 * MS)) {
+        hr_frame f;
+        int r = hr_source_read(src, &f);
+        if (r == HR_EEOF) { eof = 1; hr__depth_push_depth(d, NULL); break; }
+        if (r) { read_errors++; continue; }
+        have = 1;
+        last = f.ts_ns;
+        CHECK_EQ_INT(hr__depth_push_depth(d, &f), HR_OK);
+      }
+      st = hr__depth_push_color(d, i, cts[i], alpha, aw, ah, &dd, NULL);
+    } else {
+      st = hr__depth_flush(d);
+    }
+    CHECKF(st == HR_OK, "frame %d: %d (%s)", i, st, hr__depth_last_error(d));
+    while (got < n + 1 && hr__depth_pop(d, &dd) == HR_OK) {
+      CHECK_EQ_INT(dd.frame, got);
+      out[got] = (dec){dd.frame, dd.dt_ms, dd.fused, dd.person_mm ? dd.person_mm[0] : 0};
+      if (keep0 && dd.person_mm) memcpy(keep0 + (size_t)got * aw * ah, dd.person_mm, sizeof *keep0 * (size_t)aw * ah);
+      if (keep_occ && dd.occlusion) memcpy(keep_occ + (size_t)got * aw * ah, dd.occlusion, (size_t)aw * ah);
       got++;
     }
     if (i < n && i + 1 - got > *max_lag) *max_lag = i + 1 - got;
@@ -70,38 +129,32 @@ static void test_values(void) {
   /* Scale 5000: raw R -> floor(R / 5 + 0.5) mm. Row 0: no reading, outlier, 499.4 mm, 500 mm,
    * 13107 mm, and 65534 * 1000 / 5000 rounds under 65535: kept. */
   static const uint16_t row0[] = {0, 65535, 2497, 2500, 65534, 5};
-  char dir[400], out[500];
+  char dir[400];
   snprintf(dir, sizeof dir, "%s/values", root);
-  snprintf(out, sizeof out, "%s/out", dir);
   int64_t ts[3] = {1000 * MS, 1033 * MS, 1066 * MS};
   make_folder(dir, ts, 3, 5000, row0, 6, -1);
   /* Alpha 16x12 (twice the depth size), 1 but for its last column. */
   enum { AW = 16, AH = 12 };
   float alpha[AW * AH];
   for (int i = 0; i < AW * AH; i++) alpha[i] = (i % AW) == AW - 1 ? 0.f : 1.f;
-  depth_opts o = {dir, 5000, 16, 0.5, out, AW, AH};
-  depth_ctx *d = NULL;
-  char err[512];
-  CHECK_EQ_INT(depth_open(&d, &o, err, sizeof err), HR_OK);
-  if (!d) return;
-  CHECK_EQ_INT(d->occl_thr, 500);
+  hr_source *src = NULL;
+  hr__depth *d = open_fusion(dir, 5000, 0.5, AW, AH, &src);
+  if (!d) { hr_source_destroy(src); return; }
   int64_t cts[3] = {1000 * MS + 2 * MS, 1033 * MS - 5 * MS, 1066 * MS + 16 * MS};   /* last one: exactly the window */
   dec de[4];
+  static uint16_t keep[3 * AW * AH];
+  static uint8_t occ[3 * AW * AH];
   int lag;
-  feed(d, cts, 3, alpha, AW, AH, de, &lag);
+  keep_occ = occ;
+  feed(d, src, cts, 3, alpha, AW, AH, de, &lag, keep);
+  keep_occ = NULL;
   for (int i = 0; i < 3; i++) CHECKF(de[i].fused, "frame %d not fused", i);
   CHECK_NEAR(de[0].dt, -2.0, 1e-9);
   CHECK_NEAR(de[1].dt, 5.0, 1e-9);
   CHECK_NEAR(de[2].dt, -16.0, 1e-9);
+  static const uint16_t want0[] = {0, 0, 499, 500, 13107, 1};
   for (int i = 0; i < 3; i++) {
-    char p[700];
-    snprintf(p, sizeof p, "%s/depth/%06d.png", out, i);
-    uint16_t *px = NULL;
-    int w, h;
-    CHECK_EQ_INT(hr__depth_png_read(p, 1000, &px, &w, &h, err, sizeof err), HR_OK);
-    if (!px) continue;
-    CHECK(w == AW && h == AH);
-    static const uint16_t want0[] = {0, 0, 499, 500, 13107, 1};
+    const uint16_t *px = keep + (size_t)i * AW * AH;
     int bad = 0;
     for (int y = 0; y < AH; y++)
       for (int x = 0; x < AW; x++) {
@@ -110,34 +163,25 @@ static void test_values(void) {
         bad += px[y * AW + x] != want;
       }
     CHECKF(bad == 0, "frame %d: %d pixels off", i, bad);
-    free(px);
-    /* Occlusion: 0 < mm < 500 -> 255: the 499 mm and 1 mm columns only, and not in alpha's last column. */
-    snprintf(p, sizeof p, "%s/occlusion/%06d.png", out, i);
-    hr_source *s = NULL;
-    hr_frame f;
-    CHECK_EQ_INT(hr_source_open(p, NULL, &s, err, sizeof err), HR_OK);
-    if (s && hr_source_read(s, &f) == HR_OK) {
-      int obad = 0;
-      for (int y = 0; y < AH; y++)
-        for (int x = 0; x < AW; x++) {
-          int sx = x / 2, sy = y / 2;
-          int want = x != AW - 1 && sy == 0 && (sx == 2 || sx == 5) ? 255 : 0;
-          obad += ((const uint8_t *)f.planes[0])[y * f.strides[0] + 3 * x] != want;
-        }
-      CHECKF(obad == 0, "frame %d: %d occlusion pixels off", i, obad);
-    }
-    hr_source_destroy(s);
   }
-  /* The newest occlusion mask is available for the overlay. */
-  int64_t oi = -1;
-  CHECK(depth_last_occlusion(d, &oi) != NULL && oi == 2);
-  /* After finish: misuse. */
-  CHECK_EQ_INT(depth_on_color(d, 3, 2000 * MS, alpha, AW, AH), HR_EMISUSE);
-  char sum[1024];
-  depth_summary(d, sum, sizeof sum);
-  CHECK(strstr(sum, "3 fused") != NULL);
-  printf("  values: %s\n", sum);
-  depth_close(d);
+  /* Occlusion: 0 < mm < 500 -> 255: the 499 mm and 1 mm columns only, and not in alpha's last column. */
+  for (int i = 0; i < 3; i++) {
+    int obad = 0;
+    for (int y = 0; y < AH; y++)
+      for (int x = 0; x < AW; x++) {
+        int sx = x / 2, sy = y / 2;
+        int want = x != AW - 1 && sy == 0 && (sx == 2 || sx == 5) ? 255 : 0;
+        obad += occ[(size_t)i * AW * AH + y * AW + x] != want;
+      }
+    CHECKF(obad == 0, "frame %d: %d occlusion pixels off", i, obad);
+  }
+  hr_stream_stats ss;
+  memset(&ss, 0, sizeof ss);
+  hr__depth_stats(d, &ss);
+  CHECK_EQ_INT(ss.depth_fused, 3);
+  printf("  values: 3 fused at scale 5000 (499.4 -> 499 mm, 65534 -> 13107 mm, 0 and 65535 -> 0), max |dt| %.1f ms\n", ss.depth_max_abs_dt_ms);
+  hr__depth_destroy(d);
+  hr_source_destroy(src);
 }
 
 /* Same size at 1000 units/m (the SIMD path) with a width that leaves tails of every step size:
@@ -145,9 +189,8 @@ static void test_values(void) {
  * on both sides of the occlusion threshold. */
 static void test_direct(void) {
   enum { W = 37, H = 5 };
-  char dir[400], out[500], err[512], name[700];
+  char dir[400], name[700];
   snprintf(dir, sizeof dir, "%s/direct", root);
-  snprintf(out, sizeof out, "%s/out", dir);
   CHECK(mkdir(dir, 0755) == 0);
   uint16_t px[W * H];
   float alpha[W * H];
@@ -168,47 +211,48 @@ static void test_direct(void) {
   fclose(f);
   snprintf(name, sizeof name, "%s/rgb.txt", dir);
   fclose(fopen(name, "w"));
-  depth_opts o = {dir, 1000, 16, 0.5, out, W, H};
-  depth_ctx *d = NULL;
-  CHECK_EQ_INT(depth_open(&d, &o, err, sizeof err), HR_OK);
-  if (!d) return;
-  CHECK_EQ_INT(depth_on_color(d, 0, 10000 * MS, alpha, W, H), HR_OK);
-  CHECK_EQ_INT(depth_finish(d), HR_OK);
-  CHECK_EQ_INT(d->fused, 1);
+  hr_source *src = NULL;
+  hr__depth *d = open_fusion(dir, 1000, 0.5, W, H, &src);
+  if (!d) { hr_source_destroy(src); return; }
+  hr_frame fr;
+  CHECK_EQ_INT(hr_source_read(src, &fr), HR_OK);
+  CHECK_EQ_INT(hr__depth_push_depth(d, &fr), HR_OK);
+  hr_stream_depth dd;
+  CHECK_EQ_INT(hr__depth_push_color(d, 0, 10000 * MS, alpha, W, H, &dd, NULL), HR_OK);
+  CHECK(dd.frame == 0 && dd.fused && dd.person_mm && dd.occlusion);   /* dt 0: decided in its own push */
   int bad = 0, obad = 0;
-  for (int i = 0; i < W * H; i++) {
+  for (int i = 0; dd.person_mm && i < W * H; i++) {
     uint16_t want = alpha[i] >= 0.5f && px[i] != 65535 ? px[i] : 0;
     uint8_t wo = want > 0 && want < 500 ? 255 : 0;
-    bad += d->dout[i] != want;
-    obad += d->occ[i] != wo;
+    bad += dd.person_mm[i] != want;
+    obad += dd.occlusion[i] != wo;
   }
   CHECKF(bad == 0 && obad == 0, "%d depth, %d occlusion pixels off", bad, obad);
-  depth_close(d);
+  hr__depth_destroy(d);
+  hr_source_destroy(src);
 }
 
-/* Depth at 500 Hz against color at 30 Hz: ~25 depth frames per color, more than the pool holds.
- * Decisions are forced and reads wait (pool stalls), but every fused PNG must carry the value of
- * the very depth frame its dt names (a recycled pool buffer would show another frame's value). */
+/* Depth at 500 Hz against color at 30 Hz: ~17 depth frames per color, more than the aligner
+ * holds. Decisions are forced, but every fused frame must carry the value of the very depth frame
+ * its dt names (a recycled pool slot would show another frame's value). */
 static void test_dense(void) {
   enum { ND = 600, NC = 30, AW = 8, AH = 6 };
-  char dir[400], out[500];
+  char dir[400];
   snprintf(dir, sizeof dir, "%s/dense", root);
-  snprintf(out, sizeof out, "%s/out", dir);
   static int64_t ts[ND];
   for (int j = 0; j < ND; j++) ts[j] = 5000 * MS + j * 2 * MS + 300000;   /* 0.3 ms off the color grid */
   make_folder(dir, ts, ND, 1000, NULL, 0, -1);
   float alpha[AW * AH];
   for (int i = 0; i < AW * AH; i++) alpha[i] = 1.f;
-  depth_opts o = {dir, 1000, 16, 0, out, AW, AH};
-  depth_ctx *d = NULL;
-  char err[512];
-  CHECK_EQ_INT(depth_open(&d, &o, err, sizeof err), HR_OK);
-  if (!d) return;
+  hr_source *src = NULL;
+  hr__depth *d = open_fusion(dir, 1000, 0, AW, AH, &src);
+  if (!d) { hr_source_destroy(src); return; }
   int64_t cts[NC];
   for (int i = 0; i < NC; i++) cts[i] = 5000 * MS + llround(i * 1e9 / 30);
   dec de[NC + 1];
+  static uint16_t keep[NC * AW * AH];
   int lag;
-  feed(d, cts, NC, alpha, AW, AH, de, &lag);
+  feed(d, src, cts, NC, alpha, AW, AH, de, &lag, keep);
   int fused = 0, wrong = 0, far = 0;
   char used[ND] = {0};
   for (int i = 0; i < NC; i++) {
@@ -218,26 +262,24 @@ static void test_dense(void) {
     int64_t dts = cts[i] + llround(de[i].dt * 1e6);
     int j = (int)((dts - 5000 * MS - 300000) / (2 * MS));
     if (j < 0 || j >= ND || ts[j] != dts || used[j]++) { wrong++; continue; }
-    char p[700];
-    snprintf(p, sizeof p, "%s/depth/%06d.png", out, i);
-    uint16_t *px = NULL;
-    int w, h;
-    if (hr__depth_png_read(p, 1000, &px, &w, &h, err, sizeof err)) { wrong++; continue; }
-    for (int k = 0; k < w * h; k++) if (px[k] != 1000 + j) { wrong++; break; }
-    free(px);
+    for (int k = 0; k < AW * AH; k++) if (keep[(size_t)i * AW * AH + k] != 1000 + j) { wrong++; break; }
   }
+  hr_stream_stats ss;
+  memset(&ss, 0, sizeof ss);
+  hr__depth_stats(d, &ss);
   CHECK(fused >= NC - 2);
   CHECKF(far == 0 && wrong == 0, "%d beyond the window, %d fused from the wrong depth frame", far, wrong);
-  /* The aligner holds at most DEPTH_HELD_CAP; one more between a push and its forced decision. */
-  CHECK(d->held_peak <= DEPTH_HELD_CAP + 1 && d->held_peak < DEPTH_POOL);
-  CHECK(d->forced > 0);
-  char sum[1024];
-  depth_summary(d, sum, sizeof sum);
-  printf("  dense: %d of %d fused, lag <= %d; %s\n", fused, NC, lag, sum);
-  depth_close(d);
+  /* the aligner holds at most POOL - 1; the pool's last slot takes the push that forces one out */
+  CHECK(ss.depth_held_peak <= HR_STREAM_DEPTH_POOL);
+  CHECK_EQ_INT(ss.depth_refused, 0);
+  CHECK(ss.depth_forced > 0);
+  printf("  dense: %d of %d fused, lag <= %d, %lld forced, depth held <= %d of %d\n", fused, NC, lag, (long long)ss.depth_forced,
+         ss.depth_held_peak, HR_STREAM_DEPTH_POOL);
+  hr__depth_destroy(d);
+  hr_source_destroy(src);
 }
 
-/* Clocks that never meet, an unreadable file, the list ending early, a write error. */
+/* Clocks that never meet, an unreadable file, the list ending early. */
 static void test_streams(void) {
   enum { N = 20, AW = 8, AH = 6 };
   float alpha[AW * AH];
@@ -245,7 +287,7 @@ static void test_streams(void) {
   int64_t cts[N], ts[N];
   for (int i = 0; i < N; i++) cts[i] = 100000 * MS + i * 33 * MS;
   dec de[N + 1];
-  char dir[400], out[500], err[512], sum[1024];
+  char dir[400];
   int lag;
   static const struct { const char *name; int64_t off; int n, bad, want_pairs; } cases[] = {
       {"future", 100000 * MS, N, -1, 0},   /* depth 100 s after color */
@@ -256,138 +298,97 @@ static void test_streams(void) {
   for (int c = 0; c < 4; c++) {
     for (int j = 0; j < N; j++) ts[j] = cts[j] + cases[c].off;
     snprintf(dir, sizeof dir, "%s/%s", root, cases[c].name);
-    snprintf(out, sizeof out, "%s/out", dir);
     make_folder(dir, ts, cases[c].n, 700, NULL, 0, cases[c].bad);
-    depth_opts o = {dir, 0 /* default 1000 */, 16, 0, out, AW, AH};
-    depth_ctx *d = NULL;
-    CHECK_EQ_INT(depth_open(&d, &o, err, sizeof err), HR_OK);
-    if (!d) continue;
-    feed(d, cts, N, alpha, AW, AH, de, &lag);
+    hr_source *src = NULL;
+    hr__depth *d = open_fusion(dir, 1000, 0, AW, AH, &src);
+    if (!d) { hr_source_destroy(src); continue; }
+    feed(d, src, cts, N, alpha, AW, AH, de, &lag, NULL);
     int fused = 0;
     for (int i = 0; i < N; i++) {
       fused += de[i].fused;
       CHECK(de[i].fused == !isnan(de[i].dt));
+      if (de[i].fused) CHECK_EQ_INT(de[i].px0, 700 + (cases[c].bad >= 0 && i >= cases[c].bad ? i : i));
     }
     CHECKF(fused == cases[c].want_pairs, "%s: %d fused", cases[c].name, fused);
     CHECKF(lag <= 2, "%s: decisions lag %d frames", cases[c].name, lag);
-    CHECK_EQ_INT(d->read_errors, cases[c].bad >= 0);
-    depth_summary(d, sum, sizeof sum);
-    printf("  %s: lag <= %d; %s\n", cases[c].name, lag, sum);
-    depth_close(d);
-  }
-
-  /* A write error: the output folder vanishes after open. Reported, the decision still comes. */
-  for (int j = 0; j < N; j++) ts[j] = cts[j];
-  snprintf(dir, sizeof dir, "%s/writeerr", root);
-  snprintf(out, sizeof out, "%s/out", dir);
-  make_folder(dir, ts, N, 700, NULL, 0, -1);
-  depth_opts o = {dir, 1000, 16, 0, out, AW, AH};
-  depth_ctx *d = NULL;
-  CHECK_EQ_INT(depth_open(&d, &o, err, sizeof err), HR_OK);
-  if (d) {
-    nftw(out, rm_cb, 8, FTW_DEPTH | FTW_PHYS);
-    int st = depth_on_color(d, 0, cts[0], alpha, AW, AH);
-    st = st ? st : depth_on_color(d, 1, cts[1], alpha, AW, AH);
-    CHECK_EQ_INT(st, HR_EIO);
-    int64_t idx;
-    double ms;
-    int fu;
-    CHECK(depth_pop(d, &idx, &ms, &fu) == 1 && idx == 0 && ms == 0 && fu == 0);
-    depth_summary(d, sum, sizeof sum);
-    CHECK(strstr(sum, "1 write errors") != NULL && strstr(sum, "cannot write") != NULL);
-    printf("  write error: %s\n", sum);
-    depth_close(d);
+    CHECK_EQ_INT(read_errors, cases[c].bad >= 0);
+    printf("  %s: %d of %d fused, lag <= %d, %d read errors\n", cases[c].name, fused, N, lag, read_errors);
+    hr__depth_destroy(d);
+    hr_source_destroy(src);
   }
 }
 
 static void test_misuse(void) {
   enum { AW = 4, AH = 4, N = 40 };
-  char dir[400], out[500], err[512];
+  char dir[400], err[512];
   snprintf(dir, sizeof dir, "%s/misuse", root);
-  snprintf(out, sizeof out, "%s/out", dir);
   int64_t ts[N];
   for (int j = 0; j < N; j++) ts[j] = 7000 * MS + j * 33 * MS;
   make_folder(dir, ts, N, 700, NULL, 0, -1);
   float alpha[AW * AH] = {0};
-  depth_ctx *d = NULL;
-  depth_opts o = {dir, 1000, 16, 0, out, AW, AH};
-  /* Options. */
-  depth_opts b = o; b.spec = NULL;
-  CHECK_EQ_INT(depth_open(&d, &b, err, sizeof err), HR_EINVAL);
-  b = o; b.scale = -5;
-  CHECK_EQ_INT(depth_open(&d, &b, err, sizeof err), HR_EINVAL);
-  b = o; b.window_ms = NAN;
-  CHECK_EQ_INT(depth_open(&d, &b, err, sizeof err), HR_EINVAL);
-  b = o; b.occlude_m = -1;
-  CHECK_EQ_INT(depth_open(&d, &b, err, sizeof err), HR_EINVAL);
-  b = o; b.out_w = 0;
-  CHECK_EQ_INT(depth_open(&d, &b, err, sizeof err), HR_EINVAL);
-  b = o; b.spec = "/nonexistent/folder";
-  CHECK(depth_open(&d, &b, err, sizeof err) != HR_OK && d == NULL && strstr(err, "depth:"));
-  char imgdir[500];   /* a folder of images has no depth stream */
-  snprintf(imgdir, sizeof imgdir, "%s/images", root);
-  mkdir(imgdir, 0755);
-  char img[600];
-  snprintf(img, sizeof img, "%s/a.png", imgdir);
-  uint8_t px[12] = {0};
-  hr_png_write_gray8(img, 4, 3, px, 4);
-  b = o; b.spec = imgdir;
-  CHECK_EQ_INT(depth_open(&d, &b, err, sizeof err), HR_EINVAL);
+  /* Params. */
+  hr_stream_params sp;
+  hr_stream_params_default(&sp);
+  sp.depth = true; sp.depth_width = DW; sp.depth_height = DH;
+  hr__depth *d = NULL;
+  hr_stream_params b = sp; b.depth_scale = -5;
+  CHECK_EQ_INT(hr__depth_create(&b, AW, AH, &d, err, sizeof err), HR_EINVAL);
+  CHECK(d == NULL && strstr(err, "depth_scale"));
+  b = sp; b.depth_window_ms = NAN;
+  CHECK_EQ_INT(hr__depth_create(&b, AW, AH, &d, err, sizeof err), HR_EINVAL);
+  b = sp; b.occlude_m = -1;
+  CHECK_EQ_INT(hr__depth_create(&b, AW, AH, &d, err, sizeof err), HR_EINVAL);
+  CHECK_EQ_INT(hr__depth_create(&sp, 0, AH, &d, err, sizeof err), HR_EINVAL);
+  b = sp; b.depth_width = 0; b.depth_height = 0;   /* the session's frame size, unset here */
+  CHECK_EQ_INT(hr__depth_create(&b, AW, AH, &d, err, sizeof err), HR_EINVAL);
   printf("  misuse: '%s'\n", err);
-  depth_close(NULL);
-  char sum[64];
-  depth_summary(NULL, sum, sizeof sum);
-  CHECK(!strcmp(sum, "off"));
+  hr__depth_destroy(NULL);
 
-  CHECK_EQ_INT(depth_open(&d, &o, err, sizeof err), HR_OK);
-  if (!d) return;
-  CHECK_EQ_INT(depth_pop(d, NULL, NULL, NULL), 0);
-  CHECK_EQ_INT(depth_on_color(d, 0, ts[0], alpha, AW, AH), HR_OK);
-  CHECK_EQ_INT(depth_on_color(d, 1, ts[0], alpha, AW, AH), HR_EINVAL);   /* not after the previous */
-  CHECK_EQ_INT(depth_on_color(d, 1, ts[1], NULL, AW, AH), HR_EINVAL);
-  /* Never popping: refused once the queue could overflow, nothing lost. */
-  int i = 1, st = HR_OK;
-  for (; i < N && (st = depth_on_color(d, i, ts[i], alpha, AW, AH)) == HR_OK; i++) {}
-  CHECK_EQ_INT(st, HR_EAGAIN);
-  int64_t idx, next = 0;
-  while (depth_pop(d, &idx, NULL, NULL)) CHECK_EQ_INT(idx, next++);
-  CHECK_EQ_INT(depth_on_color(d, i, ts[i], alpha, AW, AH), HR_OK);
-  CHECK_EQ_INT(depth_finish(d), HR_OK);
-  CHECK_EQ_INT(depth_finish(d), HR_OK);
-  while (depth_pop(d, &idx, NULL, NULL)) CHECK_EQ_INT(idx, next++);
-  CHECK_EQ_INT(next, i + 1);
-  depth_close(d);
-}
-
-/* The pool guard, white-box: with a depth frame still held, a read that would recycle its pool
- * buffer is not made (counted as a stall) and the frame stays intact for its pair. */
-static void test_pool_guard(void) {
-  enum { AW = 4, AH = 4, N = 6 };
-  char dir[400], out[500], err[512];
-  snprintf(dir, sizeof dir, "%s/guard", root);
-  snprintf(out, sizeof out, "%s/out", dir);
-  int64_t ts[N];
-  for (int j = 0; j < N; j++) ts[j] = 9000 * MS + j * 33 * MS;
-  make_folder(dir, ts, N, 700, NULL, 0, -1);
-  float alpha[AW * AH];
-  for (int i = 0; i < AW * AH; i++) alpha[i] = 1.f;
-  depth_opts o = {dir, 1000, 16, 0, out, AW, AH};
-  depth_ctx *d = NULL;
-  CHECK_EQ_INT(depth_open(&d, &o, err, sizeof err), HR_OK);
-  if (!d) return;
-  CHECK_EQ_INT(depth_on_color(d, 0, ts[0], alpha, AW, AH), HR_OK);   /* reads depth 0 (paired) and 1 (held) */
-  CHECK_EQ_INT(d->held_n, 1);
-  CHECK_EQ_INT(depth_oldest_held(d), 2);
-  d->reads = 2 + DEPTH_POOL - 1;          /* pretend 14 more reads happened since: one more would recycle it */
-  CHECK_EQ_INT(depth_on_color(d, 1, ts[1], alpha, AW, AH), HR_OK);
-  CHECK_EQ_INT(d->pool_stalls, 1);
-  CHECK_EQ_INT(d->depth_frames, 2);
-  int64_t idx;
-  double ms;
-  int fu;
-  CHECK(depth_pop(d, &idx, &ms, &fu) && idx == 0 && fu);
-  CHECK(depth_pop(d, &idx, &ms, &fu) && idx == 1 && fu && ms == 0);   /* depth 1, read before the stall */
-  depth_close(d);
+  hr_source *src = NULL;
+  d = open_fusion(dir, 1000, 0, AW, AH, &src);
+  if (!d) { hr_source_destroy(src); return; }
+  hr_stream_depth dd;
+  CHECK_EQ_INT(hr__depth_pop(d, &dd), HR_EAGAIN);
+  /* a depth frame of another size or format, and one out of order: refused, nothing changed */
+  hr_frame f;
+  CHECK_EQ_INT(hr_source_read(src, &f), HR_OK);
+  hr_frame g = f;
+  g.width = DW / 2;
+  CHECK_EQ_INT(hr__depth_push_depth(d, &g), HR_EINVAL);
+  g = f; g.fmt = HR_PIX_GRAY8;
+  CHECK_EQ_INT(hr__depth_push_depth(d, &g), HR_EINVAL);
+  CHECK_EQ_INT(hr__depth_push_depth(d, &f), HR_OK);
+  CHECK_EQ_INT(hr__depth_push_depth(d, &f), HR_EINVAL);   /* the same timestamp again */
+  CHECK_EQ_INT(hr__depth_push_color(d, 0, ts[0], alpha, AW, AH, &dd, NULL), HR_OK);
+  CHECK_EQ_INT(hr__depth_push_color(d, 1, ts[0], alpha, AW, AH, &dd, NULL), HR_EINVAL);   /* not after the previous */
+  CHECK(strstr(hr__depth_last_error(d), "not after") != NULL);
+  /* No matte (suspended): not paired, nothing queued for it. */
+  CHECK_EQ_INT(hr__depth_push_color(d, 1, ts[1], NULL, AW, AH, &dd, NULL), HR_OK);
+  hr_stream_stats ss;
+  memset(&ss, 0, sizeof ss);
+  hr__depth_stats(d, &ss);
+  CHECK_EQ_INT(ss.depth_refused, 4);
+  CHECK_EQ_INT(ss.depth_colors, 1);
+  /* Never popping: each push drops what the one before reported; the ring never overflows and
+   * what is popped at the end is in order. */
+  int i = 2;
+  for (; i < N; i++) {
+    CHECK_EQ_INT(hr_source_read(src, &f), HR_OK);
+    CHECK_EQ_INT(hr__depth_push_depth(d, &f), HR_OK);
+    CHECK_EQ_INT(hr__depth_push_color(d, i, ts[i - 1], alpha, AW, AH, &dd, NULL), HR_OK);
+    CHECK(dd.waiting <= HR_STREAM_DEPTH_RING);
+  }
+  CHECK_EQ_INT(hr__depth_flush(d), HR_OK);
+  int64_t prev = -1;
+  int popped = 0;
+  while (hr__depth_pop(d, &dd) == HR_OK) { CHECK(dd.frame > prev); prev = dd.frame; popped++; }
+  CHECK(popped >= 1 && prev == N - 1);
+  hr__depth_stats(d, &ss);
+  CHECK_EQ_INT(ss.depth_colors, N - 1);
+  CHECK_EQ_INT(ss.depth_pairs + ss.depth_unpaired, N - 1);
+  printf("  never popped: %d colors, %lld paired, the last %d decisions popped in order\n", N - 1, (long long)ss.depth_pairs, popped);
+  hr__depth_destroy(d);
+  hr_source_destroy(src);
 }
 
 int main(void) {
@@ -399,7 +400,6 @@ int main(void) {
   test_dense();
   test_streams();
   test_misuse();
-  test_pool_guard();
   nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
   return hr_test_finish("test_depth_units");
 }

@@ -2,11 +2,13 @@
  * the reference kernels on the same inputs: the plan's ops are run in order, each alone; before an
  * op its inputs are read back from the device, after it its outputs, and the reference op computes
  * from those inputs (the image ingest against the naive ingest, the guided-filter tail against the
- * CPU kernel; an activation fused into a convolution is run and checked with it). Three odd shapes:
+ * CPU kernel; ops folded into a convolution's dispatch, a Pad before it and the activations, affine
+ * ops and residual adds after it, are run with it and checked against the reference ops in turn,
+ * the last one's output compared). Three odd shapes:
  * 62x46 NV12 at ratio 0.6, processing 37x27 (the frame resampled on the GPU, read in place by the
  * tail; kernels as the size heuristic picks them); 75x53 RGB24 at ratio 1 (the input materialised
  * on the GPU), with the convolution kernels taken in turn (4x4-blocked, split reduction, tiled
- * 64/32/16, one output per thread: the heuristic and the device tuning pick some only at large
+ * 64/32/16 and 2x2-a-thread 32x32/64x16, one output per thread: the heuristic and the device tuning pick some only at large
  * shapes); 46x34 NV12 at ratio 0.6 with the kernels tuned on the device. Under the validation layer
  * where it is installed. Bound: max |d| <= 1e-4 * max(1, max |ref|) per op. */
 #include <stdint.h>
@@ -56,6 +58,57 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
   for (int i = 0; i < pl->n_rops; i++) {
     const hr__rop *r = &pl->rops[i];
     const hr__node *nd = r->node ? r->node : &r->syn;
+    /* ops the backend runs as one dispatch (a Pad read as a convolution's padding, the ops folded
+     * into its epilogue): run together, the reference op by op, the last one's output compared */
+    int g1 = i;
+    if (hr__vk_fused(s->bimpl, i) == 2) g1++;
+    while (g1 + 1 < pl->n_rops && hr__vk_fused(s->bimpl, g1 + 1) == 1) g1++;
+    if (g1 > i) {
+      float *pre[8][HR_ROP_MAX_IN] = {{0}};
+      CHECK(g1 - i < 8);
+      for (int q = i; q <= g1 && q - i < 8; q++)
+        for (int k = 0; k < pl->rops[q].n_in; k++) {
+          int x = pl->rops[q].in[k];
+          int chained = q > i && pl->vals[x].root == pl->vals[pl->rops[q - 1].out[0]].root;
+          if (pl->vals[x].kind != V_CONST && !chained) pre[q - i][k] = vread(s, x);
+        }
+      st = hr__vk_run_range(s, s->bimpl, i, g1 + 1);
+      CHECKF(st == HR_OK, "%s ops %d-%d: %s", what, i, g1, hr_session_last_error(s));
+      float *g = vread(s, pl->rops[g1].out[0]);
+      hr__tensor prev = {0};
+      for (int q = i; q <= g1 && q - i < 8; q++) {
+        const hr__rop *a = &pl->rops[q];
+        hr__node na = a->node ? *a->node : a->syn;
+        na.op = a->op;
+        hr__tensor ai[HR_ROP_MAX_IN], ao = pl->vals[a->out[0]].t;
+        const hr__tensor *aip[HR_ROP_MAX_IN];
+        for (int k = 0; k < a->n_in; k++) {
+          int x = a->in[k];
+          ai[k] = pl->vals[x].t; aip[k] = &ai[k];
+          if (q > i && pl->vals[x].root == pl->vals[pl->rops[q - 1].out[0]].root) ai[k].data = prev.data;
+          else if (pre[q - i][k]) ai[k].data = pre[q - i][k];
+        }
+        ao.data = calloc((size_t)hr__numel(&ao) + 1, sizeof(float));
+        hr__op_exec_ref(&na, aip, a->n_in, &ao, 1);
+        free(prev.data);
+        prev = ao;
+        tested[a->op]++;
+        for (int k = 0; k < a->n_in; k++) free(pre[q - i][k]);
+      }
+      int64_t n = hr__numel(&prev);
+      double mx = 0, mref = 1;
+      for (int64_t j = 0; j < n; j++) {
+        double d = fabs((double)g[j] - ((float *)prev.data)[j]);
+        if (d > mx || d != d) mx = d;
+        if (fabs(((float *)prev.data)[j]) > mref) mref = fabs(((float *)prev.data)[j]);
+      }
+      CHECKF(mx <= 1e-4 * mref, "%s ops %d-%d %s..%s (%s): max |d| %g (ref magnitude %g)", what, i, g1, hr__op_name(r->op),
+             hr__op_name(pl->rops[g1].op), nd->name ? nd->name : "", mx, mref);
+      free(prev.data); free(g);
+      n_cmp += g1 - i + 1; n_fused += g1 - i;
+      i = g1;
+      continue;
+    }
     hr__tensor in[HR_ROP_MAX_IN], out[HR_MAX_OUT];
     const hr__tensor *inp[HR_ROP_MAX_IN];
     float *inb[HR_ROP_MAX_IN] = {0}, *vk_out[HR_MAX_OUT] = {0};
@@ -66,11 +119,10 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
       if (x->kind != V_CONST && !(is_src && pl->vals[x->root].src_virtual) && !(r->in_place_mask & (1u << k)))
         in[k].data = inb[k] = vread(s, r->in[k]);
     }
-    /* an activation fused into this convolution's epilogue: run both, compare the activation's output */
-    int pair = i + 1 < pl->n_rops && hr__vk_fused(s->bimpl, i + 1);
-    st = hr__vk_run_range(s, s->bimpl, i, i + 1 + pair);
+    int pair = 0;
+    st = hr__vk_run_range(s, s->bimpl, i, i + 1);
     CHECKF(st == HR_OK, "%s op %d %s: %s", what, i, hr__op_name(r->op), hr_session_last_error(s));
-    for (int k = 0; k < r->n_out; k++) vk_out[k] = vread(s, pair ? pl->rops[i + 1].out[k] : r->out[k]);
+    for (int k = 0; k < r->n_out; k++) vk_out[k] = vread(s, r->out[k]);
     /* the reference on the same inputs */
     int64_t n0 = hr__numel(&pl->vals[r->out[0]].t);
     for (int k = 0; k < r->n_out; k++) {
@@ -110,19 +162,6 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
       hr__node nref = *nd;
       nref.op = r->op; /* lowered ops (hardswish) keep the graph node's attributes under a new op */
       hr__op_exec_ref(&nref, inp, r->n_in, out, r->n_out);
-      if (pair) { /* then the activation, on the reference convolution's output */
-        const hr__rop *a = &pl->rops[i + 1];
-        hr__node nact = a->node ? *a->node : a->syn;
-        nact.op = a->op;
-        hr__tensor ain = out[0], aout = pl->vals[a->out[0]].t;
-        const hr__tensor *ainp[1] = {&ain};
-        aout.data = calloc((size_t)hr__numel(&aout) + 1, sizeof(float));
-        hr__op_exec_ref(&nact, ainp, 1, &aout, 1);
-        free(out[0].data);
-        out[0] = aout;
-        tested[a->op]++;
-        n_fused++;
-      }
     }
     for (int k = 0; k < r->n_out; k++) {
       int64_t n = hr__numel(&out[k]);
@@ -148,9 +187,8 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
     for (int k = 0; k < r->n_in; k++) free(inb[k]);
     tested[r->op]++;
     n_cmp += 1 + pair;
-    i += pair;
   }
-  printf("%s: %d ops compared (%d activations fused into convolutions)\n", what, n_cmp, n_fused);
+  printf("%s: %d ops compared (%d folded into convolutions: Pads, activations, per-channel affine, residual adds)\n", what, n_cmp, n_fused);
   CHECK(n_fused > 0);
   hr_session_destroy(s);
 }

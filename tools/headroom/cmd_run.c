@@ -60,6 +60,7 @@ int cmd_run(int argc, char **argv) {
   p.tail_every_frame = o.tail_every_frame; p.net_budget_ms = o.net_budget_ms;
   p.governor = o.profile || o.ballast; p.governor_observe_only = o.no_governor;
   if (o.profile && hr_gov_profile_parse(o.profile, &p.profile, err, sizeof err)) { fprintf(stderr, "headroom run: --profile: %s\n", err); goto out; }
+  if (depth_open(&cfg.depth, &o, &p, err, sizeof err)) { fprintf(stderr, "headroom run: --depth: %s\n", err); goto out; }
   if (hr_stream_create(m, &p, &stream, err, sizeof err)) { fprintf(stderr, "headroom run: %s\n", err); goto out; }
   hr_session *s = hr_stream_session(stream);
   if (o.state_in) {
@@ -103,11 +104,13 @@ int cmd_run(int argc, char **argv) {
     double t_take = cli_now_ms();
     if (ballast) hr_ballast_tick(ballast, (t_take - t_start) / 1e3);
     hr_stream_result r;
+    depth_feed(cfg.depth, sl->f.ts_ns);   /* depth up to the first frame beyond this one's window */
     if ((st = hr_stream_push(stream, &sl->f, &r))) {
       snprintf(err, sizeof err, "frame %lld: %s", (long long)sl->index, hr_stream_last_error(stream));
       stop_why = err; capture_release(&cap); break;
     }
     if (r.events & HR_STREAM_EVENT_CHANGE_FAILED) fprintf(stderr, "headroom run: frame %lld: %s\n", (long long)sl->index, hr_stream_last_error(stream));
+    depth_take(cfg.depth, &r, sl->index);   /* the stream's depth decisions to the output thread */
     hr_telemetry_record *rec = &r.record;
     rec->frame = sl->index;
     hr_flow_stats fs; hr_flow_get_stats(flow, &fs);
@@ -130,8 +133,7 @@ int cmd_run(int argc, char **argv) {
       fprintf(stderr, "\r\033[K frame %lld  %.1f ms  %dx%d  %s  rss %.0f MB  dropped %lld ", (long long)sl->index, t_end - t_take,
               rec->proc_w, rec->proc_h, rec->health, rec->rss_bytes / 1e6, (long long)rec->dropped);
     }
-    capture_release(&cap);
-    done++;
+    capture_release(&cap); done++;
   }
   if (o.status) fprintf(stderr, "\n");
   capture_stop(&cap);
@@ -189,10 +191,8 @@ out:
   for (int t = 0; t < 2; t++)   /* only after an early failure: a clean end closed them above */
     for (int k = 0; k < 8; k++)
       if (sink_ctx[t][k]) { run_end e = {1}; const sink_ops *const *tb = t ? run_record_sinks : run_data_sinks; if (tb[k]->close) tb[k]->close(sink_ctx[t][k], &e, err, sizeof err); }
-  depth_close(cfg.depth);
-  hr_stats_destroy(st_frame); hr_stats_destroy(st_out); hr_stats_destroy(st_lat);
-  hr_ballast_destroy(ballast);
-  hr_flow_destroy(flow);
+  hr_stats_destroy(st_frame); hr_stats_destroy(st_out); hr_stats_destroy(st_lat); depth_close(cfg.depth);
+  hr_ballast_destroy(ballast); hr_flow_destroy(flow);
   hr_stream_destroy(stream);
   hr_model_destroy(m);
   hr_source_destroy(src);

@@ -1,88 +1,69 @@
-/* Depth fusion for `headroom run --depth` (issue 7): reads a depth stream just far enough ahead,
- * pairs it with the processed color frames through the online aligner, and writes the person's
- * depth (and an occlusion mask) for every fused pair.
+/* `headroom run --depth` (issue 7): the CLI's side of depth fusion. The pairing and the fusion are
+ * the stream's (params.depth, hr_stream_push_depth / hr_stream_pop_depth, src/stream/depth.c);
+ * this file reads the depth source just far enough ahead, hands the stream's decisions to the
+ * output thread and writes the person's depth (and occlusion) PNGs there.
  *
- * Memory: everything is allocated by depth_open (the depth source's pool of DEPTH_POOL frames,
- * the aligner, DEPTH_RING alpha masks of out_w x out_h bytes, the output buffers, a 64 Ki-entry
- * millimetre table); depth_on_color / depth_pop / depth_finish allocate nothing themselves (the
- * source's PNG decoder and the PNG writers keep their own small per-file buffers).
+ * Threads: depth_feed and depth_take run on the live loop's thread around hr_stream_push (the
+ * stream is driven by that thread only); depth_write_upto runs on the output thread inside the
+ * depth sink; depth_finish runs after the output thread stopped. Between them, a queue of
+ * DEPTH_HANDOFF decisions with copies of their person depth and occlusion, allocated at attach.
  *
  * Read-ahead: before a color frame at t is pushed, depth frames are read and pushed while the
  * newest one read is at or before t + window (so one beyond it is always in: that is what lets
- * the aligner finalise t's decision). A depth frame stays in the source's pool until the aligner
- * decides it; a read that would recycle the buffer of a depth frame still held is not made
- * (counted as a pool stall) and waits for the aligner's max_latency to force that frame out.
+ * the stream decide t's frame in its own push). The stream copies each depth frame into its pool,
+ * so the source needs no pool of its own beyond one frame.
  *
- * Depth values: the source hands out the file's raw 16-bit values (depth_scale 1000 there); they
- * are turned into millimetres here through a table that maps 0 (no reading), 65535 (the sensor's
- * outlier / saturation code) and anything that would not fit below 65535 mm to 0. */
+ * Depth values: the source hands out the file's raw 16-bit values (depth_scale 1000 there, so 65535
+ * stays recognisable); the stream turns them into millimetres with --depth-scale. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include "run_hooks.h"
+#include "run.h"
 #include "headroom/io.h"
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 enum {
-  DEPTH_POOL = 16,                  /* depth frames the source keeps valid (its pool_size) */
-  DEPTH_HELD_CAP = DEPTH_POOL - 2,  /* undecided depth frames the aligner may hold */
-  DEPTH_COLOR_CAP = 8,              /* undecided color frames the aligner may hold */
-  DEPTH_RING = DEPTH_COLOR_CAP + 1, /* alpha masks: the held colors + the one being pushed */
-  DEPTH_QCAP = 2 * DEPTH_RING,      /* decisions waiting for depth_pop */
+  DEPTH_HANDOFF = 16,               /* decisions between the loop and the output thread (at most
+                                       8 undecided + 3 frames in flight are ever waiting) */
+  DEPTH_MAP = 64,                   /* stream frame -> source index, for recent frames */
   DEPTH_MAX_READ_ERRORS = 16,       /* consecutive failed depth reads taken as the end */
 };
-#define DEPTH_MAX_LATENCY_NS 200000000LL   /* the aligner's max_latency: 200 ms */
 
-typedef struct depth_dec {
-  int64_t index;
-  double dt_ms;       /* NAN when unpaired */
-  int fused;          /* depth (and occlusion) PNGs written */
-} depth_dec;
-
-typedef struct depth_slot {
-  hr_frame f;         /* borrowed from the source's pool */
-  int64_t seq;        /* read number (1-based, failed reads included): the aligner's depth id */
-  int live;           /* pushed and not yet decided */
-} depth_slot;
+typedef struct depth_item {
+  int64_t index, tag;           /* source frame; the frame after whose push it was taken */
+  double dt_ms;                 /* NAN when unpaired */
+  int has_px;                   /* pm (and occ) hold the fused frame */
+  uint16_t *pm;
+  uint8_t *occ;
+} depth_item;
 
 struct depth_ctx {
   hr_source *src;
-  hr_aligner *al;
+  hr_stream *stream;
   int64_t window_ns;
-  double scale, occlude_m;
-  uint32_t occl_thr;           /* occluding: 0 < mm < occl_thr; 0 = no occlusion output */
-  int aw, ah, dw, dh;
-  uint16_t *lut;               /* raw depth value -> mm; 0 for 0, 65535 and out of range */
-  int32_t *xmap, *ymap;        /* alpha column / row -> depth column / row (nearest) */
-  uint8_t *ring;               /* DEPTH_RING masks, aw*ah bytes each: 1 where alpha >= 0.5 */
-  int64_t ring_index[DEPTH_RING];
-  int ring_head, ring_n;
-  depth_slot held[DEPTH_POOL]; /* slot seq % DEPTH_POOL */
-  int held_n, held_peak;
-  int64_t reads;
-  int64_t last_depth_ts, last_color_ts;
-  int have_depth, have_color, depth_eof, flushed, finished, read_err_run;
-  depth_dec q[DEPTH_QCAP];
+  double occlude_m;
+  int aw, ah;
+  int64_t last_depth_ts;
+  int have_depth, depth_eof, read_err_run;
+  int64_t map_frame[DEPTH_MAP], map_index[DEPTH_MAP];
+  /* the handoff queue (mu) */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int mu_ok;
+  depth_item q[DEPTH_HANDOFF];
   int qhead, qn;
-  uint16_t *dout;              /* aw x ah person depth, mm */
-  uint8_t *occ;                /* aw x ah occlusion mask, or NULL */
-  int64_t occ_index;           /* color index whose mask is in occ, -1 if none */
+  /* output thread */
+  uint8_t *occ_last;            /* the newest fused frame's occlusion, for the overlay */
+  int64_t occ_index;
   char path[4096];
   size_t dir_len;
   /* counters */
-  int64_t colors, pairs, unpaired, fused, write_errors, read_errors, depth_frames, depth_unused;
-  int64_t pool_stalls, forced, size_mismatch;
-  int64_t max_abs_dt_ns;
-  int64_t cost_ns, cost_ns_max;   /* aligner + fusion (mask, pairing, fuse): sum, worst call */
-  int64_t read_ns, write_ns;      /* depth PNG decode; depth/occlusion PNG writes */
-  int64_t io_ns_call;             /* I/O time within the current call, kept out of the cost */
+  int64_t reads, read_errors, refused, written, write_errors, handoff_lost;
+  int64_t read_ns, write_ns;
   char err[512];
 };
 
@@ -91,7 +72,6 @@ static int64_t depth_now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
-
 
 __attribute__((format(printf, 4, 5)))
 static int depth_fail(char *err, size_t err_len, int st, const char *fmt, ...) {
@@ -107,418 +87,235 @@ static int depth_fail(char *err, size_t err_len, int st, const char *fmt, ...) {
 void depth_close(depth_ctx *d) {
   if (!d) return;
   hr_source_destroy(d->src);
-  hr_aligner_destroy(d->al);
-  free(d->lut);
-  free(d->xmap);
-  free(d->ymap);
-  free(d->ring);
-  free(d->dout);
-  free(d->occ);
+  for (int i = 0; i < DEPTH_HANDOFF; i++) { free(d->q[i].pm); free(d->q[i].occ); }
+  free(d->occ_last);
+  if (d->mu_ok) { pthread_mutex_destroy(&d->mu); pthread_cond_destroy(&d->cv); }
   free(d);
 }
 
-int depth_open(depth_ctx **out, const depth_opts *o, char *err, size_t err_len) {
+int depth_open(depth_ctx **out, const run_opts *o, hr_stream_params *p, char *err, size_t err_len) {
   char e[512];
   if (err && err_len) err[0] = 0;
-  if (!out) return HR_EINVAL;
   *out = NULL;
-  if (!o || !o->spec || !*o->spec || !o->out_dir || !*o->out_dir)
-    return depth_fail(err, err_len, HR_EINVAL, "depth: no depth source or output folder");
-  double scale = o->scale == 0 ? 1000.0 : o->scale;
+  if (!o->depth) return HR_OK;
+  if (!*o->depth || !o->out || !*o->out) return depth_fail(err, err_len, HR_EINVAL, "depth: no depth source or output folder");
+  double scale = o->depth_scale == 0 ? 1000.0 : o->depth_scale;
   if (!(scale > 0) || !isfinite(scale))
-    return depth_fail(err, err_len, HR_EINVAL, "depth: --depth-scale must be > 0, not %g", o->scale);
-  if (!(o->window_ms >= 0 && o->window_ms <= 1000))
-    return depth_fail(err, err_len, HR_EINVAL, "depth: --depth-window-ms must be in 0..1000, not %g", o->window_ms);
+    return depth_fail(err, err_len, HR_EINVAL, "depth: --depth-scale must be > 0, not %g", o->depth_scale);
+  if (!(o->depth_window_ms >= 0 && o->depth_window_ms <= 1000))
+    return depth_fail(err, err_len, HR_EINVAL, "depth: --depth-window-ms must be in 0..1000, not %g", o->depth_window_ms);
   if (!(o->occlude_m >= 0) || !isfinite(o->occlude_m))
     return depth_fail(err, err_len, HR_EINVAL, "depth: --occlude-at must be >= 0 metres, not %g", o->occlude_m);
-  if (o->out_w <= 0 || o->out_h <= 0 || (int64_t)o->out_w * o->out_h > ((int64_t)1 << 28))
-    return depth_fail(err, err_len, HR_EINVAL, "depth: bad alpha size %dx%d", o->out_w, o->out_h);
-  if (strlen(o->out_dir) > 4000)
-    return depth_fail(err, err_len, HR_EINVAL, "depth: output folder name too long: %.60s...", o->out_dir);
-
+  if (strlen(o->out) > 4000) return depth_fail(err, err_len, HR_EINVAL, "depth: output folder name too long: %.60s...", o->out);
   depth_ctx *d = calloc(1, sizeof *d);
   if (!d) return depth_fail(err, err_len, HR_ENOMEM, "depth: out of memory");
-  d->scale = scale;
+  d->window_ns = llround(o->depth_window_ms * 1e6);
   d->occlude_m = o->occlude_m;
-  d->window_ns = llround(o->window_ms * 1e6);
-  d->aw = o->out_w;
-  d->ah = o->out_h;
   d->occ_index = -1;
-
+  for (int i = 0; i < DEPTH_MAP; i++) d->map_frame[i] = -1;
   hr_source_params sp;
   hr_source_params_default(&sp);
   sp.stream = HR_SOURCE_STREAM_DEPTH;
-  sp.depth_scale = 1000.0;   /* raw values: 65535 stays recognisable; converted by d->lut */
-  sp.pool_size = DEPTH_POOL;
-  int st = hr_source_open(o->spec, &sp, &d->src, e, sizeof e);
+  sp.depth_scale = 1000.0;   /* raw values: the stream converts with --depth-scale */
+  sp.pool_size = 2;          /* each frame is copied by the stream as soon as it is read */
+  int st = hr_source_open(o->depth, &sp, &d->src, e, sizeof e);
   if (st) { depth_close(d); return depth_fail(err, err_len, st, "depth: %s", e); }
   hr_pixfmt fmt;
-  hr_source_get_format(d->src, &fmt, &d->dw, &d->dh);
-  if (fmt != HR_PIX_DEPTH16_MM || d->dw <= 0 || d->dh <= 0) {
+  int dw, dh;
+  hr_source_get_format(d->src, &fmt, &dw, &dh);
+  if (fmt != HR_PIX_DEPTH16_MM || dw <= 0 || dh <= 0) {
     depth_close(d);
-    return depth_fail(err, err_len, HR_ENOTSUP, "depth: %s gives %s frames, not 16-bit depth", o->spec, hr_pixfmt_name(fmt));
+    return depth_fail(err, err_len, HR_ENOTSUP, "depth: %s gives %s frames, not 16-bit depth", o->depth, hr_pixfmt_name(fmt));
   }
-
-  hr_aligner_params ap;
-  hr_aligner_params_default(&ap);
-  ap.window_ns = d->window_ns;
-  ap.max_latency_ns = DEPTH_MAX_LATENCY_NS;
-  ap.color_capacity = DEPTH_COLOR_CAP;
-  ap.depth_capacity = DEPTH_HELD_CAP;
-  st = hr_aligner_create(&ap, &d->al, e, sizeof e);
-  if (st) { depth_close(d); return depth_fail(err, err_len, st, "depth: %s", e); }
-
-  size_t n = (size_t)d->aw * (size_t)d->ah;
-  d->lut = malloc(65536 * sizeof *d->lut);
-  d->xmap = malloc((size_t)d->aw * sizeof *d->xmap);
-  d->ymap = malloc((size_t)d->ah * sizeof *d->ymap);
-  d->ring = malloc(n * DEPTH_RING);
-  d->dout = malloc(n * sizeof *d->dout);
-  if (o->occlude_m > 0) d->occ = malloc(n);
-  if (!d->lut || !d->xmap || !d->ymap || !d->ring || !d->dout || (o->occlude_m > 0 && !d->occ)) {
-    depth_close(d);
-    return depth_fail(err, err_len, HR_ENOMEM, "depth: out of memory");
-  }
-  /* Touch every page now, so the first frames do not pay for it. */
-  memset(d->ring, 0, n * DEPTH_RING);
-  memset(d->dout, 0, n * sizeof *d->dout);
-  if (d->occ) memset(d->occ, 0, n);
-  double k = 1000.0 / scale;
-  d->lut[0] = 0;
-  for (uint32_t v = 1; v < 65535; v++) {
-    double mm = floor(v * k + 0.5);
-    d->lut[v] = mm >= 65535 ? 0 : (uint16_t)mm;
-  }
-  d->lut[65535] = 0;
-  /* Nearest sample at the pixel centre: alpha x covers depth (x + 0.5) * dw / aw. */
-  for (int x = 0; x < d->aw; x++) d->xmap[x] = (int32_t)(((2 * (int64_t)x + 1) * d->dw) / (2 * (int64_t)d->aw));
-  for (int y = 0; y < d->ah; y++) d->ymap[y] = (int32_t)(((2 * (int64_t)y + 1) * d->dh) / (2 * (int64_t)d->ah));
-  if (o->occlude_m > 0) {
-    double t = ceil(o->occlude_m * 1000.0);   /* integer mm < x  <=>  mm < ceil(x) */
-    d->occl_thr = t > 65535 ? 65535u : t < 1 ? 1u : (uint32_t)t;
-  }
-
-  d->dir_len = strlen(o->out_dir);
-  memcpy(d->path, o->out_dir, d->dir_len + 1);
+  d->dir_len = strlen(o->out);
+  memcpy(d->path, o->out, d->dir_len + 1);
   snprintf(d->path + d->dir_len, sizeof d->path - d->dir_len, "/depth");
   if (hr_mkdirs(d->path) ||
-      (d->occ && (snprintf(d->path + d->dir_len, sizeof d->path - d->dir_len, "/occlusion"), hr_mkdirs(d->path)))) {
+      (o->occlude_m > 0 && (snprintf(d->path + d->dir_len, sizeof d->path - d->dir_len, "/occlusion"), hr_mkdirs(d->path)))) {
     int en = errno;
     snprintf(e, sizeof e, "%.400s", d->path);
     depth_close(d);
     return depth_fail(err, err_len, HR_EIO, "depth: cannot create %s: %s", e, strerror(en));
   }
+  pthread_mutex_init(&d->mu, NULL);
+  pthread_cond_init(&d->cv, NULL);
+  d->mu_ok = 1;
+  p->depth = true;
+  p->depth_window_ms = o->depth_window_ms;
+  p->depth_scale = scale;
+  p->occlude_m = o->occlude_m;
+  p->depth_width = dw;
+  p->depth_height = dh;
   *out = d;
   return HR_OK;
 }
 
-/* ---- decisions ----------------------------------------------------------------------------- */
-
-static void depth_queue(depth_ctx *d, int64_t index, double dt_ms, int fused) {
-  /* Room is checked on entry to every call that can decide frames (DEPTH_RING per call). */
-  d->q[(d->qhead + d->qn) % DEPTH_QCAP] = (depth_dec){index, dt_ms, fused};
-  d->qn++;
-}
-
-static void depth_release(depth_ctx *d, uint64_t id) {
-  depth_slot *s = &d->held[id % DEPTH_POOL];
-  if (s->live && (uint64_t)s->seq == id) { s->live = 0; d->held_n--; }
-}
-
-static int64_t depth_oldest_held(const depth_ctx *d) {
-  int64_t m = 0;
-  for (int i = 0; i < DEPTH_POOL; i++)
-    if (d->held[i].live && (!m || d->held[i].seq < m)) m = d->held[i].seq;
-  return m;
-}
-
-/* Person depth (and occlusion) of one pair into d->dout / d->occ. */
-static void depth_fuse(depth_ctx *d, const uint8_t *mask, const hr_frame *f) {
-  const uint8_t *base = f->planes[0];
-  const ptrdiff_t stride = f->strides[0];
-  const uint16_t *lut = d->lut;
-  const int32_t *xm = d->xmap;
-  const uint32_t thr = d->occl_thr;
-  /* Same size at 1000 units/m: the table is the identity but for 65535, so go without it. */
-  const int direct = d->aw == d->dw && d->ah == d->dh && d->scale == 1000.0;
-  for (int y = 0; y < d->ah; y++) {
-    const uint16_t *restrict row = (const uint16_t *)(base + (ptrdiff_t)d->ymap[y] * stride);
-    const uint8_t *restrict m = mask + (size_t)y * d->aw;
-    uint16_t *restrict o = d->dout + (size_t)y * d->aw;
-    const int n = d->aw;
-    if (direct) {
-      int x = 0;
-#if defined(__SSE2__)
-      /* 8 pixels a step: keep v where the mask is set and v != 65535. */
-      const __m128i ones = _mm_set1_epi16(-1), zero = _mm_setzero_si128();
-      for (; x + 8 <= n; x += 8) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(row + x));
-        __m128i mk = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(m + x)), zero);   /* 0 / 1 */
-        __m128i keep = _mm_andnot_si128(_mm_cmpeq_epi16(v, ones), _mm_cmpgt_epi16(mk, zero));
-        _mm_storeu_si128((__m128i *)(o + x), _mm_and_si128(v, keep));
-      }
-#endif
-      /* The rest (and the definition): mask 0/1 times the value, 65535 -> 0. */
-      for (; x < n; x++) {
-        uint16_t v = row[x];
-        o[x] = (uint16_t)((v != 65535) * m[x] * v);
-      }
-    } else {
-      for (int x = 0; x < n; x++) o[x] = m[x] ? lut[row[xm[x]]] : 0;
-    }
-    if (d->occ) {
-      uint8_t *restrict oc = d->occ + (size_t)y * d->aw;
-      const uint16_t t1 = (uint16_t)(thr - 1);   /* 0 < v < thr  <=>  v - 1 < thr - 1 (unsigned) */
-      int x = 0;
-#if defined(__SSE2__)
-      /* Unsigned 16-bit compare through the sign flip; 16 pixels a step, packed to bytes. */
-      const __m128i flip = _mm_set1_epi16(-32768), one = _mm_set1_epi16(1);
-      const __m128i tf = _mm_xor_si128(_mm_set1_epi16((short)t1), flip);
-      for (; x + 16 <= n; x += 16) {
-        __m128i a = _mm_xor_si128(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(o + x)), one), flip);
-        __m128i b = _mm_xor_si128(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(o + x + 8)), one), flip);
-        _mm_storeu_si128((__m128i *)(oc + x), _mm_packs_epi16(_mm_cmplt_epi16(a, tf), _mm_cmplt_epi16(b, tf)));
-      }
-#endif
-      for (; x < n; x++) oc[x] = (uint8_t)(-(uint8_t)((uint16_t)(o[x] - 1) < t1));
-    }
+int depth_attach(depth_ctx *d, hr_stream *s, int aw, int ah) {
+  d->stream = s;
+  d->aw = aw;
+  d->ah = ah;
+  size_t n = (size_t)aw * (size_t)ah;
+  for (int i = 0; i < DEPTH_HANDOFF; i++) {
+    d->q[i].pm = malloc(n * sizeof *d->q[i].pm);
+    if (d->occlude_m > 0) d->q[i].occ = malloc(n);
+    if (!d->q[i].pm || (d->occlude_m > 0 && !d->q[i].occ)) return HR_ENOMEM;
   }
+  if (d->occlude_m > 0 && !(d->occ_last = malloc(n))) return HR_ENOMEM;
+  return HR_OK;
 }
 
-static int depth_write(depth_ctx *d, int64_t index) {
-  int64_t t0 = depth_now_ns();
-  errno = 0;
-  size_t room = sizeof d->path - d->dir_len;
-  snprintf(d->path + d->dir_len, room, "/depth/%06lld.png", (long long)index);
-  int st = hr_png_write_gray16(d->path, d->aw, d->ah, d->dout, (ptrdiff_t)d->aw * 2);
-  if (!st && d->occ) {
-    snprintf(d->path + d->dir_len, room, "/occlusion/%06lld.png", (long long)index);
-    st = hr_png_write_gray8(d->path, d->aw, d->ah, d->occ, d->aw);
-  }
-  int64_t dt = depth_now_ns() - t0;
-  d->write_ns += dt;
-  d->io_ns_call += dt;
-  if (st) {
-    if (d->write_errors++ == 0)
-      snprintf(d->err, sizeof d->err, "cannot write %.400s: %s", d->path, errno ? strerror(errno) : hr_status_str(st));
-  }
-  return st;
-}
+/* ---- the live loop's thread ---------------------------------------------------------------- */
 
-/* Collect what the aligner decided; fuse pairs. Returns the first write error (decisions are
- * queued all the same). */
-static int depth_take(depth_ctx *d) {
-  hr_aligned_pair r;
-  int rc = 0;
-  while (hr_aligner_pop(d->al, &r) == HR_OK) {
-    if (r.flags) d->forced++;
-    if (r.kind == HR_ALIGNED_DEPTH_UNUSED) {
-      depth_release(d, r.depth_id);
-      d->depth_unused++;
-      continue;
-    }
-    if (d->ring_n == 0 || (uint64_t)d->ring_index[d->ring_head] + 1 != r.color_id) {
-      snprintf(d->err, sizeof d->err, "internal: aligner decided color id %llu out of order",
-               (unsigned long long)r.color_id);
-      if (!rc) rc = HR_EMISUSE;
-      continue;
-    }
-    int64_t index = d->ring_index[d->ring_head];
-    const uint8_t *mask = d->ring + (size_t)d->ring_head * (size_t)d->aw * (size_t)d->ah;
-    if (r.kind == HR_ALIGNED_PAIR) {
-      depth_slot *s = &d->held[r.depth_id % DEPTH_POOL];
-      int fused = 0;
-      d->pairs++;
-      int64_t adt = r.dt_ns < 0 ? -r.dt_ns : r.dt_ns;
-      if (adt > d->max_abs_dt_ns) d->max_abs_dt_ns = adt;
-      if (!s->live || (uint64_t)s->seq != r.depth_id) {
-        snprintf(d->err, sizeof d->err, "internal: depth frame %llu no longer held", (unsigned long long)r.depth_id);
-        if (!rc) rc = HR_EMISUSE;
-      } else if (s->f.width != d->dw || s->f.height != d->dh) {
-        d->size_mismatch++;
-      } else {
-        depth_fuse(d, mask, &s->f);
-        int st = depth_write(d, index);
-        if (st) { if (!rc) rc = st; }
-        else { fused = 1; d->fused++; d->occ_index = d->occ ? index : -1; }
-      }
-      depth_release(d, r.depth_id);
-      depth_queue(d, index, (double)r.dt_ns / 1e6, fused);
-    } else {
-      d->unpaired++;
-      depth_queue(d, index, NAN, 0);
-    }
-    d->ring_head = (d->ring_head + 1) % DEPTH_RING;
-    d->ring_n--;
-  }
-  return rc;
-}
-
-/* Read and push depth frames until one lies beyond color_ts + window (or the list ends). */
-static int depth_read_ahead(depth_ctx *d, int64_t color_ts) {
-  int rc = 0;
+void depth_feed(depth_ctx *d, int64_t color_ts) {
+  if (!d) return;
   while (!d->depth_eof && (!d->have_depth || d->last_depth_ts <= color_ts + d->window_ns)) {
-    int64_t oldest = depth_oldest_held(d);
-    if (oldest && d->reads + 1 - oldest >= DEPTH_POOL) { d->pool_stalls++; break; }
     hr_frame f;
     int64_t t0 = depth_now_ns();
     int st = hr_source_read(d->src, &f);
-    int64_t t1 = depth_now_ns();
-    d->read_ns += t1 - t0;
-    d->io_ns_call += t1 - t0;
+    d->read_ns += depth_now_ns() - t0;
     d->reads++;
-    if (st == HR_EEOF) { d->depth_eof = 1; break; }
+    if (st == HR_EEOF) { d->depth_eof = 1; hr_stream_push_depth(d->stream, NULL); break; }
     if (st) {
       if (d->read_errors++ == 0) snprintf(d->err, sizeof d->err, "%s", hr_source_last_error(d->src));
-      if (++d->read_err_run >= DEPTH_MAX_READ_ERRORS) d->depth_eof = 1;
+      if (++d->read_err_run >= DEPTH_MAX_READ_ERRORS) { d->depth_eof = 1; hr_stream_push_depth(d->stream, NULL); }
       continue;
     }
     d->read_err_run = 0;
-    d->depth_frames++;
     d->have_depth = 1;
     d->last_depth_ts = f.ts_ns;
-    depth_slot *s = &d->held[d->reads % DEPTH_POOL];
-    if (hr_aligner_push_depth(d->al, f.ts_ns, (uint64_t)d->reads) != HR_OK) continue;
-    *s = (depth_slot){f, d->reads, 1};
-    if (++d->held_n > d->held_peak) d->held_peak = d->held_n;
-    int r = depth_take(d);
-    if (r && !rc) rc = r;
-  }
-  return rc;
-}
-
-static void depth_cost(depth_ctx *d, int64_t t0) {
-  int64_t c = depth_now_ns() - t0 - d->io_ns_call;
-  d->cost_ns += c;
-  if (c > d->cost_ns_max) d->cost_ns_max = c;
-}
-
-static void depth_store_mask(depth_ctx *d, uint8_t *restrict m, const float *restrict alpha, int w, int h) {
-  if (w == d->aw && h == d->ah) {
-    size_t n = (size_t)w * (size_t)h, i = 0;
-#if defined(__SSE2__)
-    /* 16 a step: compare (NaN -> false), pack the all-ones lanes to bytes, keep bit 0. */
-    const __m128 half = _mm_set1_ps(0.5f);
-    const __m128i one = _mm_set1_epi8(1);
-    for (; i + 16 <= n; i += 16) {
-      __m128i a = _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(alpha + i), half));
-      __m128i b = _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(alpha + i + 4), half));
-      __m128i c = _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(alpha + i + 8), half));
-      __m128i e = _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(alpha + i + 12), half));
-      __m128i w16 = _mm_packs_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, e));
-      _mm_storeu_si128((__m128i *)(m + i), _mm_and_si128(w16, one));
-    }
-#endif
-    for (; i < n; i++) m[i] = alpha[i] >= 0.5f;   /* NaN -> 0 */
-    return;
-  }
-  for (int y = 0; y < d->ah; y++) {
-    const float *row = alpha + (size_t)(((2 * (int64_t)y + 1) * h) / (2 * (int64_t)d->ah)) * (size_t)w;
-    for (int x = 0; x < d->aw; x++) m[(size_t)y * d->aw + x] = row[((2 * (int64_t)x + 1) * w) / (2 * (int64_t)d->aw)] >= 0.5f;
+    if (hr_stream_push_depth(d->stream, &f) && d->refused++ == 0)
+      snprintf(d->err, sizeof d->err, "%s", hr_stream_last_error(d->stream));
   }
 }
 
-int depth_on_color(depth_ctx *d, int64_t index, int64_t ts_ns, const float *alpha, int w, int h) {
-  if (!d || !alpha || w <= 0 || h <= 0) return HR_EINVAL;
-  if (d->finished) { snprintf(d->err, sizeof d->err, "color frame after depth_finish"); return HR_EMISUSE; }
-  if (d->have_color && ts_ns <= d->last_color_ts) {
-    snprintf(d->err, sizeof d->err, "color frame %lld: timestamp %lld ns not after %lld ns", (long long)index,
-             (long long)ts_ns, (long long)d->last_color_ts);
-    return HR_EINVAL;
+/* one decision into the handoff queue; waits (bounded) for the output thread when it is full */
+static void depth_hand(depth_ctx *d, int64_t index, int64_t tag, const hr_stream_depth *dd) {
+  pthread_mutex_lock(&d->mu);
+  if (d->qn == DEPTH_HANDOFF) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    while (d->qn == DEPTH_HANDOFF && pthread_cond_timedwait(&d->cv, &d->mu, &until) == 0) {}
   }
-  if (d->qn > DEPTH_QCAP - DEPTH_RING) { snprintf(d->err, sizeof d->err, "decisions not popped"); return HR_EAGAIN; }
+  if (d->qn == DEPTH_HANDOFF) { d->handoff_lost++; pthread_mutex_unlock(&d->mu); return; }
+  depth_item *it = &d->q[(d->qhead + d->qn) % DEPTH_HANDOFF];
+  pthread_mutex_unlock(&d->mu);
+  /* the slot is the loop's until qn counts it */
+  it->index = index;
+  it->tag = tag;
+  it->dt_ms = dd && dd->paired ? dd->dt_ms : NAN;
+  it->has_px = dd && dd->fused && dd->person_mm;
+  if (it->has_px) {
+    memcpy(it->pm, dd->person_mm, (size_t)d->aw * (size_t)d->ah * sizeof *it->pm);
+    if (it->occ && dd->occlusion) memcpy(it->occ, dd->occlusion, (size_t)d->aw * (size_t)d->ah);
+  }
+  pthread_mutex_lock(&d->mu);
+  d->qn++;
+  pthread_mutex_unlock(&d->mu);
+}
+
+static int64_t depth_index_of(const depth_ctx *d, int64_t frame) {
+  const int k = (int)(frame % DEPTH_MAP);
+  return d->map_frame[k] == frame ? d->map_index[k] : frame;
+}
+
+static void depth_pop_all(depth_ctx *d, int64_t tag) {
+  hr_stream_depth dd;
+  while (hr_stream_pop_depth(d->stream, &dd) == HR_OK) depth_hand(d, depth_index_of(d, dd.frame), tag, &dd);
+}
+
+void depth_take(depth_ctx *d, const hr_stream_result *r, int64_t index) {
+  if (!d) return;
+  const int k = (int)(r->frame % DEPTH_MAP);
+  d->map_frame[k] = r->frame;
+  d->map_index[k] = index;
+  if (!r->alpha) depth_hand(d, index, index, NULL);   /* suspended: nothing to fuse, decided now */
+  depth_pop_all(d, index);
+}
+
+/* ---- the output thread ----------------------------------------------------------------------- */
+
+static int depth_write_png(depth_ctx *d, const depth_item *it) {
   int64_t t0 = depth_now_ns();
-  d->io_ns_call = 0;
-  int rc = 0;
-  if (!d->flushed) rc = depth_read_ahead(d, ts_ns);
-  /* Depth list over and this frame beyond its last depth frame's window: no later color can pair,
-   * so everything held is decided by the exact rule now, and later frames go without depth. */
-  if (!d->flushed && d->depth_eof && (!d->have_depth || ts_ns > d->last_depth_ts + d->window_ns)) {
-    hr_aligner_flush(d->al);
-    int r = depth_take(d);
-    if (r && !rc) rc = r;
-    d->flushed = 1;
+  errno = 0;
+  size_t room = sizeof d->path - d->dir_len;
+  snprintf(d->path + d->dir_len, room, "/depth/%06lld.png", (long long)it->index);
+  int st = hr_png_write_gray16(d->path, d->aw, d->ah, it->pm, (ptrdiff_t)d->aw * 2);
+  if (!st && it->occ) {
+    snprintf(d->path + d->dir_len, room, "/occlusion/%06lld.png", (long long)it->index);
+    st = hr_png_write_gray8(d->path, d->aw, d->ah, it->occ, d->aw);
   }
-  d->colors++;
-  d->have_color = 1;
-  d->last_color_ts = ts_ns;
-  if (d->flushed) {
-    d->unpaired++;
-    depth_queue(d, index, NAN, 0);
-  } else if (d->ring_n >= DEPTH_RING) {
-    snprintf(d->err, sizeof d->err, "internal: alpha ring full");
-    if (!rc) rc = HR_EMISUSE;
-  } else {
-    int slot = (d->ring_head + d->ring_n) % DEPTH_RING;
-    depth_store_mask(d, d->ring + (size_t)slot * (size_t)d->aw * (size_t)d->ah, alpha, w, h);
-    d->ring_index[slot] = index;
-    if (hr_aligner_push_color(d->al, ts_ns, (uint64_t)index + 1) == HR_OK) {
-      d->ring_n++;
-      int r = depth_take(d);
-      if (r && !rc) rc = r;
-    } else {
-      snprintf(d->err, sizeof d->err, "%s", hr_aligner_last_error(d->al));
-      if (!rc) rc = HR_EINVAL;
+  d->write_ns += depth_now_ns() - t0;
+  if (st && d->write_errors++ == 0)
+    snprintf(d->err, sizeof d->err, "cannot write %.400s: %s", d->path, errno ? strerror(errno) : hr_status_str(st));
+  return st;
+}
+
+int depth_write_upto(depth_ctx *d, int64_t tag, void (*decided)(void *, int64_t, double, int), void *listener, char *err, size_t n) {
+  int rc = 0;
+  while (!rc) {
+    pthread_mutex_lock(&d->mu);
+    depth_item *it = d->qn && d->q[d->qhead].tag <= tag ? &d->q[d->qhead] : NULL;
+    pthread_mutex_unlock(&d->mu);
+    if (!it) break;
+    int fused = 0;
+    if (it->has_px && depth_write_png(d, it)) {
+      rc = -1;
+      if (err && n) snprintf(err, n, "%s", d->err);
+    } else if (it->has_px) {
+      fused = 1;
+      d->written++;
+      if (it->occ) { memcpy(d->occ_last, it->occ, (size_t)d->aw * (size_t)d->ah); d->occ_index = it->index; }
     }
+    if (decided) decided(listener, it->index, it->dt_ms, fused);
+    pthread_mutex_lock(&d->mu);
+    d->qhead = (d->qhead + 1) % DEPTH_HANDOFF;
+    d->qn--;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
   }
-  depth_cost(d, t0);
   return rc;
 }
 
-int depth_finish(depth_ctx *d) {
-  if (!d) return HR_EINVAL;
-  if (d->finished) return HR_OK;
-  if (d->qn > DEPTH_QCAP - DEPTH_RING) { snprintf(d->err, sizeof d->err, "decisions not popped"); return HR_EAGAIN; }
-  int64_t t0 = depth_now_ns();
-  d->io_ns_call = 0;
+int depth_finish(depth_ctx *d, void (*decided)(void *, int64_t, double, int), void *listener, char *err, size_t n) {
+  if (!d || !d->stream) return 0;
+  hr_stream_flush_depth(d->stream);
+  depth_pop_all(d, INT64_MAX);
   int rc = 0;
-  if (!d->flushed) {
-    hr_aligner_flush(d->al);
-    rc = depth_take(d);
-    d->flushed = 1;
-  }
-  d->finished = 1;
-  depth_cost(d, t0);
+  while (depth_write_upto(d, INT64_MAX, decided, listener, err, n)) rc = -1;   /* the rest all the same */
   return rc;
 }
 
-int depth_pop(depth_ctx *d, int64_t *index, double *dt_ms, int *fused) {
-  if (!d || !d->qn) return 0;
-  depth_dec *q = &d->q[d->qhead];
-  if (index) *index = q->index;
-  if (dt_ms) *dt_ms = q->dt_ms;
-  if (fused) *fused = q->fused;
-  d->qhead = (d->qhead + 1) % DEPTH_QCAP;
-  d->qn--;
-  return 1;
-}
-
-/* The occlusion mask of the newest fused frame (out_w x out_h, 255 = occluding), valid until the
- * next depth_on_color / depth_finish; NULL without --occlude-at or before the first fused frame. */
+/* The occlusion mask of the newest fused frame written (out_w x out_h, 255 = occluding); output
+ * thread only; NULL without --occlude-at or before the first fused frame. */
 const uint8_t *depth_last_occlusion(const depth_ctx *d, int64_t *index) {
   if (!d || d->occ_index < 0) return NULL;
   if (index) *index = d->occ_index;
-  return d->occ;
+  return d->occ_last;
 }
 
 /* One line for the run summary, without a "depth:" prefix (the caller adds one); ~200 bytes,
- * more when something went wrong (errors, stalls, forced decisions, and the first message). */
+ * more when something went wrong (errors, forced decisions, and the first message). */
 void depth_summary(const depth_ctx *d, char *buf, size_t n) {
   if (!buf || !n) return;
   if (!d) { snprintf(buf, n, "off"); return; }
+  hr_stream_stats ss;
+  hr_stream_get_stats(d->stream, &ss);
+  const char *serr = hr_stream_last_error(d->stream);
   int k = snprintf(buf, n,
                    "%lld color frames: %lld fused within %g ms (max |dt| %.2f ms), %lld without depth; %lld depth frames, "
                    "%lld unused; align+fuse %.0f us/frame (worst %.0f), decode %.1f ms/depth, write %.1f ms/fused",
-                   (long long)d->colors, (long long)d->fused, (double)d->window_ns / 1e6, (double)d->max_abs_dt_ns / 1e6,
-                   (long long)d->unpaired, (long long)d->depth_frames, (long long)d->depth_unused,
-                   d->colors ? (double)d->cost_ns / 1e3 / (double)d->colors : 0, (double)d->cost_ns_max / 1e3,
-                   d->depth_frames ? (double)d->read_ns / 1e6 / (double)d->depth_frames : 0,
-                   d->fused ? (double)d->write_ns / 1e6 / (double)d->fused : 0);
-  if (k > 0 && (size_t)k < n && d->pairs != d->fused)
-    k += snprintf(buf + k, n - (size_t)k, "; %lld paired but not written", (long long)(d->pairs - d->fused));
-  if (k > 0 && (size_t)k < n && (d->read_errors || d->write_errors || d->pool_stalls || d->forced || d->size_mismatch))
-    k += snprintf(buf + k, n - (size_t)k, "; %lld read errors, %lld write errors, %lld pool stalls, %lld forced, %lld size mismatches",
-                  (long long)d->read_errors, (long long)d->write_errors, (long long)d->pool_stalls, (long long)d->forced,
-                  (long long)d->size_mismatch);
-  if (k > 0 && (size_t)k < n && d->err[0]) snprintf(buf + k, n - (size_t)k, " (%s)", d->err);
+                   (long long)ss.depth_colors, (long long)d->written, (double)d->window_ns / 1e6, ss.depth_max_abs_dt_ms,
+                   (long long)ss.depth_unpaired, (long long)ss.depth_frames, (long long)ss.depth_unused,
+                   ss.depth_colors ? ss.depth_ms * 1e3 / (double)ss.depth_colors : 0, ss.depth_ms_max * 1e3,
+                   ss.depth_frames ? (double)d->read_ns / 1e6 / (double)ss.depth_frames : 0,
+                   d->written ? (double)d->write_ns / 1e6 / (double)d->written : 0);
+  if (k > 0 && (size_t)k < n && ss.depth_pairs != d->written)
+    k += snprintf(buf + k, n - (size_t)k, "; %lld paired but not written", (long long)(ss.depth_pairs - d->written));
+  if (k > 0 && (size_t)k < n && (d->read_errors || d->write_errors || ss.depth_forced || d->refused || d->handoff_lost))
+    k += snprintf(buf + k, n - (size_t)k, "; %lld read errors, %lld write errors, %lld forced, %lld refused, %lld lost",
+                  (long long)d->read_errors, (long long)d->write_errors, (long long)ss.depth_forced, (long long)d->refused,
+                  (long long)d->handoff_lost);
+  if (k > 0 && (size_t)k < n && (d->err[0] || (ss.depth_refused && serr[0])))
+    snprintf(buf + k, n - (size_t)k, " (%s)", d->err[0] ? d->err : serr);
 }

@@ -6,31 +6,33 @@
 #include "headroom.h"
 
 /* ---- depth fusion (issue 7) ----
- * Color frames are pushed in order as they are processed; depth frames are read from their own
- * source and paired by the aligner (nearest within the window, each depth frame used once). A
- * pairing decision can come one or more color frames later (a later frame may claim a depth frame),
- * so decisions are popped separately; the alpha of an undecided frame is kept in a small ring
- * allocated at open. Outputs for a fused frame: DIR/depth/NNNNNN.png (16-bit mm, the person's depth:
- * depth where alpha >= 0.5, else 0) and, with occlude_m > 0, DIR/occlusion/NNNNNN.png (8-bit, 255
- * where a person pixel lies in front of a virtual object at occlude_m metres). */
+ * The stream pairs and fuses (params.depth, stream.h); run_depth.c reads the depth source (a TUM
+ * folder) ahead of the color frames, hands the stream's decisions to the output thread and writes
+ * there, for a fused frame, DIR/depth/NNNNNN.png (16-bit mm, the person's depth: depth where
+ * alpha >= 0.5, else 0) and, with occlude_m > 0, DIR/occlusion/NNNNNN.png (8-bit, 255 where a
+ * person pixel lies in front of a virtual object at occlude_m metres). A decision can come one or
+ * more color frames later (a later frame may claim a depth frame). */
+struct run_opts;
 typedef struct depth_ctx depth_ctx;
-typedef struct depth_opts {
-  const char *spec;        /* TUM folder (its depth.txt) or any depth source hr_source_open accepts */
-  double scale;            /* depth units per metre in 16-bit PNGs (TUM 5000, RealSense 1000) */
-  double window_ms;        /* pairing window, default 16 */
-  double occlude_m;        /* 0 = no occlusion mask */
-  const char *out_dir;     /* run's output folder */
-  int out_w, out_h;        /* alpha size */
-} depth_opts;
-int depth_open(depth_ctx **out, const depth_opts *o, char *err, size_t err_len);
-/* After color frame `index` (timestamp ts_ns) was processed; alpha is valid during the call only. */
-int depth_on_color(depth_ctx *d, int64_t index, int64_t ts_ns, const float *alpha, int w, int h);
-/* One decision if available: returns 1 and fills index, dt_ms (NAN if unpaired), fused; 0 if none. */
-int depth_pop(depth_ctx *d, int64_t *index, double *dt_ms, int *fused);
-/* End of the color stream: every pending color frame gets its decision (pop them afterwards). */
-int depth_finish(depth_ctx *d);
-/* The occlusion mask (out_w x out_h, 255 = occluding) of the newest fused frame and its index;
- * NULL without occlusion or before the first fused frame. Valid until the next depth call. */
+/* Without o->depth: 0 and *out NULL. Else opens the depth source, makes DIR/depth (and
+ * DIR/occlusion) and sets the stream's depth params in p (on, window, scale, occlusion, size). */
+int depth_open(depth_ctx **out, const struct run_opts *o, hr_stream_params *p, char *err, size_t err_len);
+/* The stream is made: the output thread's buffers for mattes of aw x ah. */
+int depth_attach(depth_ctx *d, hr_stream *s, int aw, int ah);
+/* Live loop, before pushing a color frame at color_ts: depth frames read and pushed up to the first
+ * one beyond color_ts + window. NULL-safe. */
+void depth_feed(depth_ctx *d, int64_t color_ts);
+/* Live loop, after the push of source frame `index`: the stream's decisions to the output thread. */
+void depth_take(depth_ctx *d, const hr_stream_result *r, int64_t index);
+/* Output thread: write the decisions taken up to the push of frame `tag`; each one is told to
+ * decided (index, dt_ms or NAN, fused = PNGs written). -1 with "cannot write FILE: reason" in err
+ * when a PNG could not be written (the rest wait for the next call). */
+int depth_write_upto(depth_ctx *d, int64_t tag, void (*decided)(void *, int64_t, double, int), void *listener, char *err, size_t n);
+/* After the output thread stopped: the stream decides every pending frame; all written (-1: one
+ * or more could not be, err says the last). */
+int depth_finish(depth_ctx *d, void (*decided)(void *, int64_t, double, int), void *listener, char *err, size_t n);
+/* The occlusion mask (out_w x out_h, 255 = occluding) of the newest fused frame written and its
+ * index; NULL without occlusion or before the first one. Output thread. */
 const uint8_t *depth_last_occlusion(const depth_ctx *d, int64_t *index);
 /* Counters for the run summary. */
 void depth_summary(const depth_ctx *d, char *buf, size_t n);

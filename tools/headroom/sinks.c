@@ -162,45 +162,25 @@ static int input_close(void *ctx, const run_end *e, char *err, size_t n) {
 }
 
 /* ---- depth fusion (run_depth.c): person depth and occlusion PNGs for every fused pair. The
- * context lives in cfg->depth: the telemetry sink waits for its decisions and the overlay draws
- * its occlusion, so the run frees it after every sink closed. ---- */
+ * stream pairs and fuses on the live loop's thread; cfg->depth hands the decisions over, and this
+ * sink writes those taken up to this frame's push. The telemetry sink waits for the decisions and
+ * the overlay draws the occlusion, so the run frees the context after every sink closed. ---- */
 static int depth_sink_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
-  const run_opts *o = cfg->o;
-  if (!o->depth) return 0;
-  depth_opts dop = {o->depth, o->depth_scale, o->depth_window_ms, o->occlude_m, o->out, cfg->width, cfg->height};
-  char e[512];
-  if (depth_open(&cfg->depth, &dop, e, sizeof e)) { snprintf(err, n, "--depth: %s", e); return -1; }
+  if (!cfg->depth) return 0;
+  if (depth_attach(cfg->depth, cfg->stream, cfg->width, cfg->height)) { snprintf(err, n, "--depth: out of memory"); return -1; }
   *ctx = cfg;
   return 0;
 }
 
-/* hand every decision made so far to the listener; an unpaired frame is a misalignment for health */
-static void depth_pop_all(run_cfg *cfg) {
-  int64_t di; double dt; int fused;
-  while (depth_pop(cfg->depth, &di, &dt, &fused)) {
-    if (isnan(dt)) hr_health_note_event(hr_stream_health(cfg->stream), HR_HEALTH_EVENT_DEPTH_MISALIGNED, NULL);
-    if (cfg->depth_decided) cfg->depth_decided(cfg->depth_listener, di, dt, fused);
-  }
-}
-
 static int depth_sink_write(void *ctx, const run_frame *f, char *err, size_t n) {
   run_cfg *cfg = ctx;
-  const hr_stream_result *r = f->res;
-  if (r->alpha && depth_on_color(cfg->depth, f->index, r->input->ts_ns, r->alpha, r->width, r->height)) {
-    snprintf(err, n, "depth fusion at frame %lld failed", (long long)f->index);
-    return -1;
-  }
-  if (!r->alpha && cfg->depth_decided) cfg->depth_decided(cfg->depth_listener, f->index, NAN, 0);  /* suspended: nothing to fuse */
-  depth_pop_all(cfg);
-  return 0;
+  return depth_write_upto(cfg->depth, f->index, cfg->depth_decided, cfg->depth_listener, err, n);
 }
 
 /* the colour stream ended: every pending frame gets its decision (before telemetry closes) */
 static int depth_sink_close(void *ctx, const run_end *e, char *err, size_t n) {
   run_cfg *cfg = ctx;
-  depth_finish(cfg->depth);
-  depth_pop_all(cfg);
-  return 0;
+  return depth_finish(cfg->depth, cfg->depth_decided, cfg->depth_listener, err, n);
 }
 
 /* ---- overlay video (overlay.c) ---- */

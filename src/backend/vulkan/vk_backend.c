@@ -1,7 +1,10 @@
 /* The Vulkan compute backend: the plan's ops as compute dispatches over one device buffer (arena at
  * the plan's offsets, recurrent state, weights), recorded once per plan and replayed per frame; the
  * frame uploaded through a host-visible staging buffer and converted on the GPU; alpha read back
- * into a mapped buffer that is the borrowed output. fp32. */
+ * into a mapped buffer that is the borrowed output. Values are stored as fp32, or as fp16 where the
+ * device has 16-bit storage (HR_VK_FP16=1/0; default: on for GPUs that have it, off on CPU devices),
+ * at the same element offsets (the plan's byte offsets / 4): every sum is fp32 in the shaders, and
+ * the host converts weights, state and read-back outputs (alpha and fgr are fp32 on the host). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,60 +21,112 @@
 static const uint32_t spv_conv[] =
 #include "conv.spv.h"
     ;
+static const uint32_t spv_conv_h[] =
+#include "conv_h.spv.h"
+    ;
 static const uint32_t spv_conv4[] =
 #include "conv4.spv.h"
+    ;
+static const uint32_t spv_conv4_h[] =
+#include "conv4_h.spv.h"
     ;
 static const uint32_t spv_convsk[] =
 #include "convsk.spv.h"
     ;
+static const uint32_t spv_convsk_h[] =
+#include "convsk_h.spv.h"
+    ;
 static const uint32_t spv_convt[] =
 #include "convt.spv.h"
+    ;
+static const uint32_t spv_convt_h[] =
+#include "convt_h.spv.h"
     ;
 static const uint32_t spv_meansk[] =
 #include "meansk.spv.h"
     ;
+static const uint32_t spv_meansk_h[] =
+#include "meansk_h.spv.h"
+    ;
 static const uint32_t spv_binary[] =
 #include "binary.spv.h"
+    ;
+static const uint32_t spv_binary_h[] =
+#include "binary_h.spv.h"
     ;
 static const uint32_t spv_unary[] =
 #include "unary.spv.h"
     ;
+static const uint32_t spv_unary_h[] =
+#include "unary_h.spv.h"
+    ;
 static const uint32_t spv_mean[] =
 #include "mean.spv.h"
+    ;
+static const uint32_t spv_mean_h[] =
+#include "mean_h.spv.h"
     ;
 static const uint32_t spv_avgpool[] =
 #include "avgpool.spv.h"
     ;
+static const uint32_t spv_avgpool_h[] =
+#include "avgpool_h.spv.h"
+    ;
 static const uint32_t spv_resize[] =
 #include "resize.spv.h"
+    ;
+static const uint32_t spv_resize_h[] =
+#include "resize_h.spv.h"
     ;
 static const uint32_t spv_copy[] =
 #include "copy.spv.h"
     ;
+static const uint32_t spv_copy_h[] =
+#include "copy_h.spv.h"
+    ;
 static const uint32_t spv_srcresize[] =
 #include "srcresize.spv.h"
+    ;
+static const uint32_t spv_srcresize_h[] =
+#include "srcresize_h.spv.h"
     ;
 static const uint32_t spv_fgf[] =
 #include "fgf.spv.h"
     ;
+static const uint32_t spv_fgf_h[] =
+#include "fgf_h.spv.h"
+    ;
+static const uint32_t spv_cvt[] =
+#include "cvt.spv.h"
+    ;
+static const uint32_t spv_cvt_h[] =
+#include "cvt_h.spv.h"
+    ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P__COUNT };
-/* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none */
-static const struct { const uint32_t *code; size_t size; const char *name; int spec; } shaders[P__COUNT] = {
-    {spv_conv, sizeof spv_conv, "conv", 0},          {spv_conv4, sizeof spv_conv4, "conv4", 0},
-    {spv_convsk, sizeof spv_convsk, "convsk", 0},    {spv_convt, sizeof spv_convt, "convt", 64},
-    {spv_convt, sizeof spv_convt, "convt32", 32}, {spv_convt, sizeof spv_convt, "convt16", 16},    {spv_meansk, sizeof spv_meansk, "meansk", 0},
-    {spv_binary, sizeof spv_binary, "binary", 0},
-    {spv_unary, sizeof spv_unary, "unary", 0},       {spv_mean, sizeof spv_mean, "mean", 0},
-    {spv_avgpool, sizeof spv_avgpool, "avgpool", 0}, {spv_resize, sizeof spv_resize, "resize", 0},
-    {spv_copy, sizeof spv_copy, "copy", 0},          {spv_srcresize, sizeof spv_srcresize, "srcresize", 0},
-    {spv_fgf, sizeof spv_fgf, "fgf", 0},
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
+/* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
+ * fp16-storage variant */
+#define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4}
+#define SH2(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 2}
+/* tm: the tiled convolution's per-thread tile (specialisation constant 3) */
+static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm; } shaders[P__COUNT] = {
+    SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 0),   SH(convt, "convt", 64),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
+    SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
+    SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
 };
+#undef SH
+#undef SH2
 
 #define LOCAL 256
+/* fp16 storage: which of push constants 1..4 (a dispatch's offsets) lie in the fp32 range, bit k
+ * for p[k]: a specialisation constant (common.glsl FMASK), so each pipeline's loads and stores
+ * are of one kind with no branch (a branch per access, even uniform, halved the H200's speed) */
+#define MAX_PIPES 256
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-#define NCK 6 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 */
+#define NCK 8 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
+                 tiled 32x32 / 64x16 (2x2 a thread) */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -97,7 +152,10 @@ typedef struct vk {
   VkPhysicalDeviceMemoryProperties mem;
   VkDescriptorSetLayout dsl;
   VkPipelineLayout pl;
-  VkPipeline pipe[P__COUNT];
+  /* pipelines per shader, fp32-range mask (dmask) and convolution epilogue (p[25], common.glsl
+   * EPI): both specialisation constants, so a pipeline has no branch for what it does not do */
+  struct { int k, mask, epi; VkPipeline pl; } ptab[MAX_PIPES];
+  int n_ptab;
   VkDescriptorPool dpool;
   VkDescriptorSet ds;
   VkCommandPool cpool;
@@ -118,6 +176,8 @@ typedef struct vk {
   int64_t state_off[8];       /* bytes into dbuf */
   int64_t src_off;            /* materialised model input, -1 if none */
   int64_t const_off0, const_bytes;
+  int w32;                    /* fp16 storage with the weights (every constant) fp32, at c32 in the fp32 range */
+  int64_t c32;
   int64_t *voff;              /* per value: byte offset of a float constant in dbuf, -1 */
   int n_disp, cap_disp;
   vdisp *disp;
@@ -128,7 +188,70 @@ typedef struct vk {
   int n_barriers;             /* in the frame's command buffer */
   int elide;                  /* barriers only between dependent dispatches (HR_VK_BARRIERS=all: after each) */
   int frame_w, frame_h;
+  int fp16;                   /* the device buffer holds fp16 values (es = 2 bytes an element) */
+  int64_t es;
+  int64_t *f32off;            /* fp16: per value, its root's element offset in the fp32 range, -1 */
+  int64_t f32_bytes;          /* the fp32 range: bytes, and where it starts in dbuf */
+  VkDeviceSize f32_base;
 } vk;
+
+/* Bytes in the device buffer of a layout offset (the layout is in fp32 bytes: the plan's). */
+static VkDeviceSize phys(const vk *v, int64_t logical) { return (VkDeviceSize)(logical / 4 * v->es); }
+/* Element indices from F32_BIT on are in the fp32 range (common.glsl F32) */
+#define F32_BIT ((int64_t)0x40000000)
+static VkDeviceSize idx_bytes(const vk *v, int64_t idx) { return idx >= F32_BIT ? v->f32_base + (VkDeviceSize)(idx - F32_BIT) * 4 : (VkDeviceSize)(idx * v->es); }
+static int dmask(const int32_t *pc) {
+  int m = 0;
+  for (int k = 1; k <= 4; k++) if (pc[k] >= F32_BIT) m |= 1 << k;
+  if (pc[29] >= F32_BIT) m |= 1; /* a convolution epilogue's residual (bit 0) */
+  return m;
+}
+
+/* IEEE binary16 <-> binary32, round to nearest even (host side of fp16 storage). */
+static uint16_t f2h(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+  if (e == 0xffu) return (uint16_t)(sign | 0x7c00u | (m ? 0x200u | (m >> 13) : 0));
+  int32_t he = (int32_t)e - 127 + 15;
+  if (he >= 31) return (uint16_t)(sign | 0x7c00u);
+  if (he <= 0) {
+    if (he < -10) return (uint16_t)sign;
+    m |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - he), h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)he << 10) | (m >> 13), rem = m & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* a carry into the exponent is right */
+  return (uint16_t)(sign | h);
+}
+static float h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+  if (e == 0) {
+    if (!m) x = sign;
+    else { /* subnormal */
+      e = 113;
+      while (!(m & 0x400u)) { m <<= 1; e--; }
+      x = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+  } else if (e == 31) x = sign | 0x7f800000u | (m << 13);
+  else x = sign | ((e + 112) << 23) | (m << 13);
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+/* n floats to the device buffer's format at dst / from it at src */
+static void to_dev(int fp16, void *dst, const float *src, int64_t n) {
+  if (!fp16) { memcpy(dst, src, (size_t)n * 4); return; }
+  uint16_t *h = dst;
+  for (int64_t i = 0; i < n; i++) h[i] = f2h(src[i]);
+}
+static void from_dev(int fp16, float *dst, const void *src, int64_t n) {
+  if (!fp16) { memcpy(dst, src, (size_t)n * 4); return; }
+  const uint16_t *h = src;
+  for (int64_t i = 0; i < n; i++) dst[i] = h2f(h[i]);
+}
 
 /* ---- helpers ---- */
 static hr_status fail(hr_session *s, hr_status st, const char *what, VkResult r) {
@@ -215,10 +338,13 @@ static const hr__attrs *attrs_of(const hr__rop *r) { return r->node ? &r->node->
 /* Float offset of value v's data in dbuf, -1 if it has none there. */
 static int64_t voff(const vk *v, const hr__plan *p, int id) {
   const hr__val *x = &p->vals[id];
-  if (x->kind == V_CONST) return v->voff[id] >= 0 ? v->voff[id] / 4 : -1;
+  if (x->kind == V_CONST) {
+    if (v->voff[id] < 0) return -1;
+    return v->w32 ? F32_BIT + v->c32 + (v->voff[id] - v->const_off0) / 4 : v->voff[id] / 4;
+  }
   const hr__val *r = &p->vals[x->root];
   switch (r->storage) {
-    case S_ARENA: return r->offset / 4;
+    case S_ARENA: return v->f32off[x->root] >= 0 ? F32_BIT + v->f32off[x->root] : r->offset / 4;
     case S_STATE: return v->state_off[r->slot] / 4;
     case S_SRC: return v->src_off >= 0 ? v->src_off / 4 : -1;
     default: return -1;
@@ -242,7 +368,7 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16};
 static void set_conv_kind(vdisp *d, int c) {
   d->pipe = conv_kinds[c];
   set_grid(d, d->alt[c]);
@@ -299,8 +425,21 @@ static int uop_code(hr__op op) {
 
 static int axis_norm(int a, int rank) { return a < 0 ? a + rank : a; }
 
+/* What a convolution's epilogue computes beyond its own bias and clamp (common.glsl epi): the ops
+ * after it that read only its result, folded in (each intermediate value has that op as its only
+ * reader, so it is never written), and a zero Pad before it read as the convolution's padding. */
+typedef struct vchain {
+  int end;        /* the last op folded in (= the convolution when none) */
+  int out;        /* the value the epilogue writes */
+  int act;        /* 1 hardswish, 2 sigmoid, 3 tanh right after the clamp */
+  int flags;      /* common.glsl epi: p[25] */
+  int mul1, add, mul2, res; /* value ids, -1 */
+  int pad;        /* the Pad op folded in before, -1 */
+  int pad_in, pad_t, pad_l;
+} vchain;
+
 /* Translate rop i into dispatches. Returns HR_ENOTSUP (s->err set) for what has no kernel here. */
-static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_act) {
+static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
   const hr__plan *p = s->plan;
   const hr__rop *r = &p->rops[i];
   const hr__attrs *a = attrs_of(r);
@@ -331,7 +470,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_a
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16 forces one, cycle takes each in turn) */
+       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16 forces one, cycle takes each in turn) */
       const char *cv = getenv("HR_VK_CONV");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
@@ -344,11 +483,14 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_a
       else if (cv && !strcmp(cv, "tiled") && !dw) kind = P_CONVT;
       else if (cv && !strcmp(cv, "tiled32") && !dw) kind = P_CONVT32;
       else if (cv && !strcmp(cv, "tiled16") && !dw) kind = P_CONVT16;
+      else if (cv && !strcmp(cv, "tiled2x32") && !dw) kind = P_CONVT2_32;
+      else if (cv && !strcmp(cv, "tiled2x16") && !dw) kind = P_CONVT2_16;
       ADD(P_CONV, n_out);
       d->n_out = n_out;
       if (!dw) {
         d->alt[0] = n_out; d->alt[1] = can4 ? t4 : -1; d->alt[2] = n_out * 8; d->alt[3] = tiles * LOCAL;
         d->alt[4] = tiles32 * LOCAL; d->alt[5] = tiles16 * LOCAL;
+        d->alt[6] = ((npx + 31) / 32) * ((o->dims[3] + 31) / 32) * LOCAL; d->alt[7] = ((npx + 63) / 64) * ((o->dims[3] + 15) / 16) * LOCAL;
       }
       for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
       if (cv && !strcmp(cv, "cycle") && !dw) { /* tests: each kernel in turn, so one plan runs them all */
@@ -356,10 +498,10 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_a
         while (d->alt[c] < 0) c = (c + 1) % NCK;
         set_conv_kind(d, c);
       }
-      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
+      d->pc[1] = (int32_t)voff(v, p, ch && ch->pad >= 0 ? ch->pad_in : r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = a->fused_bias ? (int32_t)voff(v, p, r->in[2]) : -1;
-      d->pc[4] = (int32_t)voff(v, p, fuse_out >= 0 ? fuse_out : r->out[0]);
-      d->pc[24] = fuse_act;
+      d->pc[4] = (int32_t)voff(v, p, ch ? ch->out : r->out[0]);
+      d->pc[24] = ch ? ch->act : 0;
       d->pc[5] = (int32_t)x->dims[1]; d->pc[6] = (int32_t)x->dims[2]; d->pc[7] = (int32_t)x->dims[3];
       d->pc[8] = (int32_t)o->dims[1]; d->pc[9] = (int32_t)o->dims[2]; d->pc[10] = (int32_t)o->dims[3];
       d->pc[11] = KH; d->pc[12] = KW; d->pc[13] = a->strides[1]; d->pc[14] = a->strides[2];
@@ -370,6 +512,18 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_a
       else if (a->act == HR_ACT_RELU6) { lo = 0; hi = 6; }
       d->pc[20] = fbits(lo); d->pc[21] = fbits(hi);
       d->pc[22] = (int32_t)o->dims[3]; d->pc[23] = 0;
+      if (ch && ch->pad >= 0) { /* the Pad's input, its zeros as the convolution's own padding */
+        const hr__tensor *pi = &p->vals[ch->pad_in].t;
+        d->pc[5] = (int32_t)pi->dims[1]; d->pc[6] = (int32_t)pi->dims[2];
+        d->pc[17] += ch->pad_t; d->pc[18] += ch->pad_l;
+      }
+      if (ch) {
+        d->pc[25] = ch->flags;
+        d->pc[26] = ch->mul1 >= 0 ? (int32_t)voff(v, p, ch->mul1) : 0;
+        d->pc[27] = ch->add >= 0 ? (int32_t)voff(v, p, ch->add) : 0;
+        d->pc[28] = ch->mul2 >= 0 ? (int32_t)voff(v, p, ch->mul2) : 0;
+        d->pc[29] = ch->res >= 0 ? (int32_t)voff(v, p, ch->res) : 0;
+      }
       return HR_OK;
     }
     case HR_OP_MUL: case HR_OP_ADD: case HR_OP_ADDV2: case HR_OP_SUB: case HR_OP_REALDIV: case HR_OP_MINIMUM: case HR_OP_MAXIMUM: {
@@ -512,32 +666,99 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, int fuse_out, int fuse_a
   return HR_OK;
 }
 
-/* A convolution whose only reader is the next op, an activation (hardswish, sigmoid, tanh) of the
- * same shape: the activation runs in the convolution's epilogue, which writes its output. Returns
- * the epilogue's code (common.glsl act_post) or 0. */
-static int fusable(const hr__plan *p, int i) {
-  if (i + 1 >= p->n_rops) return 0;
-  const hr__rop *r = &p->rops[i], *a = &p->rops[i + 1];
-  if (r->op != HR_OP_CONV2D && r->op != HR_OP_FUSED_CONV2D && r->op != HR_OP_DWCONV && r->op != HR_OP_FUSED_DWCONV) return 0;
-  int code = a->op == HR_OP_HARDSWISH ? 1 : a->op == HR_OP_SIGMOID ? 2 : a->op == HR_OP_TANH ? 3 : 0;
-  if (!code || r->out_c_total || a->n_in != 1) return 0;
-  const hr__val *o = &p->vals[p->vals[r->out[0]].root];
-  if (p->vals[a->in[0]].root != p->vals[r->out[0]].root || o->storage != S_ARENA || o->n_readers != 1) return 0;
+static int is_conv(hr__op op) { return op == HR_OP_CONV2D || op == HR_OP_FUSED_CONV2D || op == HR_OP_DWCONV || op == HR_OP_FUSED_DWCONV; }
+static int act_code(hr__op op) { return op == HR_OP_HARDSWISH ? 1 : op == HR_OP_SIGMOID ? 2 : op == HR_OP_TANH ? 3 : 0; }
+
+/* Whether value x's root may stay unwritten / be written by the epilogue: an arena value, not an
+ * output the session reads back. */
+static int plain(const hr__plan *p, int x) {
+  const hr__val *o = &p->vals[p->vals[x].root];
+  if (o->storage != S_ARENA) return 0;
   if (o == &p->vals[p->vals[p->alpha_val].root] || (p->fgr_val >= 0 && o == &p->vals[p->vals[p->fgr_val].root])) return 0;
-  if (hr__numel(&p->vals[a->in[0]].t) != hr__numel(&p->vals[a->out[0]].t) ||
-      hr__numel(&p->vals[a->in[0]].t) != hr__numel(&p->vals[r->out[0]].t))
-    return 0;
-  /* the planner may have put the activation's output over the convolution's input (dead by then):
-   * the fused epilogue writes it while the convolution still reads, so only where they are apart */
-  const hr__val *ao = &p->vals[p->vals[a->out[0]].root];
-  if (ao->storage != S_ARENA) return 0;
-  int64_t alo = ao->offset, ahi = alo + hr__numel(&ao->t) * 4;
-  for (int k = 0; k < r->n_in; k++) {
-    const hr__val *x = &p->vals[p->vals[r->in[k]].root];
-    if (p->vals[r->in[k]].kind == V_CONST || x->storage != S_ARENA) continue;
-    if (x->offset < ahi && alo < x->offset + hr__numel(&x->t) * 4) return 0;
+  return 1;
+}
+static int64_t bytes_lo(const hr__plan *p, int x) { return p->vals[p->vals[x].root].offset; }
+static int64_t bytes_hi(const hr__plan *p, int x) { return bytes_lo(p, x) + hr__numel(&p->vals[p->vals[x].root].t) * 4; }
+
+/* A constant operand an epilogue can apply per output channel: a scalar or [..., OC]. 2 = scalar. */
+static int chan_const(const hr__plan *p, int x, int64_t OC) {
+  const hr__val *c = &p->vals[x];
+  if (c->kind != V_CONST || c->t.dt != HR_DT_FLOAT || !c->t.data) return 0;
+  int64_t n = hr__numel(&c->t);
+  if (n == 1) return 2;
+  return n == OC && c->t.rank >= 1 && c->t.dims[c->t.rank - 1] == OC;
+}
+
+/* The ops after convolution i (and a Pad before it) that its epilogue can compute (HR_VK_FUSE=0:
+ * none; =act: the activation only). */
+static void conv_chain(const vk *v, const hr__plan *p, int i, vchain *c) {
+  (void)v;
+  memset(c, 0, sizeof *c);
+  c->end = i; c->out = p->rops[i].out[0];
+  c->mul1 = c->add = c->mul2 = c->res = c->pad = c->pad_in = -1;
+  const hr__rop *r = &p->rops[i];
+  const char *fz = getenv("HR_VK_FUSE");
+  if ((fz && *fz == '0') || !is_conv(r->op) || r->out_c_total) return;
+  int only_act = fz && !strcmp(fz, "act");
+  const hr__tensor *ot = &p->vals[r->out[0]].t;
+  int64_t n = hr__numel(ot), OC = ot->dims[ot->rank - 1];
+  /* a zero Pad of H and W right before, read by this convolution alone */
+  if (!only_act && i > 0 && p->rops[i - 1].op == HR_OP_PAD) {
+    const hr__rop *pr = &p->rops[i - 1];
+    const hr__val *pv = &p->vals[pr->in[1]];
+    if (p->vals[pr->out[0]].root == p->vals[r->in[0]].root && p->vals[pr->out[0]].root == pr->out[0] && plain(p, pr->out[0]) &&
+        p->vals[pr->out[0]].n_readers == 1 && p->vals[pr->in[0]].t.rank == 4 && pv->kind == V_CONST && pv->t.dt == HR_DT_INT32 &&
+        hr__numel(&pv->t) == 8 && (pr->n_in < 3 || p->vals[pr->in[2]].kind == V_CONST)) {
+      const int32_t *pd = pv->t.data;
+      int zero = pr->n_in < 3 || (p->vals[pr->in[2]].t.dt == HR_DT_FLOAT && ((const float *)p->vals[pr->in[2]].t.data)[0] == 0.f);
+      if (zero && !pd[0] && !pd[1] && !pd[6] && !pd[7] && pd[2] >= 0 && pd[4] >= 0 && pd[3] >= 0 && pd[5] >= 0) {
+        c->pad = i - 1; c->pad_in = pr->in[0]; c->pad_t = pd[2]; c->pad_l = pd[4];
+      }
+    }
   }
-  return code;
+  /* stages in the epilogue's order: act 1, mul1 2, add 3, relu/relu6 4, mul2 5, act2 6, residual 7 */
+  int cur = r->out[0], stage = 0;
+  for (int j = i + 1; j < p->n_rops && stage < 7; j++) {
+    const hr__rop *a = &p->rops[j];
+    if (!plain(p, cur) || p->vals[p->vals[cur].root].n_readers != 1 || !plain(p, a->out[0]) || a->n_out != 1) break;
+    if (hr__numel(&p->vals[a->out[0]].t) != n) break;
+    int reads = -1;
+    for (int k = 0; k < a->n_in; k++) if (p->vals[a->in[k]].root == p->vals[cur].root) reads = k;
+    if (reads < 0) break;
+    int other = a->n_in == 2 ? a->in[1 - reads] : -1, ac = act_code(a->op), cc = other >= 0 ? chan_const(p, other, OC) : 0;
+    if (a->n_in == 1 && ac && stage == 0) { c->act = ac; stage = 1; }
+    else if (only_act) break;
+    else if (a->n_in == 1 && ac && stage < 6) { c->flags |= ac << 12; stage = 6; }
+    else if (a->n_in == 1 && (a->op == HR_OP_RELU || a->op == HR_OP_RELU6) && stage < 4) { c->flags |= a->op == HR_OP_RELU ? 4 : 8; stage = 4; }
+    else if (a->op == HR_OP_MUL && cc && stage < 2) { c->mul1 = other; c->flags |= 1 | (cc == 2 ? 16 : 0); stage = 2; }
+    else if (a->op == HR_OP_MUL && cc && stage < 5) { c->mul2 = other; c->flags |= 256 | (cc == 2 ? 64 : 0); stage = 5; }
+    else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && cc && stage < 3) { c->add = other; c->flags |= 2 | (cc == 2 ? 32 : 0); stage = 3; }
+    else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && other >= 0 && p->vals[other].kind != V_CONST && p->vals[other].t.dt == HR_DT_FLOAT &&
+             hr__numel(&p->vals[other].t) == n && p->vals[p->vals[other].root].storage == S_ARENA && p->vals[other].root != p->vals[cur].root) {
+      c->res = other; c->flags |= 128; stage = 7;
+    } else break;
+    cur = a->out[0]; c->end = j;
+  }
+  c->out = cur;
+  if (c->end == i && c->pad < 0) return;
+  /* the epilogue writes c->out while the convolution still reads its input: only where they are
+   * apart (the planner may have put a later value over the input, dead by then) */
+  int64_t lo = bytes_lo(p, c->out), hi = bytes_hi(p, c->out);
+  for (int k = 0; k < r->n_in; k++) {
+    int x = k == 0 && c->pad >= 0 ? c->pad_in : r->in[k];
+    if (p->vals[x].kind == V_CONST || p->vals[p->vals[x].root].storage != S_ARENA) continue;
+    if (bytes_lo(p, x) < hi && lo < bytes_hi(p, x)) {
+      if (c->end != i) { /* retry with the Pad alone */
+        vchain keep = *c;
+        memset(c, 0, sizeof *c);
+        c->end = i; c->out = r->out[0]; c->mul1 = c->add = c->mul2 = c->res = -1;
+        c->pad = keep.pad; c->pad_in = keep.pad_in; c->pad_t = keep.pad_t; c->pad_l = keep.pad_l;
+        if (c->pad >= 0) { lo = bytes_lo(p, c->out); hi = bytes_hi(p, c->out); k = -1; continue; }
+      }
+      c->pad = -1; c->pad_in = -1;
+      return;
+    }
+  }
 }
 
 /* The byte ranges of a dispatch: every non-constant input and output value of its op. */
@@ -647,54 +868,92 @@ static hr_status make_device(hr_session *s, vk *v) {
   v->ts_ok = qfp[qf].timestampValidBits > 0 && v->props.limits.timestampPeriod > 0;
   float prio = 1.f;
   VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = v->qf, .queueCount = 1, .pQueuePriorities = &prio};
-  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
+  /* fp16 storage: HR_VK_FP16=1/0 forces (1 fails where the device lacks 16-bit storage); by
+   * default on for GPUs that have it, off on CPU devices (lavapipe: the tests ask for it) */
+  VkPhysicalDevice16BitStorageFeatures f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f16};
+  vkGetPhysicalDeviceFeatures2(v->pd, &f2);
+  const char *h = getenv("HR_VK_FP16");
+  v->fp16 = h && *h ? *h == '1' : v->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && f16.storageBuffer16BitAccess;
+  if (v->fp16 && !f16.storageBuffer16BitAccess) {
+    snprintf(s->err, sizeof s->err, "Vulkan: HR_VK_FP16=1 but device %s has no 16-bit storage (storageBuffer16BitAccess)", v->props.deviceName);
+    return HR_ENOTSUP;
+  }
+  v->es = v->fp16 ? 2 : 4;
+  VkPhysicalDevice16BitStorageFeatures en16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, .storageBuffer16BitAccess = VK_TRUE};
+  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = v->fp16 ? &en16 : NULL, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
   VKTRY(vkCreateDevice(v->pd, &di, NULL, &v->dev), "device creation");
   vkGetDeviceQueue(v->dev, v->qf, 0, &v->q);
   return HR_OK;
 }
 
+static int is_conv_kind(int k) { for (int c = 0; c < NCK; c++) if (conv_kinds[c] == k) return 1; return 0; }
+static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
+  int mask = dmask(pc), epi = is_conv_kind(k) ? pc[25] : 0;
+  for (int q = 0; q < v->n_ptab; q++)
+    if (v->ptab[q].k == k && v->ptab[q].mask == mask && v->ptab[q].epi == epi) return v->ptab[q].pl;
+  return VK_NULL_HANDLE;
+}
+/* The pipeline of shader k for a dispatch's push constants pc, made if there is none yet. */
+static hr_status make_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
+  if (find_pipe(v, k, pc)) return HR_OK;
+  if (v->n_ptab == MAX_PIPES) { snprintf(s->err, sizeof s->err, "Vulkan: more than %d pipelines", MAX_PIPES); return HR_ENOTSUP; }
+  int mask = dmask(pc), epi = is_conv_kind(k) ? pc[25] : 0;
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
+                                .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
+    VkShaderModule mod;
+    VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
+    int32_t spec[4] = {shaders[k].spec, mask, epi, shaders[k].tm};
+    VkSpecializationMapEntry me[4] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
+                                      {.constantID = 2, .offset = 8, .size = 4}, {.constantID = 3, .offset = 12, .size = 4}};
+    VkSpecializationInfo si = {.mapEntryCount = 4, .pMapEntries = me, .dataSize = 16, .pData = spec};
+    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                                .module = mod, .pName = "main", .pSpecializationInfo = &si},
+                                      .layout = v->pl};
+    VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->ptab[v->n_ptab].pl);
+    vkDestroyShaderModule(v->dev, mod, NULL);
+    if (r != VK_SUCCESS) return fail(s, HR_EIO, shaders[k].name, r);
+    v->ptab[v->n_ptab].k = k; v->ptab[v->n_ptab].mask = mask; v->ptab[v->n_ptab].epi = epi;
+    v->n_ptab++;
+    return HR_OK;
+}
+
 static hr_status make_pipelines(hr_session *s, vk *v) {
-  VkDescriptorSetLayoutBinding b[2] = {
-      {.binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
-      {.binding = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT}};
-  VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 2, .pBindings = b};
+  /* 0: the device buffer, 1: the frame, 2: the read-back buffer (cvt.comp), 3: the fp32 range of
+   * the device buffer (fp16 storage) */
+  VkDescriptorSetLayoutBinding b[4];
+  for (int k = 0; k < 4; k++)
+    b[k] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)k, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
+                                          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 4, .pBindings = b};
   VKTRY(vkCreateDescriptorSetLayout(v->dev, &li, NULL, &v->dsl), "descriptor set layout");
   VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 128};
   VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1, .pSetLayouts = &v->dsl,
                                     .pushConstantRangeCount = 1, .pPushConstantRanges = &pcr};
   VKTRY(vkCreatePipelineLayout(v->dev, &pli, NULL, &v->pl), "pipeline layout");
-  int used[P__COUNT] = {0};
+  hr_status st;
+  if (v->fp16) { /* the outputs' read-back conversion */
+    const hr__plan *p = s->plan;
+    for (int k = 0; k < 2; k++)
+      if (v->out_val[k] >= 0 && (st = make_pipe(s, v, P_CVT, (int32_t[32]){0, (int32_t)voff(v, p, v->out_val[k])}))) return st;
+  }
   for (int k = 0; k < v->n_disp; k++) {
-    used[v->disp[k].pipe] = 1;
-    for (int c = 0; c < NCK; c++) if (v->disp[k].alt[c] >= 0) used[conv_kinds[c]] = 1;
+    if ((st = make_pipe(s, v, v->disp[k].pipe, v->disp[k].pc))) return st;
+    for (int c = 0; c < NCK; c++) if (v->disp[k].alt[c] >= 0 && (st = make_pipe(s, v, conv_kinds[c], v->disp[k].pc))) return st;
   }
-  for (int k = 0; k < P__COUNT; k++) {
-    if (!used[k]) continue;
-    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = shaders[k].size, .pCode = shaders[k].code};
-    VkShaderModule mod;
-    VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
-    int32_t spec = shaders[k].spec;
-    VkSpecializationMapEntry me = {.constantID = 0, .offset = 0, .size = 4};
-    VkSpecializationInfo si = {.mapEntryCount = 1, .pMapEntries = &me, .dataSize = 4, .pData = &spec};
-    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                                                .module = mod, .pName = "main", .pSpecializationInfo = spec ? &si : NULL},
-                                      .layout = v->pl};
-    VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipe[k]);
-    vkDestroyShaderModule(v->dev, mod, NULL);
-    if (r != VK_SUCCESS) return fail(s, HR_EIO, shaders[k].name, r);
-  }
-  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 2};
+  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 4};
   VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
   VKTRY(vkCreateDescriptorPool(v->dev, &dpi, NULL, &v->dpool), "descriptor pool");
   VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = v->dpool, .descriptorSetCount = 1, .pSetLayouts = &v->dsl};
   VKTRY(vkAllocateDescriptorSets(v->dev, &dai, &v->ds), "descriptor set");
-  VkDescriptorBufferInfo bi[2] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE}};
-  VkWriteDescriptorSet w[2];
-  for (int k = 0; k < 2; k++)
+  VkDescriptorBufferInfo bi[4] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE},
+                                  {v->rback.b, 0, VK_WHOLE_SIZE}, {v->dbuf.b, v->f32_base < v->dbuf.size ? v->f32_base : 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet w[4];
+  for (int k = 0; k < 4; k++)
     w[k] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = v->ds, .dstBinding = (uint32_t)k,
                                   .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[k]};
-  vkUpdateDescriptorSets(v->dev, 2, w, 0, NULL);
+  vkUpdateDescriptorSets(v->dev, 4, w, 0, NULL);
   return HR_OK;
 }
 
@@ -709,7 +968,7 @@ static int hits(const int64_t (*a)[2], int na, const int64_t (*b)[2], int nb) {
 }
 static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
-  int cur = -1;
+  VkPipeline cur = VK_NULL_HANDLE;
   int64_t W[MAX_PENDING][2], R[MAX_PENDING][2];
   int nW = 0, nR = 0, pending = 0;
   for (int k = d0; k < d1; k++) {
@@ -726,7 +985,8 @@ static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
     for (int q = 0; q < d->nw; q++) { W[nW][0] = d->w[q][0]; W[nW][1] = d->w[q][1]; nW++; }
     for (int q = 0; q < d->nr; q++) { R[nR][0] = d->r[q][0]; R[nR][1] = d->r[q][1]; nR++; }
     pending = 1;
-    if (d->pipe != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[d->pipe]); cur = d->pipe; }
+    VkPipeline pm = find_pipe(v, d->pipe, d->pc);
+    if (pm != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pm); cur = pm; }
     vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
     vkCmdDispatch(cb, d->gx, d->gy, 1);
     if (ts && (k + 1 == d1 || v->disp[k + 1].rop != d->rop)) {
@@ -761,11 +1021,24 @@ static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_t
             v->n_disp, v->n_barriers, (double)v->dbuf.size / 1e6);
   for (int k = 0; k < 2; k++) {
     if (v->out_val[k] < 0) continue;
-    VkBufferCopy c = {.srcOffset = (VkDeviceSize)voff(v, p, v->out_val[k]) * 4, .dstOffset = (VkDeviceSize)v->out_off[k],
-                      .size = (VkDeviceSize)hr__numel(&p->vals[v->out_val[k]].t) * 4};
+    int64_t n = hr__numel(&p->vals[v->out_val[k]].t);
+    int64_t o = voff(v, p, v->out_val[k]);
+    if (v->fp16 && o < F32_BIT) { /* converted to fp32 on the way out */
+      vdisp d;
+      memset(&d, 0, sizeof d);
+      set_grid(&d, n);
+      d.pc[0] = (int32_t)n; d.pc[1] = (int32_t)voff(v, p, v->out_val[k]); d.pc[2] = (int32_t)(v->out_off[k] / 4);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, find_pipe(v, P_CVT, d.pc));
+      vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d.pc);
+      vkCmdDispatch(cb, d.gx, d.gy, 1);
+      continue;
+    }
+    VkBufferCopy c = {.srcOffset = idx_bytes(v, o), .dstOffset = (VkDeviceSize)v->out_off[k],
+                      .size = (VkDeviceSize)n * 4};
     vkCmdCopyBuffer(cb, v->dbuf.b, v->rback.b, 1, &c);
   }
-  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+          VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   VKTRY(vkEndCommandBuffer(cb), "recording");
   return HR_OK;
 }
@@ -778,7 +1051,8 @@ static hr_status record_main(hr_session *s, vk *v) {
   /* the state-zeroing command buffer */
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKTRY(vkBeginCommandBuffer(v->cb_zero, &bi), "recording");
-  for (int k = 0; k < p->n_state; k++) vkCmdFillBuffer(v->cb_zero, v->dbuf.b, (VkDeviceSize)v->state_off[k], (VkDeviceSize)p->state_bytes[k], 0);
+  for (int k = 0; k < p->n_state; k++) /* sizes rounded up to 4 bytes: slots are 256-byte aligned (128 in fp16) */
+    vkCmdFillBuffer(v->cb_zero, v->dbuf.b, phys(v, v->state_off[k]), (phys(v, p->state_bytes[k]) + 3) & ~(VkDeviceSize)3, 0);
   barrier(v->cb_zero, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL, AC_ALL);
   VKTRY(vkEndCommandBuffer(v->cb_zero), "recording");
   return HR_OK;
@@ -812,7 +1086,7 @@ static hr_status tune_convs(hr_session *s, vk *v) {
         continue;
       }
       set_conv_kind(&e, c);
-      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe[e.pipe]);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, find_pipe(v, e.pipe, e.pc));
       vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, e.pc);
       for (int rep = 0; rep < 4; rep++) {
         if (rep == 1) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
@@ -846,8 +1120,8 @@ static hr_status tune_convs(hr_session *s, vk *v) {
     t++;
   }
   if (!st && getenv("HR_VK_VERBOSE"))
-    fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16\n",
-            T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5]);
+    fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
+            "%d/%d tiled 2x2 32x32/64x16\n", T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7]);
   free(ts);
   vkDestroyQueryPool(v->dev, qp, NULL);
   return st;
@@ -858,7 +1132,7 @@ static void vk_destroy(void *impl) {
   if (!v) return;
   if (v->dev) {
     vkDeviceWaitIdle(v->dev);
-    for (int k = 0; k < P__COUNT; k++) if (v->pipe[k]) vkDestroyPipeline(v->dev, v->pipe[k], NULL);
+    for (int k = 0; k < v->n_ptab; k++) vkDestroyPipeline(v->dev, v->ptab[k].pl, NULL);
     if (v->pl) vkDestroyPipelineLayout(v->dev, v->pl, NULL);
     if (v->dsl) vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
     if (v->dpool) vkDestroyDescriptorPool(v->dev, v->dpool, NULL);
@@ -873,7 +1147,7 @@ static void vk_destroy(void *impl) {
     if (rm) rm(v->inst, v->msgr, NULL);
   }
   if (v->inst) vkDestroyInstance(v->inst, NULL);
-  free(v->voff); free(v->disp); free(v->ts); free(v->fused);
+  free(v->voff); free(v->f32off); free(v->disp); free(v->ts); free(v->fused);
   free(v);
 }
 
@@ -882,7 +1156,8 @@ static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 static hr_status vk_create_(hr_session *s, vk *v) {
   const hr__plan *p = s->plan;
   hr_status st;
-  /* layout of the device buffer: arena | state | src | constants */
+  if ((st = make_device(s, v))) return st; /* first: the layout depends on fp16 storage */
+  /* layout of the device buffer: arena | state | src | constants, and in fp16 the fp32 range */
   int64_t off = align256(p->arena_bytes);
   for (int k = 0; k < p->n_state; k++) { v->state_off[k] = off; off = align256(off + p->state_bytes[k]); }
   v->src_off = -1;
@@ -901,6 +1176,33 @@ static hr_status vk_create_(hr_session *s, vk *v) {
       v->voff[id] = off; off = align256(off + hr__numel(&x->t) * 4);
     }
   v->const_bytes = off - v->const_off0;
+  /* fp16: the values after the last dense convolution (the guided filter's low-resolution
+   * statistics, its output) stay fp32, each root in its own slot of the fp32 range: var =
+   * mean(x^2) - mean(x)^2 rounded to fp16 can fall below -eps, and alpha keeps fp32 */
+  v->f32off = malloc(sizeof *v->f32off * (size_t)p->n_vals);
+  if (!v->f32off) return HR_ENOMEM;
+  for (int k = 0; k < p->n_vals; k++) v->f32off[k] = -1;
+  const char *tail32 = getenv("HR_VK_F32TAIL");
+  const char *w32 = getenv("HR_VK_W32");
+  v->w32 = v->fp16 && !(w32 && *w32 == '0');
+  int64_t n32 = 0;
+  if (v->w32) { /* weights fp32: they are read from the caches, not memory, and fp16 doubles the error */
+    v->c32 = 0; n32 = v->const_bytes / 4; off = v->const_off0;
+  }
+  if (v->fp16 && !(tail32 && *tail32 == '0')) {
+    int last = -1, ok = 1;
+    for (int i = 0; i < p->n_rops; i++)
+      if (p->rops[i].op == HR_OP_CONV2D || p->rops[i].op == HR_OP_FUSED_CONV2D) last = i;
+    for (int i = last + 1; i < p->n_rops; i++) /* slices written in place stay where the planner put them */
+      if (p->rops[i].out_c_total || p->rops[i].in_place_mask) ok = 0;
+    for (int i = last + 1; ok && last >= 0 && i < p->n_rops; i++)
+      for (int k = 0; k < p->rops[i].n_out; k++) {
+        int root = p->vals[p->rops[i].out[k]].root;
+        if (p->vals[root].storage != S_ARENA || v->f32off[root] >= 0) continue;
+        v->f32off[root] = n32; n32 += (hr__numel(&p->vals[root].t) + 63) & ~(int64_t)63;
+      }
+  }
+  v->f32_bytes = n32 * 4;
   /* dispatches */
   if (v->src_off >= 0) {
     vdisp *d = add_disp(v, P_SRCRESIZE, 0, (int64_t)p->width * p->height);
@@ -909,34 +1211,58 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   }
   v->fused = calloc((size_t)p->n_rops + 1, 1);
   if (!v->fused) return HR_ENOMEM;
-  const char *fz = getenv("HR_VK_FUSE");
+  /* a Pad folded into the convolution after it comes out of the op list afterwards */
+  char *pad_folded = calloc((size_t)p->n_rops + 1, 1);
+  if (!pad_folded) return HR_ENOMEM;
+  for (int i = 0; i < p->n_rops; i++) {
+    vchain ch;
+    conv_chain(v, p, i, &ch);
+    if (ch.pad >= 0) pad_folded[ch.pad] = 1;
+  }
+  /* lowered in order; a folded Pad's dispatches are dropped below */
   for (int i = 0; i < p->n_rops; i++) {
     if (v->fused[i]) continue;
-    int d0 = v->n_disp, act = fz && *fz == '0' ? 0 : fusable(p, i);
-    if ((st = lower_rop(s, v, i, act ? p->rops[i + 1].out[0] : -1, act))) return st;
+    int d0 = v->n_disp;
+    vchain ch;
+    conv_chain(v, p, i, &ch);
+    if (pad_folded[i]) { v->fused[i] = 2; continue; }
+    if (ch.pad >= 0 && !pad_folded[ch.pad]) ch.pad = -1;
+    int act = ch.end > i;
+    st = lower_rop(s, v, i, is_conv(p->rops[i].op) ? &ch : NULL);
+    if (st) { free(pad_folded); return st; }
     for (int k = d0; k < v->n_disp; k++) {
       annotate(v, p, &v->disp[k], &p->rops[i]);
-      if (act) { /* it writes the activation's output */
-        int64_t o = voff(v, p, p->rops[i + 1].out[0]);
-        vdisp *d = &v->disp[k];
-        d->nw = 1; d->w[0][0] = o * 4; d->w[0][1] = o * 4 + hr__numel(&p->vals[p->rops[i + 1].out[0]].t) * 4;
+      vdisp *d = &v->disp[k];
+      if (is_conv(p->rops[i].op) && (act || ch.pad >= 0)) { /* reads its input (or the Pad's) and the residual, writes the chain's output */
+        int ins[2] = {ch.pad >= 0 ? ch.pad_in : p->rops[i].in[0], ch.res};
+        d->nr = 0;
+        for (int q = 0; q < 2; q++) {
+          int64_t o = ins[q] >= 0 ? voff(v, p, ins[q]) : -1;
+          if (o < 0) continue;
+          d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[ins[q]].t) * 4; d->nr++;
+        }
+        int64_t o = voff(v, p, ch.out);
+        d->nw = 1; d->w[0][0] = o * 4; d->w[0][1] = o * 4 + hr__numel(&p->vals[ch.out].t) * 4;
       }
     }
-    if (act) v->fused[i + 1] = 1;
+    for (int j = i + 1; act && j <= ch.end; j++) v->fused[j] = 1;
   }
+  free(pad_folded);
   if (v->src_off >= 0 && v->n_disp) { /* the input materialisation writes the src region */
     v->disp[0].nw = 1; v->disp[0].w[0][0] = v->src_off; v->disp[0].w[0][1] = v->src_off + (int64_t)p->width * p->height * 12;
   }
   const char *bar = getenv("HR_VK_BARRIERS");
   v->elide = !(bar && !strcmp(bar, "all"));
-  if ((st = make_device(s, v))) return st;
-  if ((uint64_t)off > v->props.limits.maxStorageBufferRange || off / 4 >= INT32_MAX) {
-    snprintf(s->err, sizeof s->err, "Vulkan: the plan needs a %.1f MB buffer, the device binds at most %.1f MB", (double)off / 1e6,
+  VkDeviceSize salign = v->props.limits.minStorageBufferOffsetAlignment > 256 ? v->props.limits.minStorageBufferOffsetAlignment : 256;
+  v->f32_base = (phys(v, off) + salign - 1) / salign * salign;
+  VkDeviceSize dbytes = v->f32_base + (VkDeviceSize)v->f32_bytes;
+  if ((uint64_t)dbytes > v->props.limits.maxStorageBufferRange || off / 4 >= F32_BIT || v->f32_bytes / 4 >= F32_BIT) {
+    snprintf(s->err, sizeof s->err, "Vulkan: the plan needs a %.1f MB buffer, the device binds at most %.1f MB", (double)dbytes / 1e6,
              (double)v->props.limits.maxStorageBufferRange / 1e6);
     return HR_ENOTSUP;
   }
   VkBufferUsageFlags use = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  if ((st = buf_make(s, v, &v->dbuf, (VkDeviceSize)off, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "activation arena, state and weights")))
+  if ((st = buf_make(s, v, &v->dbuf, dbytes, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "activation arena, state and weights")))
     return st;
   v->frame_w = p->width; v->frame_h = p->height;
   VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -982,15 +1308,19 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   if (do_tune && !getenv("HR_VK_CONV") && (st = tune_convs(s, v))) return st;
   /* zero everything, then upload the weights through a temporary staging buffer */
   vbuf up;
-  if ((st = buf_make(s, v, &up, (VkDeviceSize)(v->const_bytes ? v->const_bytes : 256), use, hv, 0, "weight upload buffer"))) return st;
+  int cfp16 = v->fp16 && !v->w32;
+  VkDeviceSize cbytes = cfp16 ? phys(v, v->const_bytes) : (VkDeviceSize)v->const_bytes;
+  if ((st = buf_make(s, v, &up, v->const_bytes ? cbytes : 256, use, hv, 0, "weight upload buffer"))) return st;
   for (int k = 0; k < p->n_vals; k++)
-    if (v->voff[k] >= 0) memcpy((char *)up.map + (v->voff[k] - v->const_off0), p->vals[k].t.data, (size_t)hr__numel(&p->vals[k].t) * 4);
+    if (v->voff[k] >= 0)
+      to_dev(cfp16, (char *)up.map + (cfp16 ? phys(v, v->voff[k] - v->const_off0) : (VkDeviceSize)(v->voff[k] - v->const_off0)), p->vals[k].t.data,
+             hr__numel(&p->vals[k].t));
   st = tmp_begin(s, v);
   if (!st) {
     vkCmdFillBuffer(v->cb_tmp, v->dbuf.b, 0, VK_WHOLE_SIZE, 0);
     barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     if (v->const_bytes) {
-      VkBufferCopy c = {.srcOffset = 0, .dstOffset = (VkDeviceSize)v->const_off0, .size = (VkDeviceSize)v->const_bytes};
+      VkBufferCopy c = {.srcOffset = 0, .dstOffset = idx_bytes(v, v->w32 ? F32_BIT + v->c32 : v->const_off0 / 4), .size = cbytes};
       vkCmdCopyBuffer(v->cb_tmp, up.b, v->dbuf.b, 1, &c);
     }
     barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL, AC_ALL);
@@ -1013,7 +1343,7 @@ static hr_status vk_create(hr_session *s, void **impl) {
     vk_destroy(v);
     return st;
   }
-  s->kernel_bytes = (int64_t)(sizeof *v + sizeof *v->disp * (size_t)v->cap_disp + sizeof *v->voff * (size_t)s->plan->n_vals);
+  s->kernel_bytes = (int64_t)(sizeof *v + sizeof *v->disp * (size_t)v->cap_disp + sizeof *v->voff * 2 * (size_t)s->plan->n_vals);
   *impl = v;
   return HR_OK;
 }
@@ -1128,22 +1458,25 @@ static hr_status vk_run(hr_session *s, void *impl) {
 
 static void vk_state_zero(hr_session *s, void *impl) { (void)s; ((vk *)impl)->zero_pending = 1; }
 
-/* Copy nbytes between dbuf at doff and host memory, through a temporary host-visible buffer. */
-static hr_status xfer(hr_session *s, vk *v, int64_t doff, int64_t nbytes, void *dst, const void *src) {
+/* Copy nbytes of fp32 values between dbuf at (layout) offset doff and host memory, through a
+ * temporary host-visible buffer (converted from / to fp16 where the device buffer holds it). */
+static hr_status xfer(hr_session *s, vk *v, int64_t idx, int64_t n, void *dst, const void *src) {
   vbuf t;
   VkBufferUsageFlags use = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  hr_status st = buf_make(s, v, &t, (VkDeviceSize)nbytes, use, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, "state transfer buffer");
+  int fp16 = v->fp16 && idx < F32_BIT;
+  VkDeviceSize pb = (VkDeviceSize)(n * (fp16 ? 2 : 4)), doff = idx_bytes(v, idx);
+  hr_status st = buf_make(s, v, &t, pb, use, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, "state transfer buffer");
   if (st) { buf_free(v, &t); return st; }
-  if (src) memcpy(t.map, src, (size_t)nbytes);
+  if (src) to_dev(fp16, t.map, src, n);
   st = tmp_begin(s, v);
   if (!st) {
     barrier(v->cb_tmp, ST_ALL, AC_ALL, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-    VkBufferCopy c = {.srcOffset = src ? 0 : (VkDeviceSize)doff, .dstOffset = src ? (VkDeviceSize)doff : 0, .size = (VkDeviceSize)nbytes};
+    VkBufferCopy c = {.srcOffset = src ? 0 : doff, .dstOffset = src ? doff : 0, .size = pb};
     vkCmdCopyBuffer(v->cb_tmp, src ? t.b : v->dbuf.b, src ? v->dbuf.b : t.b, 1, &c);
     barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL | VK_PIPELINE_STAGE_HOST_BIT, AC_ALL | VK_ACCESS_HOST_READ_BIT);
     st = tmp_end(s, v);
   }
-  if (!st && dst) memcpy(dst, t.map, (size_t)nbytes);
+  if (!st && dst) from_dev(fp16, dst, t.map, n);
   buf_free(v, &t);
   return st;
 }
@@ -1151,7 +1484,7 @@ static hr_status xfer(hr_session *s, vk *v, int64_t doff, int64_t nbytes, void *
 static hr_status vk_state_read(hr_session *s, void *impl, int k, void *dst) {
   vk *v = impl;
   if (v->zero_pending) { memset(dst, 0, (size_t)s->plan->state_bytes[k]); return HR_OK; }
-  return xfer(s, v, v->state_off[k], s->plan->state_bytes[k], dst, NULL);
+  return xfer(s, v, v->state_off[k] / 4, s->plan->state_bytes[k] / 4, dst, NULL);
 }
 static hr_status vk_state_write(hr_session *s, void *impl, int k, const void *src) {
   vk *v = impl;
@@ -1160,7 +1493,7 @@ static hr_status vk_state_write(hr_session *s, void *impl, int k, const void *sr
     if (st) return st;
     v->zero_pending = 0;
   }
-  return xfer(s, v, v->state_off[k], s->plan->state_bytes[k], NULL, src);
+  return xfer(s, v, v->state_off[k] / 4, s->plan->state_bytes[k] / 4, NULL, src);
 }
 static const float *vk_output(hr_session *s, void *impl, int id) {
   vk *v = impl;
@@ -1194,13 +1527,13 @@ hr_status hr__vk_value_read(hr_session *s, void *impl, int id, void *dst) {
   vk *v = impl;
   int64_t o = voff(v, s->plan, id);
   if (o < 0) return HR_EINVAL;
-  return xfer(s, v, o * 4, hr__numel(&s->plan->vals[id].t) * 4, dst, NULL);
+  return xfer(s, v, o, hr__numel(&s->plan->vals[id].t), dst, NULL);
 }
 hr_status hr__vk_value_write(hr_session *s, void *impl, int id, const void *src) {
   vk *v = impl;
   int64_t o = voff(v, s->plan, id);
   if (o < 0) return HR_EINVAL;
-  return xfer(s, v, o * 4, hr__numel(&s->plan->vals[id].t) * 4, NULL, src);
+  return xfer(s, v, o, hr__numel(&s->plan->vals[id].t), NULL, src);
 }
 void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms) {
   *copy_ms = ((vk *)impl)->host_ms[0];
@@ -1208,3 +1541,4 @@ void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms) {
 }
 int hr__vk_fused(void *impl, int i) { return ((vk *)impl)->fused[i]; }
 double hr__vk_device_ms(void *impl) { return impl && ((vk *)impl)->ts_ok ? ((vk *)impl)->device_ms : -1; }
+int hr__vk_fp16(void *impl) { return impl && ((vk *)impl)->fp16; }
