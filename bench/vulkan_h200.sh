@@ -14,16 +14,22 @@
 # default 3), JSONL (a file to append the JSON lines to; default stdout only), BUILD (prepare: the
 # build dir, default build-h13), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp16 on the GPU).
 #
-# Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM
-# fp32, NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
-# (hr_session_push wall time: frame rows into staging + upload + network + tail + alpha read-back):
-#   1920x1440 r0.25 (480x360): median 3.95 ms, p99 4.08 ms (253 fps); GPU 3.46 ms; frame copy 0.09 ms
-#   1920x1440 r0.5  (960x720): median 8.87 ms, p99 10.75 ms (113 fps); GPU 8.33 ms
-#   1920x1080 r0.25 (480x270): median 3.45 ms, p99 3.70 ms (290 fps); GPU 2.93 ms
-#   GPU ms by op class at 1920x1440 r0.25 (profiled frames, a timestamp after each op): conv3x3
-#   1.35, conv1x1 0.98, elementwise 0.67, depthwise 0.41, copy 0.29, resize 0.08, refiner 0.03.
-#   Alpha vs XNNPACK (same frames, fresh state, 3 frames): mean |d| 1.4e-7, max 2.3e-3 (r0.5: 2.0e-7 /
-#   6.8e-4; 1080p: 1.2e-7 / 1.9e-3). Session create (instance, device, pipelines, tuning) ~0.3-1.4 s.
+# Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
+# NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
+# (hr_session_push wall time: frame rows into staging + upload + network + tail + alpha read-back).
+# Default (fp16 storage: activations and state fp16, weights, guided-filter statistics and alpha
+# fp32, sums fp32; convolution epilogues folding the ops after them; device-tuned conv kernels):
+#   1920x1440 r0.25 (480x360): median 3.53 ms, p99 3.74 ms (283 fps); GPU 3.06 ms; frame copy 0.07 ms
+#   1920x1440 r0.5  (960x720): median 7.84 ms, p99 8.20 ms (128 fps); GPU 7.32 ms
+#   1920x1080 r0.25 (480x270): median 3.11 ms, p99 6.51 ms (one spike; 321 fps); GPU 2.60 ms
+#   HR_VK_FP16=0 (fp32), 1920x1440 r0.25: median 3.50 ms, p99 3.70 ms, GPU 3.05 ms (fp16 gains
+#   nothing here: the frame is bound by dispatch latency and the conv kernels, not by memory).
+#   GPU ms by op class at 1920x1440 r0.25 (profiled frames, a timestamp after each op), fp16:
+#   conv3x3 1.19, conv1x1 0.93, elementwise 0.51, depthwise 0.40, copy 0.26, resize 0.08, refiner
+#   0.03 (before this round, fp32: 1.35 / 0.98 / 0.67 / 0.41 / 0.29 / 0.08 / 0.03; 3.95 ms median).
+#   Alpha vs XNNPACK (same frames, fresh state, 3 frames): fp16 mean |d| 5.8e-5, max 0.018 (r0.5
+#   6.0e-5 / 0.018; 1080p 5.1e-5 / 0.014); fp32 mean 1.4e-7, max 2.3e-3. Session create (instance,
+#   device, pipelines, tuning) 0.2-2.2 s. The probe for an automatic choice: "NVIDIA H200 (discrete GPU)".
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -81,6 +87,9 @@ int main(int argc, char **argv) {
     for (int i = k; i < NF && k > 0; i++) { fr[i] = fr[i % k]; }
     fclose(rf);
   }
+  char pd[256]; /* what an automatic backend choice would see */
+  hr_status ps = hr__vk_probe(pd, sizeof pd);
+  fprintf(stderr, "vulkan probe: %s: %s\n", hr_status_name(ps), pd);
   hr_session_params p;
   hr_session_params_default(&p);
   p.width = W; p.height = H; p.downsample_ratio = ratio; p.backend = HR_BACKEND_VULKAN;

@@ -6,6 +6,9 @@
  *   3. RGBA at 96x64: the output's A channel is the matte (not all 255).
  *   4. A model that does not exist: the state change fails and the bus has an error naming it.
  *   5. GRAY8 caps: refused, and the bus has a message naming the formats the element takes.
+ * Every output buffer carries a HeadroomMatteMeta (read with gst_buffer_get_custom_meta) of its own
+ * size with a GRAY8 matte, through the caps change and NULL -> PLAYING; on RGBA its matte is the
+ * output's A channel byte for byte.
  * And the latency the element answers is its budget-ms (16.7 ms) over upstream's (0).
  * No error message on the bus in 1-3; headroom-health messages seen. Exit 0 when all hold.
  * usage: hr_gst_lifecycle MODEL.json */
@@ -21,6 +24,30 @@ static int fails = 0;
 
 static int n_health = 0, n_error = 0, n_warning = 0;
 static char last_error[1024], last_warning[1024];
+static int n_meta = 0, n_meta_bad = 0;   /* output buffers with a right HeadroomMatteMeta / a wrong or missing one */
+
+/* The HeadroomMatteMeta of an output buffer, read as an application would (gst_buffer_get_custom_meta):
+ * the frame's size, a GRAY8 matte of width x height bytes, a state; on RGBA output (rgba: the
+ * buffer's bytes) the matte equals the A channel byte for byte. */
+static long n_meta_px = 0, n_meta_px_diff = 0;
+static void check_meta(GstBuffer *buf, int w, int h, const guint8 *rgba) {
+  GstCustomMeta *cm = gst_buffer_get_custom_meta(buf, "HeadroomMatteMeta");
+  const GstStructure *st = cm ? gst_custom_meta_get_structure(cm) : NULL;
+  int mw = 0, mh = 0;
+  GstBuffer *mb = NULL;
+  if (st) { gst_structure_get_int(st, "width", &mw); gst_structure_get_int(st, "height", &mh); gst_structure_get(st, "matte", GST_TYPE_BUFFER, &mb, NULL); }
+  gsize msz = mb ? gst_buffer_get_size(mb) : 0;
+  int ok = st && mw == w && mh == h && msz == (gsize)w * h && gst_structure_get_string(st, "state");
+  if (ok && rgba) {
+    GstMapInfo mi;
+    gst_buffer_map(mb, &mi, GST_MAP_READ);
+    for (gsize i = 0; i < mi.size; i++) { n_meta_px++; n_meta_px_diff += mi.data[i] != rgba[4 * i + 3]; }
+    gst_buffer_unmap(mb, &mi);
+  }
+  if (mb) gst_buffer_unref(mb);
+  if (ok) n_meta++;
+  else { n_meta_bad++; printf("bad or missing HeadroomMatteMeta on a %dx%d buffer (meta %dx%d, a matte of %zu bytes)\n", w, h, mw, mh, msz); }
+}
 
 static void drain_bus(GstElement *pipe) {
   GstBus *bus = gst_element_get_bus(pipe);
@@ -84,7 +111,10 @@ static int run_frames(GstElement *src, GstElement *sink, const char *fmt, int w,
       GstMapInfo mi;
       gst_buffer_map(gst_sample_get_buffer(s), &mi, GST_MAP_READ);
       for (gsize j = 3; j < mi.size; j += 4) *not255 += mi.data[j] != 255;
+      check_meta(gst_sample_get_buffer(s), w, h, mi.data);
       gst_buffer_unmap(gst_sample_get_buffer(s), &mi);
+    } else {
+      check_meta(gst_sample_get_buffer(s), w, h, NULL);
     }
     gst_sample_unref(s);
   }
@@ -149,6 +179,8 @@ int main(int argc, char **argv) {
   gst_object_unref(bus);
   done(pipe, src, sink);
   printf("bus: %d headroom-health messages, %d errors\n", n_health, n_error);
+  printf("HeadroomMatteMeta: on %d of %d output buffers, at their size, with a matte (%d wrong or missing)\n", n_meta, a + b + c, n_meta_bad);
+  CHECK(n_meta == a + b + c && n_meta_bad == 0, "a matte meta on every output buffer, through the caps change and NULL -> PLAYING");
   CHECK(n_health >= 3 && n_error == 0, "health messages (first frame, new caps, after NULL) and no error");
   /* 3: RGBA carries the matte in A */
   pipe = make(model, "RGBA", 96, 64, &src, &sink);
@@ -157,6 +189,9 @@ int main(int argc, char **argv) {
   int d = run_frames(src, sink, "RGBA", 96, 64, 2, 0, &not255);
   printf("RGBA: %d of 2 frames, %ld pixels with A != 255 (the matte)\n", d, not255);
   CHECK(d == 2 && not255 > 0, "RGBA output with the matte as alpha");
+  printf("RGBA: the HeadroomMatteMeta's matte differs from the output's A at %ld of %ld pixels; %d buffers without a right meta\n", n_meta_px_diff,
+         n_meta_px, n_meta_bad);
+  CHECK(n_meta_px == 2L * 96 * 64 && n_meta_px_diff == 0 && n_meta_bad == 0, "the matte meta equals the RGBA output's alpha");
   done(pipe, src, sink);
   CHECK(n_error == 0, "no error with RGBA");
   /* 4: a model that is not there */

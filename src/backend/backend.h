@@ -53,5 +53,9 @@ int hr__vk_validation_messages(void);
 double hr__vk_device_ms(void *impl);
 /* 1 when the device buffer holds fp16 values (HR_VK_FP16; fp32 sums in the shaders). */
 int hr__vk_fp16(void *impl);
+/* A device the Vulkan backend would take exists (GPU types only unless HR_VULKAN_DEVICE names one):
+ * HR_OK and "NAME (type)" in desc, else HR_ENOTSUP and why. No device is made: for a backend
+ * choice such as --backend auto, which must never pick a CPU device (llvmpipe). */
+hr_status hr__vk_probe(char *desc, size_t n);
 #endif
 #endif

@@ -72,8 +72,8 @@ struct hr_compositor {
    * R G B floats by parity (srow[y & 1] holds row srow_y[..]), srow_cap floats each */
   int ssw, ssh;
   double ssc, sox, soy;
-  int32_t *sx0;
-  float *sfx, *orow[2], *srow[2], *vrow;   /* vrow: the two source rows mixed */
+  int32_t *sx0, *cx0;          /* cx0 / cfx: the same for 4:2:0 chroma (w / 2; YUV outputs) */
+  float *sfx, *cfx, *orow[2], *srow[2], *vrow;   /* vrow: the two source rows mixed */
   int srow_y[2];
   size_t srow_cap;
   hr_composite_action prev;
@@ -167,7 +167,7 @@ void hr_compositor_destroy(hr_compositor *c) {
   free(c->matte);
   free(c->arow);
   free(c->zrow);
-  free(c->sx0); free(c->sfx); free(c->orow[0]); free(c->orow[1]); free(c->srow[0]); free(c->srow[1]); free(c->vrow);
+  free(c->sx0); free(c->sfx); free(c->cx0); free(c->cfx); free(c->orow[0]); free(c->orow[1]); free(c->srow[0]); free(c->srow[1]); free(c->vrow);
   free(c);
 }
 
@@ -306,6 +306,50 @@ static void cp_scale_row(hr_compositor *c, const hr_frame *f, int y, float *out)
   }
 }
 
+/* One output row of a plane from source rows r0, r1 (weight fy of r1), bilinear across by the
+ * tables; samples sstep apart in the source, dstep in the output. */
+static void cp_lerp_row(uint8_t *restrict d, int dstep, const uint8_t *r0, const uint8_t *r1, int sstep, float fy, const int32_t *x0, const float *fx,
+                        int n, int slast) {
+  for (int x = 0; x < n; x++) {
+    int i0 = x0[x], i1 = i0 < slast ? i0 + 1 : slast;
+    float a = r0[i0 * sstep] + (r0[i1 * sstep] - r0[i0 * sstep]) * fx[x];
+    float b = r1[i0 * sstep] + (r1[i1 * sstep] - r1[i0 * sstep]) * fx[x];
+    d[x * dstep] = (uint8_t)(int)(a + (b - a) * fy + 0.5f);
+  }
+}
+
+/* Source row coordinate v (pixel centres), clamped to 0..n-1: the two rows and the weight. */
+static void cp_rows(double v, int n, int *y0, int *y1, float *fy) {
+  if (v < 0) v = 0;
+  if (v > n - 1) v = n - 1;
+  *y0 = (int)v; *y1 = *y0 + 1 < n ? *y0 + 1 : *y0; *fy = (float)(v - *y0);
+}
+
+/* 4:2:0 into 4:2:0 of the same range: each plane scaled on its own, no colour conversion. */
+static void cp_set_bg_420(hr_compositor *c, const hr_frame *f) {
+  int w = c->p.width, h = c->p.height, sw = f->width, sh = f->height;
+  bool snv = f->fmt == HR_PIX_NV12_FULL || f->fmt == HR_PIX_NV12_VIDEO;
+  for (int y = 0; y < h; y++) {
+    int y0, y1;
+    float fy;
+    cp_rows(c->soy + (y + 0.5) / c->ssc - 0.5, sh, &y0, &y1, &fy);
+    const uint8_t *p = f->planes[0];
+    cp_lerp_row(c->pl[0].bg + (size_t)y * w, 1, p + (ptrdiff_t)y0 * f->strides[0], p + (ptrdiff_t)y1 * f->strides[0], 1, fy, c->sx0, c->sfx, w,
+                sw - 1);
+  }
+  for (int y = 0; y < h / 2; y++) {
+    int y0, y1;
+    float fy;
+    cp_rows((c->soy + (2 * y + 1) / c->ssc) / 2 - 0.5, sh / 2, &y0, &y1, &fy);
+    for (int k = 0; k < 2; k++) {
+      const uint8_t *sp = snv ? (const uint8_t *)f->planes[1] + k : f->planes[1 + k];
+      ptrdiff_t ss = f->strides[snv ? 1 : 1 + k];
+      uint8_t *d = c->n_planes == 2 ? c->pl[1].bg + (size_t)y * w + k : c->pl[1 + k].bg + (size_t)y * (w / 2);
+      cp_lerp_row(d, c->n_planes == 2 ? 2 : 1, sp + y0 * ss, sp + y1 * ss, snv ? 2 : 1, fy, c->cx0, c->cfx, w / 2, sw / 2 - 1);
+    }
+  }
+}
+
 static hr_status cp_set_bg(hr_compositor *c, const hr_frame *f) {
   char why[160];
   if (hr_frame_validate(f, why, sizeof why) != HR_OK) { snprintf(c->err, sizeof c->err, "compositor: background frame: %s", why); return HR_EINVAL; }
@@ -331,8 +375,18 @@ static hr_status cp_set_bg(hr_compositor *c, const hr_frame *f) {
       if (u > sw - 1) u = sw - 1;
       c->sx0[x] = (int32_t)u; c->sfx[x] = (float)(u - (int)u);
     }
+    if (c->cx0)   /* 4:2:0 chroma sample x covers luma 2x..2x+1: its centre at 2x + 1 (edges) */
+      for (int x = 0; x < w / 2; x++) {
+        double u = (c->sox + (2 * x + 1) / c->ssc) / 2 - 0.5;
+        if (u < 0) u = 0;
+        if (u > sw / 2 - 1) u = sw / 2 - 1;
+        c->cx0[x] = (int32_t)u; c->cfx[x] = (float)(u - (int)u);
+      }
     c->ssw = sw; c->ssh = sh;
   }
+  bool s420 = f->fmt == HR_PIX_NV12_FULL || f->fmt == HR_PIX_NV12_VIDEO || f->fmt == HR_PIX_I420_FULL || f->fmt == HR_PIX_I420_VIDEO;
+  bool svideo = f->fmt == HR_PIX_NV12_VIDEO || f->fmt == HR_PIX_I420_VIDEO;
+  if (c->cx0 && s420 && svideo == c->video_range && sw >= 2 && sh >= 2) { cp_set_bg_420(c, f); return HR_OK; }
   c->srow_y[0] = c->srow_y[1] = -1;
   int step = c->yuv ? 2 : 1;
   for (int y = 0; y < h; y += step) {
@@ -399,6 +453,11 @@ hr_status hr_compositor_create(const hr_composite_params *p, hr_compositor **out
     c->orow[0] = malloc((size_t)w * 3 * sizeof(float));
     c->orow[1] = malloc((size_t)w * 3 * sizeof(float));
     if (!c->sx0 || !c->sfx || !c->orow[0] || !c->orow[1]) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+    if (c->yuv) {
+      c->cx0 = malloc((size_t)(w / 2) * sizeof(int32_t));
+      c->cfx = malloc((size_t)(w / 2) * sizeof(float));
+      if (!c->cx0 || !c->cfx) CP_FAIL(HR_ENOMEM, "compositor: out of memory");
+    }
     if (p->mode == HR_COMPOSITE_MODE_IMAGE) {   /* the picture as an R G B frame, scaled like a video's */
       hr_frame f;
       memset(&f, 0, sizeof f);

@@ -381,8 +381,11 @@ hr_status hr__depth_push_color(hr__depth *d, int64_t frame, int64_t ts_ns, const
         d->unpaired++;
         d->unpaired_new++;
         queue(d, (dec){frame, 0, 0, -1, 0, 0, 0});
+      } else if (d->ring_q + d->ring_u >= RING) {   /* cannot happen: <= COLOR_CAP here (see the top) */
+        d->refused++;
+        rc = dfail(d, HR_EMISUSE, "internal: depth ring full");
       } else {
-        int slot = (d->ring_head + d->ring_q + d->ring_u) % RING;   /* ring_q + ring_u <= COLOR_CAP here */
+        int slot = (d->ring_head + d->ring_q + d->ring_u) % RING;
         store_mask(d, d->ring + (size_t)slot * d->an, alpha, w, h);
         d->ring_frame[slot] = frame;
         if (hr_aligner_push_color(d->al, ts_ns, (uint64_t)frame + 1) == HR_OK) {

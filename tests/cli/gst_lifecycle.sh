@@ -3,7 +3,8 @@
 # project: under the ASan build it is ASan + UBSan, leaks checked at exit): PLAYING, a caps change
 # mid-stream (160x96 -> 128x72), NULL -> PLAYING again, RGBA with the matte as alpha, a missing
 # model failing the state change with an error on the bus, GRAY8 refused with a message naming the
-# formats.
+# formats. Every output buffer carries a HeadroomMatteMeta of its size (read in C with
+# gst_buffer_get_custom_meta); on RGBA its matte equals the output's A channel byte for byte.
 set -euo pipefail
 BUILD=${HR_BUILD_DIR:-build}
 MODEL=${HR_MODEL_DIR:-models}/rvm.json

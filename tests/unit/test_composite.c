@@ -342,7 +342,8 @@ static void run_rgba(const hr_frame *src, float *const *alpha, float *row) {
 }
 
 /* Mode video: the caller's frames as the background, scaled to cover. Before the first, black;
- * then each set_background's frame: the same-size I420 frame through R G B and back within a
+ * then each set_background's frame: the same-size I420 frame (4:2:0 into 4:2:0 of one range:
+ * scaled plane by plane, exact; into RGB24: through the model's colour conversion) within a
  * few levels (the luma of a frame of 0 matte), another frame changes it, a frame of another size
  * and format (BGRA at half size) is scaled; the person (alpha = 1) stays the input; a blur
  * compositor refuses a background frame; set_background after the first allocates nothing. */
@@ -393,6 +394,7 @@ static void run_video(hr_pixfmt fmt, const hr_frame *src, float *const *alpha, f
   printf("%-6s video   background = clip frame 2: |plane 0 - frame 2's| mean %.3f, max %.0f; frame 4 instead: mean |difference| %.2f\n",
          hr_pixfmt_name(fmt), maxd[1], maxd[0], sumd);
   CHECK(maxd[0] <= 8 && maxd[1] < 0.5);
+  if (yuv) CHECK(maxd[0] == 0);   /* video-range I420 into video-range 4:2:0 at one size: the planes themselves */
   CHECK(sumd > 0.5);
   /* a BGRA frame of half the size (frame 2, every other pixel): scaled up, still its picture */
   convert(&small, &src[1], HR_PIX_BGRA, row);

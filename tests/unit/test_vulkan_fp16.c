@@ -125,8 +125,8 @@ int main(void) {
   CHECK_EQ_INT(hr_session_reset(x), HR_OK);
   CHECK_EQ_INT(hr_session_reset(v), HR_OK);
   for (int i = 0; i < NF; i++) compare(x, v, &fr_nv12[i], "nv12", i);
-  /* every convolution kernel in turn (4x4-blocked, split reduction, tiled 64/32/16 and 2x2, one output per
-   * thread: a GPU's tuning may pick any of them, the size heuristic here only some) */
+  /* every convolution kernel in turn (4x4-blocked, split reduction, tiled 64/32/16 and 2x2, one
+   * output per thread: a GPU's tuning may pick any of them, the size heuristic here only some) */
   setenv("HR_VK_CONV", "cycle", 1);
   hr_session *c = NULL;
   st = hr_session_create_err(m, &p, &c, err, sizeof err);

@@ -8,8 +8,8 @@
  * 62x46 NV12 at ratio 0.6, processing 37x27 (the frame resampled on the GPU, read in place by the
  * tail; kernels as the size heuristic picks them); 75x53 RGB24 at ratio 1 (the input materialised
  * on the GPU), with the convolution kernels taken in turn (4x4-blocked, split reduction, tiled
- * 64/32/16 and 2x2-a-thread 32x32/64x16, one output per thread: the heuristic and the device tuning pick some only at large
- * shapes); 46x34 NV12 at ratio 0.6 with the kernels tuned on the device. Under the validation layer
+ * 64/32/16 and 2x2-a-thread 32x32/64x16, one output per thread: the heuristic and the device
+ * tuning pick some only at large shapes); 46x34 NV12 at ratio 0.6 with the kernels tuned on the device. Under the validation layer
  * where it is installed. Bound: max |d| <= 1e-4 * max(1, max |ref|) per op. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,7 +2,9 @@
  * 128x96 frames of a real clip at ratio 0.5, state carried over 6 frames, against XNNPACK (fp32:
  * mean |d alpha| <= 1e-5, max <= 1e-3 per frame), in RGB24 and NV12 (converted on the GPU); state
  * saved on Vulkan and loaded on XNNPACK (and back) continues within the same bounds; reset,
- * replan (frames of the old size then arrive as an RGBF32 input), suspend/resume, stateless mode; without Vulkan in the build, the backend must refuse with HR_ENOTSUP and say why. */
+ * replan (frames of the old size then arrive as an RGBF32 input), suspend/resume, stateless mode;
+ * the device probe for an automatic choice never names a CPU device (llvmpipe) unless asked; without
+ * Vulkan in the build, the backend must refuse with HR_ENOTSUP and say why. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +155,21 @@ int main(void) {
   for (int i = 0; i < 2; i++) compare(x, v, &fr_rgb[i + 2], "stateless", i);
   hr_session_destroy(x);
   hr_session_destroy(v);
+  /* the probe for an automatic choice: never a CPU device unless named; llvmpipe when named */
+  char desc[512];
+  const char *dev = getenv("HR_VULKAN_DEVICE");
+  char named[64];
+  snprintf(named, sizeof named, "%s", dev ? dev : "");
+  unsetenv("HR_VULKAN_DEVICE");
+  hr_status ps = hr__vk_probe(desc, sizeof desc);
+  printf("probe, no device named: %s: %s\n", hr_status_name(ps), desc);
+  CHECKF(ps == HR_OK ? strstr(desc, "(CPU)") == NULL && strstr(desc, "llvmpipe") == NULL : strstr(desc, "no GPU") != NULL, "probe: %s", desc);
+  if (named[0]) {
+    setenv("HR_VULKAN_DEVICE", named, 1);
+    ps = hr__vk_probe(desc, sizeof desc);
+    printf("probe, HR_VULKAN_DEVICE=%s: %s: %s\n", named, hr_status_name(ps), desc);
+    CHECKF(ps == HR_OK && strcasestr(desc, named), "probe of the named device: %s", desc);
+  }
   /* a device that does not exist: a clear refusal */
   setenv("HR_VULKAN_DEVICE", "no-such-gpu", 1);
   CHECK_EQ_INT(hr_session_create(m, &p, &v), HR_ENOTSUP);

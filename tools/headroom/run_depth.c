@@ -3,15 +3,17 @@
  * this file reads the depth source just far enough ahead, hands the stream's decisions to the
  * output thread and writes the person's depth (and occlusion) PNGs there.
  *
- * Threads: depth_feed and depth_take run on the live loop's thread around hr_stream_push (the
- * stream is driven by that thread only); depth_write_upto runs on the output thread inside the
- * depth sink; depth_finish runs after the output thread stopped. Between them, a queue of
+ * Threads: a reader thread decodes the depth PNGs up to DEPTH_AHEAD frames ahead (the decode,
+ * ~10-20 ms a frame, stays off the live loop as it was before the fusion moved); depth_feed and
+ * depth_take run on the live loop's thread around hr_stream_push (the stream is driven by that
+ * thread only); depth_write_upto runs on the output thread inside the depth sink; depth_finish
+ * runs after the output thread stopped. Between the loop and the output thread, a queue of
  * DEPTH_HANDOFF decisions with copies of their person depth and occlusion, allocated at attach.
  *
- * Read-ahead: before a color frame at t is pushed, depth frames are read and pushed while the
- * newest one read is at or before t + window (so one beyond it is always in: that is what lets
+ * Read-ahead: before a color frame at t is pushed, decoded depth frames are pushed while the
+ * newest one pushed is at or before t + window (so one beyond it is always in: that is what lets
  * the stream decide t's frame in its own push). The stream copies each depth frame into its pool,
- * so the source needs no pool of its own beyond one frame.
+ * so the source's pool only covers the frames decoded ahead.
  *
  * Depth values: the source hands out the file's raw 16-bit values (depth_scale 1000 there, so 65535
  * stays recognisable); the stream turns them into millimetres with --depth-scale. */
@@ -27,6 +29,7 @@
 #include "headroom/io.h"
 
 enum {
+  DEPTH_AHEAD = 4,                  /* depth frames decoded ahead by the reader (source pool + 2) */
   DEPTH_HANDOFF = 16,               /* decisions between the loop and the output thread (at most
                                        8 undecided + 3 frames in flight are ever waiting) */
   DEPTH_MAP = 64,                   /* stream frame -> source index, for recent frames */
@@ -41,14 +44,23 @@ typedef struct depth_item {
   uint8_t *occ;
 } depth_item;
 
+typedef struct depth_read { hr_frame f; int st; char err[160]; } depth_read;
+
 struct depth_ctx {
   hr_source *src;
   hr_stream *stream;
+  /* the reader thread (rmu): decoded frames (or read errors) in order */
+  pthread_t reader;
+  pthread_mutex_t rmu;
+  pthread_cond_t rcv;
+  int reader_on, reader_eof, reader_stop;
+  depth_read ahead[DEPTH_AHEAD];
+  int ahead_head, ahead_n;
   int64_t window_ns;
   double occlude_m;
   int aw, ah;
   int64_t last_depth_ts;
-  int have_depth, depth_eof, read_err_run;
+  int have_depth, depth_eof;
   int64_t map_frame[DEPTH_MAP], map_index[DEPTH_MAP];
   /* the handoff queue (mu) */
   pthread_mutex_t mu;
@@ -86,11 +98,50 @@ static int depth_fail(char *err, size_t err_len, int st, const char *fmt, ...) {
 
 void depth_close(depth_ctx *d) {
   if (!d) return;
+  if (d->reader_on) {
+    pthread_mutex_lock(&d->rmu);
+    d->reader_stop = 1;
+    pthread_cond_broadcast(&d->rcv);
+    pthread_mutex_unlock(&d->rmu);
+    pthread_join(d->reader, NULL);
+    pthread_mutex_destroy(&d->rmu);
+    pthread_cond_destroy(&d->rcv);
+  }
   hr_source_destroy(d->src);
   for (int i = 0; i < DEPTH_HANDOFF; i++) { free(d->q[i].pm); free(d->q[i].occ); }
   free(d->occ_last);
   if (d->mu_ok) { pthread_mutex_destroy(&d->mu); pthread_cond_destroy(&d->cv); }
   free(d);
+}
+
+/* The reader: decode the next depth frame whenever fewer than DEPTH_AHEAD wait, until the end (or
+ * DEPTH_MAX_READ_ERRORS failed reads in a row). */
+static void *depth_reader_main(void *arg) {
+  depth_ctx *d = arg;
+  int err_run = 0;
+  pthread_mutex_lock(&d->rmu);
+  for (;;) {
+    while (d->ahead_n == DEPTH_AHEAD && !d->reader_stop) pthread_cond_wait(&d->rcv, &d->rmu);
+    if (d->reader_stop) break;
+    pthread_mutex_unlock(&d->rmu);
+    depth_read r;
+    memset(&r, 0, sizeof r);
+    int64_t t0 = depth_now_ns();
+    r.st = hr_source_read(d->src, &r.f);
+    int64_t dt = depth_now_ns() - t0;
+    if (r.st && r.st != HR_EEOF) snprintf(r.err, sizeof r.err, "%s", hr_source_last_error(d->src));
+    err_run = r.st && r.st != HR_EEOF ? err_run + 1 : 0;
+    pthread_mutex_lock(&d->rmu);
+    d->read_ns += dt;
+    if (r.st == HR_EEOF) { d->reader_eof = 1; pthread_cond_broadcast(&d->rcv); break; }
+    d->ahead[(d->ahead_head + d->ahead_n) % DEPTH_AHEAD] = r;
+    d->ahead_n++;
+    if (err_run >= DEPTH_MAX_READ_ERRORS) d->reader_eof = 1;
+    pthread_cond_broadcast(&d->rcv);
+    if (d->reader_eof) break;
+  }
+  pthread_mutex_unlock(&d->rmu);
+  return NULL;
 }
 
 int depth_open(depth_ctx **out, const run_opts *o, hr_stream_params *p, char *err, size_t err_len) {
@@ -117,7 +168,7 @@ int depth_open(depth_ctx **out, const run_opts *o, hr_stream_params *p, char *er
   hr_source_params_default(&sp);
   sp.stream = HR_SOURCE_STREAM_DEPTH;
   sp.depth_scale = 1000.0;   /* raw values: the stream converts with --depth-scale */
-  sp.pool_size = 2;          /* each frame is copied by the stream as soon as it is read */
+  sp.pool_size = DEPTH_AHEAD + 2;   /* the frames decoded ahead, the one being pushed, the one being read */
   int st = hr_source_open(o->depth, &sp, &d->src, e, sizeof e);
   if (st) { depth_close(d); return depth_fail(err, err_len, st, "depth: %s", e); }
   hr_pixfmt fmt;
@@ -140,6 +191,14 @@ int depth_open(depth_ctx **out, const run_opts *o, hr_stream_params *p, char *er
   pthread_mutex_init(&d->mu, NULL);
   pthread_cond_init(&d->cv, NULL);
   d->mu_ok = 1;
+  pthread_mutex_init(&d->rmu, NULL);
+  pthread_cond_init(&d->rcv, NULL);
+  if (pthread_create(&d->reader, NULL, depth_reader_main, d)) {
+    pthread_mutex_destroy(&d->rmu); pthread_cond_destroy(&d->rcv);
+    depth_close(d);
+    return depth_fail(err, err_len, HR_ENOMEM, "depth: cannot start the reader thread");
+  }
+  d->reader_on = 1;
   p->depth = true;
   p->depth_window_ms = o->depth_window_ms;
   p->depth_scale = scale;
@@ -169,22 +228,25 @@ int depth_attach(depth_ctx *d, hr_stream *s, int aw, int ah) {
 void depth_feed(depth_ctx *d, int64_t color_ts) {
   if (!d) return;
   while (!d->depth_eof && (!d->have_depth || d->last_depth_ts <= color_ts + d->window_ns)) {
-    hr_frame f;
-    int64_t t0 = depth_now_ns();
-    int st = hr_source_read(d->src, &f);
-    d->read_ns += depth_now_ns() - t0;
+    pthread_mutex_lock(&d->rmu);
+    while (!d->ahead_n && !d->reader_eof) pthread_cond_wait(&d->rcv, &d->rmu);
+    depth_read *r = d->ahead_n ? &d->ahead[d->ahead_head] : NULL;
+    pthread_mutex_unlock(&d->rmu);
+    if (!r) { d->depth_eof = 1; hr_stream_push_depth(d->stream, NULL); break; }   /* the list is over */
     d->reads++;
-    if (st == HR_EEOF) { d->depth_eof = 1; hr_stream_push_depth(d->stream, NULL); break; }
-    if (st) {
-      if (d->read_errors++ == 0) snprintf(d->err, sizeof d->err, "%s", hr_source_last_error(d->src));
-      if (++d->read_err_run >= DEPTH_MAX_READ_ERRORS) { d->depth_eof = 1; hr_stream_push_depth(d->stream, NULL); }
-      continue;
+    if (r->st) {
+      if (d->read_errors++ == 0) snprintf(d->err, sizeof d->err, "%s", r->err);
+    } else {
+      d->have_depth = 1;
+      d->last_depth_ts = r->f.ts_ns;
+      if (hr_stream_push_depth(d->stream, &r->f) && d->refused++ == 0)   /* copied into the stream's pool */
+        snprintf(d->err, sizeof d->err, "%s", hr_stream_last_error(d->stream));
     }
-    d->read_err_run = 0;
-    d->have_depth = 1;
-    d->last_depth_ts = f.ts_ns;
-    if (hr_stream_push_depth(d->stream, &f) && d->refused++ == 0)
-      snprintf(d->err, sizeof d->err, "%s", hr_stream_last_error(d->stream));
+    pthread_mutex_lock(&d->rmu);
+    d->ahead_head = (d->ahead_head + 1) % DEPTH_AHEAD;
+    d->ahead_n--;
+    pthread_cond_broadcast(&d->rcv);
+    pthread_mutex_unlock(&d->rmu);
   }
 }
 
@@ -301,6 +363,9 @@ void depth_summary(const depth_ctx *d, char *buf, size_t n) {
   if (!d) { snprintf(buf, n, "off"); return; }
   hr_stream_stats ss;
   hr_stream_get_stats(d->stream, &ss);
+  pthread_mutex_lock((pthread_mutex_t *)&d->rmu);   /* the reader may still be decoding ahead */
+  const int64_t read_ns = d->read_ns;
+  pthread_mutex_unlock((pthread_mutex_t *)&d->rmu);
   const char *serr = hr_stream_last_error(d->stream);
   int k = snprintf(buf, n,
                    "%lld color frames: %lld fused within %g ms (max |dt| %.2f ms), %lld without depth; %lld depth frames, "
@@ -308,7 +373,7 @@ void depth_summary(const depth_ctx *d, char *buf, size_t n) {
                    (long long)ss.depth_colors, (long long)d->written, (double)d->window_ns / 1e6, ss.depth_max_abs_dt_ms,
                    (long long)ss.depth_unpaired, (long long)ss.depth_frames, (long long)ss.depth_unused,
                    ss.depth_colors ? ss.depth_ms * 1e3 / (double)ss.depth_colors : 0, ss.depth_ms_max * 1e3,
-                   ss.depth_frames ? (double)d->read_ns / 1e6 / (double)ss.depth_frames : 0,
+                   ss.depth_frames ? (double)read_ns / 1e6 / (double)ss.depth_frames : 0,
                    d->written ? (double)d->write_ns / 1e6 / (double)d->written : 0);
   if (k > 0 && (size_t)k < n && ss.depth_pairs != d->written)
     k += snprintf(buf + k, n - (size_t)k, "; %lld paired but not written", (long long)(ss.depth_pairs - d->written));

@@ -1542,3 +1542,43 @@ void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms) {
 int hr__vk_fused(void *impl, int i) { return ((vk *)impl)->fused[i]; }
 double hr__vk_device_ms(void *impl) { return impl && ((vk *)impl)->ts_ok ? ((vk *)impl)->device_ms : -1; }
 int hr__vk_fp16(void *impl) { return impl && ((vk *)impl)->fp16; }
+
+/* For an automatic backend choice: whether a Vulkan device this backend would take exists (a GPU
+ * type, never a CPU one such as llvmpipe unless HR_VULKAN_DEVICE names it), without making a
+ * device (instance and enumeration only, ~10-100 ms). desc gets "NAME (type)" or why not. */
+hr_status hr__vk_probe(char *desc, size_t n) {
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "headroom", .apiVersion = VK_API_VERSION_1_1};
+  VkInstanceCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+  VkInstance inst;
+  VkResult r = vkCreateInstance(&ii, NULL, &inst);
+  if (r != VK_SUCCESS) {
+    snprintf(desc, n, "Vulkan: no instance (VkResult %d%s)", (int)r, r == VK_ERROR_INCOMPATIBLE_DRIVER ? ": no Vulkan driver (ICD)" : "");
+    return HR_ENOTSUP;
+  }
+  const char *icds[] = {"libvulkan_lvp.so", "libGLX_nvidia.so.0", "libvulkan_radeon.so", "libvulkan_intel.so"};
+  for (size_t k = 0; k < sizeof icds / sizeof *icds; k++) dlopen(icds[k], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  uint32_t nd = 0;
+  vkEnumeratePhysicalDevices(inst, &nd, NULL);
+  VkPhysicalDevice pds[16];
+  if (nd > 16) nd = 16;
+  vkEnumeratePhysicalDevices(inst, &nd, pds);
+  const char *want = getenv("HR_VULKAN_DEVICE");
+  int best = -1, best_rank = 0;
+  VkPhysicalDeviceProperties bp = {0};
+  char seen[400] = "";
+  for (uint32_t k = 0; k < nd; k++) {
+    VkPhysicalDeviceProperties pr;
+    vkGetPhysicalDeviceProperties(pds[k], &pr);
+    size_t l = strlen(seen);
+    snprintf(seen + l, sizeof seen - l, "%s%.60s%s", l ? ", " : "", pr.deviceName, pr.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? " (CPU)" : "");
+    if (want_device(&pr, want) && type_rank(pr.deviceType) > best_rank) { best = (int)k; best_rank = type_rank(pr.deviceType); bp = pr; }
+  }
+  vkDestroyInstance(inst, NULL);
+  if (best < 0) {
+    snprintf(desc, n, "Vulkan: no GPU device (devices: %s)", nd ? seen : "none");
+    return HR_ENOTSUP;
+  }
+  static const char *types[] = {"other", "integrated GPU", "discrete GPU", "virtual GPU", "CPU"};
+  snprintf(desc, n, "%s (%s)", bp.deviceName, bp.deviceType <= VK_PHYSICAL_DEVICE_TYPE_CPU ? types[bp.deviceType] : "?");
+  return HR_OK;
+}
