@@ -76,10 +76,13 @@ typedef struct hr_session hr_session;
 typedef enum hr_backend {
   HR_BACKEND_XNNPACK = 0,      /* shipped fast path */
   HR_BACKEND_REFERENCE = 1,    /* plain C, slow: the test oracle */
-  HR_BACKEND_VULKAN = 2,       /* GPU compute through Vulkan (fp32). Only GPU-type devices are picked;
+  HR_BACKEND_VULKAN = 2,       /* GPU compute through Vulkan (fp32; HR_VK_FP16=1: fp16 storage). Only GPU-type devices are picked;
                                   HR_VULKAN_DEVICE=<name substring> picks a device by name (also a
                                   CPU one such as llvmpipe, for tests). HR_ENOTSUP when the build
                                   has no Vulkan or no device is found; the error says which. */
+  HR_BACKEND_AUTO = 3,         /* Vulkan when a GPU-type device answers, else XNNPACK (never a CPU
+                                  Vulkan device such as lavapipe); hr_session_backend says which
+                                  and why. */
 } hr_backend;
 
 typedef struct hr_session_params {
@@ -182,6 +185,10 @@ HR_API int hr_session_state_views(const hr_session *s, const float **ptrs, size_
 
 /* Last error message for this session ("" if none). Owned by the session. */
 HR_API const char *hr_session_last_error(const hr_session *s);
+/* The backend the session runs on, in words: "xnnpack", "reference", "vulkan: NVIDIA H200
+ * (discrete GPU)", or for HR_BACKEND_AUTO the choice and its reason ("xnnpack (auto: no Vulkan GPU:
+ * ...)"). Owned by the session. */
+HR_API const char *hr_session_backend(const hr_session *s);
 
 /* Memory plan of a session, in bytes; known before the first frame. */
 typedef struct hr_plan_info {

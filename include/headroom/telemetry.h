@@ -47,6 +47,7 @@ extern "C" {
  *   net_ms             number|null  tail-every-frame mode: the network run whose coefficients
  *                                   made this frame's matte (infer_ms is then the tail's time)
  *   coef_age           int|null     tail-every-frame mode: frames between that run's frame and this
+ *   device_ms          number|null  GPU backends: the frame's time on the device (timestamp queries)
  * Numbers: ms with 3 decimals (1 µs), ratio and confidence with 4; strings are JSON-escaped,
  * invalid UTF-8 becomes U+FFFD, and each string is cut (at a character boundary) to at most
  * HR_TELEMETRY_STR_MAX bytes, so one line never exceeds HR_TELEMETRY_LINE_MAX bytes.
@@ -78,6 +79,7 @@ typedef struct hr_telemetry_record {
   int64_t bytes_copied;          /* this frame */
   double net_ms;                 /* NaN = null */
   int64_t coef_age;              /* HR_TELEMETRY_NONE = null */
+  double device_ms;              /* NaN = null */
 } hr_telemetry_record;
 
 /* Every nullable field null, the rest 0/false. */

@@ -249,6 +249,29 @@ fail:
   return st;
 }
 
+/* The backend in words; HR_BACKEND_AUTO resolved here, once, with its reason. */
+static void pick_backend(hr_session *s) {
+  char d[200] = "";
+  switch (s->p.backend) {
+    case HR_BACKEND_REFERENCE: snprintf(s->backend_desc, sizeof s->backend_desc, "reference"); return;
+    case HR_BACKEND_XNNPACK: snprintf(s->backend_desc, sizeof s->backend_desc, "xnnpack"); return;
+    case HR_BACKEND_VULKAN: snprintf(s->backend_desc, sizeof s->backend_desc, "vulkan"); return;
+    case HR_BACKEND_AUTO: break;
+    default: snprintf(s->backend_desc, sizeof s->backend_desc, "backend %d", (int)s->p.backend); return;
+  }
+#ifdef HR_HAVE_VULKAN
+  hr_status st = hr__vk_probe(d, sizeof d);
+#else
+  hr_status st = HR_ENOTSUP;
+  snprintf(d, sizeof d, "this build has no Vulkan backend");
+#endif
+  s->p.backend = st ? HR_BACKEND_XNNPACK : HR_BACKEND_VULKAN;
+  if (st) snprintf(s->backend_desc, sizeof s->backend_desc, "xnnpack (auto: no Vulkan GPU: %s)", d);
+  else snprintf(s->backend_desc, sizeof s->backend_desc, "vulkan: %s (auto)", d);
+}
+
+const char *hr_session_backend(const hr_session *s) { return s ? s->backend_desc : ""; }
+
 hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_session **out, char *err, size_t err_len) {
   if (err && err_len) err[0] = 0;
   if (!m || !out) { if (err && err_len) snprintf(err, err_len, "no model or no output pointer"); return HR_EINVAL; }
@@ -257,6 +280,7 @@ hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_sess
   if (!s) { if (err && err_len) snprintf(err, err_len, "out of memory for the session"); return HR_ENOMEM; }
   s->m = m;
   if (p) s->p = *p; else hr_session_params_default(&s->p);
+  pick_backend(s);
   int w = s->p.width, h = s->p.height;
   if (m->fixed_w) { if (!w) w = m->fixed_w; if (!h) h = m->fixed_h; }
   hr_status st = HR_OK;

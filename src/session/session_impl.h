@@ -36,6 +36,7 @@ struct hr_session {
                                   unshared operators, our kernels' tables) */
   int64_t kernel_shared_bytes; /* measured: the model's shared templates this session's clones use */
   int64_t bytes_copied;        /* bytes copied by the library for the last frame (inputs converted) */
+  char backend_desc[256];       /* hr_session_backend */
   char err[512];
 };
 

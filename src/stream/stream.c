@@ -12,6 +12,7 @@
 #include "headroom.h"
 #include "headroom/testing.h"
 #include "session/session_impl.h"
+#include "backend/backend.h"
 #include "stream/depth.h"
 #include "stream/ladder.h"
 #include "stream/tail.h"
@@ -390,6 +391,12 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
       }
     } else {
       st = hr_session_push(s->s, &s->cur, &o);
+#ifdef HR_HAVE_VULKAN
+      if (!st && s->s->bk == &hr__backend_vulkan) {
+        double dms = hr__vk_device_ms(s->s->bimpl);
+        if (dms >= 0) rec->device_ms = dms;
+      }
+#endif
     }
     if (st) return fail(s, st, "frame %lld: %s", (long long)n, hr_session_last_error(s->s));
     ev |= o.events;

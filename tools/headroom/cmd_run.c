@@ -84,9 +84,9 @@ int cmd_run(int argc, char **argv) {
       if (tables[t][k]->open(&sink_ctx[t][k], &cfg, err, sizeof err)) { fprintf(stderr, "headroom run: %s\n", err); goto out; }
   if (hr_stats_create(&st_frame) || hr_stats_create(&st_out) || hr_stats_create(&st_lat) || hr_flow_create(&flow)) goto out;
   if (!o.quiet)
-    fprintf(stderr, "headroom run: %s -> %s, model %s at %dx%d ratio %g (processing %dx%d), plan %.1f MB%s%s\n",
+    fprintf(stderr, "headroom run: %s -> %s, model %s at %dx%d ratio %g (processing %dx%d), plan %.1f MB, %s%s%s\n",
             hr_source_describe(src), o.out, mi.name, pi.width, pi.height, pi.downsample_ratio, pi.proc_width,
-            pi.proc_height, pi.total_bytes / 1e6, o.realtime ? ", realtime" : "", o.adapt ? ", adaptive" : "");
+            pi.proc_height, pi.total_bytes / 1e6, hr_session_backend(s), o.realtime ? ", realtime" : "", o.adapt ? ", adaptive" : "");
   if (capture_start(&cap, src, flow, o.realtime, o.start)) { fprintf(stderr, "headroom run: cannot start capture thread\n"); goto out; }
   if (writer_start(&wr, &cfg, sink_ctx[0], sink_ctx[1], st_out)) { fprintf(stderr, "headroom run: out of memory for the output slots\n"); goto out; }
   double t_start = cli_now_ms(), last_status = 0;

@@ -14,7 +14,7 @@ static void run_usage(void) {
           "  --ratio R|auto        RVM downsample_ratio (default auto: processing side ~512 px)\n"
           "  --frames N            stop after N processed frames     --start N  skip the first N input frames\n"
           "  --input-format F      raw input, e.g. nv12:1920x1440@60 (SRC is a file or -)\n"
-          "  --backend xnnpack|reference|vulkan   --threads N\n"
+          "  --backend xnnpack|reference|vulkan|auto (auto: Vulkan on a GPU, else XNNPACK; says which)   --threads N\n"
           "state\n"
           "  --stateless           zero the state before every frame\n"
           "  --state-in FILE       load the state before the first frame   --state-out FILE  save it after the last\n"
@@ -94,7 +94,8 @@ int run_parse(int argc, char **argv, run_opts *o) {
       if (!strcmp(v, "reference") || !strcmp(v, "ref")) o->backend = HR_BACKEND_REFERENCE;
       else if (!strcmp(v, "xnnpack")) o->backend = HR_BACKEND_XNNPACK;
       else if (!strcmp(v, "vulkan")) o->backend = HR_BACKEND_VULKAN;
-      else { fprintf(stderr, "headroom run: --backend is xnnpack, reference or vulkan, not '%s'\n", v); return -1; }
+      else if (!strcmp(v, "auto")) o->backend = HR_BACKEND_AUTO;
+      else { fprintf(stderr, "headroom run: --backend is xnnpack, reference, vulkan or auto, not '%s'\n", v); return -1; }
     }
     else if (!strcmp(a, "--raw")) o->raw = 1;
     else if (!strcmp(a, "--dump-input")) o->dump_input = 1;
