@@ -32,13 +32,16 @@
  * undecided or decided and not yet handed out (HR_STREAM_DEPTH_RING), allocated at create.
  * Timing contract:
  *   - Push depth frames as they arrive, through hr_stream_push_depth, from the stream's thread.
- *   - The decision for color frame N can be made only when no later frame can change it: once a
- *     depth frame later than ts(N) + window has been pushed (or the depth stream said it ended),
- *     and no later color frame could claim N's depth frame. So pushing every depth frame up to
- *     the first one beyond ts(N) + window BEFORE hr_stream_push(N) lets push N decide N when N's
- *     nearest depth frame is not after it; otherwise N is decided in a later call (typically
- *     push N+1, or an hr_stream_push_depth between), and a frame is never held past the aligner's
- *     max latency (200 ms of either stream's timestamps: then it is forced, counted).
+ *   - Color frame N is decided as soon as no later frame can change its decision (sync.h's rule):
+ *     paired with depth frame d once every depth frame up to ts(N) + |dt| has been pushed and d is
+ *     not after ts(N) (a d after ts(N) might lie nearer to frame N+1, so that pair waits for a
+ *     later color frame); "no depth" once a depth frame later than ts(N) + window has been pushed
+ *     (or the depth stream said it ended) and none of N's candidates can win. So pushing every
+ *     depth frame up to the first one beyond ts(N) + window BEFORE hr_stream_push(N) lets push N
+ *     decide N whenever its depth frame is not after it (equal timestamps: always); otherwise N
+ *     is decided in a later call (typically push N+1, or an hr_stream_push_depth between), and
+ *     never later than the aligner's max latency (200 ms of either stream's timestamps past
+ *     ts(N): then it is forced, counted in stats.depth_forced).
  *   - hr_stream_result.depth describes one decision: frame N's when push N decided it, else the
  *     newest one decided since the previous push (.frame says which; -1 when none). Every
  *     decision (one per color frame that had a matte, in frame order) is also queued for

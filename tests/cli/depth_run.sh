@@ -4,7 +4,8 @@
 # PNGs). The frames that get DIR/depth/NNNNNN.png must be exactly those an independent
 # nearest-within-16-ms greedy (awk + sort here) pairs; the PNGs are 16-bit at the alpha size, the
 # occlusion masks 8-bit, one per fused frame; the summary line counts the same. A --depth that is
-# not a TUM folder is refused with a message.
+# not a TUM folder is refused with a message; an unreadable depth file is counted, a depth PNG that
+# cannot be written stops the run naming it.
 set -euo pipefail
 CLI=${HR_CLI:-build/headroom}
 MODEL=${HR_MODEL_DIR:-models}/rvm.json
@@ -73,5 +74,21 @@ if "$CLI" run --model "$MODEL" --input "$DATA" --out "$T/bad" --size 320x240 --f
 elif ! grep -q "depth" "$T/err2.txt"; then
   echo "FAIL: refusal does not mention depth:"; cat "$T/err2.txt"; fail=1
 fi
-[ "$fail" -eq 0 ] && echo "depth_run: $want of 100 frames fused (= reference greedy), $unpaired without depth; $summary"
+# A depth file that cannot be read is counted and the run goes on; a depth PNG that cannot be
+# written (a folder in its place) stops the run naming the file and the reason, exit 1.
+mkdir -p "$T/rd" "$T/wr/depth/000004.png"
+echo "not a png" > "$T/notpng.png"
+awk -v d="$DATA" -v bad="$T/notpng.png" '/^#/ || NF < 2 { next } { n++; if (n == 3) print $1, bad; else printf "%s %s/%s\n", $1, d, $2 }' "$DATA/depth.txt" > "$T/rd/depth.txt"
+cp "$T/dep/rgb.txt" "$T/rd/rgb.txt"
+if ! "$CLI" run --model "$MODEL" --input "$DATA" --out "$T/rd/out" --size 128x96 --threads 2 --frames 12 --depth "$T/rd" 2> "$T/err3.txt"; then
+  echo "FAIL: an unreadable depth file stopped the run:"; cat "$T/err3.txt"; fail=1
+elif ! grep -q "11 fused within 16 ms.*1 read errors.*notpng.png" "$T/err3.txt"; then
+  echo "FAIL: the unreadable depth file is not counted and named (11 of 12 fused expected):"; grep depth: "$T/err3.txt"; fail=1
+fi
+if "$CLI" run --model "$MODEL" --input "$DATA" --out "$T/wr" --size 128x96 --threads 2 --frames 12 --depth "$DATA" 2> "$T/err4.txt"; then
+  echo "FAIL: a depth PNG that cannot be written did not stop the run"; fail=1
+elif ! grep -q "stopped after 4 frames written: cannot write .*depth/000004.png: Is a directory" "$T/err4.txt"; then
+  echo "FAIL: the write failure is not named with its reason:"; cat "$T/err4.txt"; fail=1
+fi
+[ "$fail" -eq 0 ] && echo "depth_run: $want of 100 frames fused (= reference greedy), $unpaired without depth; $summary; an unreadable depth file counted, an unwritable PNG named"
 exit $fail

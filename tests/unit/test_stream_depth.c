@@ -13,7 +13,9 @@
  * (3) a depth frame 17 ms away is not fused, one 16 ms away is (the window is inclusive);
  * (4) misuse: a depth frame of another size or out of order is refused and counted, a stream
  *     without depth refuses depth frames;
- * (5) pushes with depth (push_depth, push, pop) allocate nothing in steady state. */
+ * (5) pushes with depth (push_depth, push, pop) allocate nothing in steady state;
+ * (6) tail every frame: the matte fused is the result's alpha (the tail's, at 960x540), frame for
+ *     frame, decided in its own push. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,21 +46,24 @@ static int dw, dh;
 static float *alphas;        /* NC + 16 mattes */
 static uint16_t *depths;     /* ND maps */
 
-/* person depth and occlusion of one decision against the depth map and the matte */
-static int check_pixels(const hr_stream_depth *dd, const uint16_t *dep, const float *alpha, int64_t *person) {
+/* person depth and occlusion of one decision (aw x ah) against the depth map and the matte */
+static int check_pixels_at(const hr_stream_depth *dd, const uint16_t *dep, const float *alpha, int aw, int ah, int64_t *person) {
   int bad = 0;
-  for (int y = 0; y < AH; y++)
-    for (int x = 0; x < AW; x++) {
-      int sx = (int)(((2 * (int64_t)x + 1) * dw) / (2 * AW)), sy = (int)(((2 * (int64_t)y + 1) * dh) / (2 * AH));
+  if (dd->width != aw || dd->height != ah) return aw * ah;
+  for (int y = 0; y < ah; y++)
+    for (int x = 0; x < aw; x++) {
+      int sx = (int)(((2 * (int64_t)x + 1) * dw) / (2 * aw)), sy = (int)(((2 * (int64_t)y + 1) * dh) / (2 * ah));
       uint16_t v = dep[(size_t)sy * dw + sx];
-      uint16_t want = alpha[y * AW + x] >= 0.5f && v != 65535 ? v : 0;
-      uint16_t got = dd->person_mm[y * AW + x];
+      uint16_t want = alpha[(size_t)y * aw + x] >= 0.5f && v != 65535 ? v : 0;
+      uint16_t got = dd->person_mm[(size_t)y * aw + x];
       bad += got != want;
       *person += got != 0;
-      uint8_t wo = want && want < 1000 ? 255 : 0;
-      bad += dd->occlusion[y * AW + x] != wo;
+      if (dd->occlusion) bad += dd->occlusion[(size_t)y * aw + x] != (want && want < 1000 ? 255 : 0);
     }
   return bad;
+}
+static int check_pixels(const hr_stream_depth *dd, const uint16_t *dep, const float *alpha, int64_t *person) {
+  return check_pixels_at(dd, dep, alpha, AW, AH, person);
 }
 
 int main(void) {
@@ -314,6 +319,37 @@ int main(void) {
     count_stop();
     free(probe);
     CHECK_EQ_INT(n_alloc, 1);   /* the counter counts */
+  }
+  /* (6) tail every frame at the frames' own size */
+  q = p;
+  q.session.width = cf[0].width; q.session.height = cf[0].height;
+  q.session.downsample_ratio = 0.25f;
+  q.tail_every_frame = true;
+  st = NULL;
+  CHECK_EQ_INT(hr_stream_create(m, &q, &st, err, sizeof err), HR_OK);
+  if (st) {
+    const int fw = cf[0].width, fh = cf[0].height;
+    int tail_own = 0, tail_bad = 0;
+    int64_t tail_person = 0;
+    for (int i = 0; i < 8; i++) {
+      dframe d = {dts_orig[i], depths + (size_t)i * dw * dh};
+      hr_frame df = depth_frame(&d, dw, dh);
+      CHECK_EQ_INT(hr_stream_push_depth(st, &df), HR_OK);
+      CHECK_EQ_INT(hr_stream_push(st, &cf[i], &r), HR_OK);
+      if (r.depth.frame == i && r.depth.fused && r.alpha && r.width == fw && r.height == fh) {
+        tail_own++;
+        tail_bad += check_pixels_at(&r.depth, d.px, r.alpha, fw, fh, &tail_person);
+      }
+      while (hr_stream_pop_depth(st, &dd) == HR_OK) {}
+    }
+    hr_stream_get_stats(st, &ss);
+    printf("(6) tail every frame, %dx%d: %d of 8 frames fused in their own push against the result's alpha, %d pixels wrong "
+           "(%lld person pixels with depth); network runs %lld\n", fw, fh, tail_own, tail_bad, (long long)tail_person, (long long)ss.net_runs);
+    CHECK(ss.tail_every_frame);
+    CHECK_EQ_INT(tail_own, 8);
+    CHECK_EQ_INT(tail_bad, 0);
+    CHECK(tail_person > 1000);
+    hr_stream_destroy(st);
   }
   free(depths);
   free(alphas);
