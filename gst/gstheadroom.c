@@ -305,9 +305,10 @@ static gboolean gst_headroom_set_info(GstVideoFilter *filter, GstCaps *incaps, G
   p.session.downsample_ratio = self->ratio;
   p.session.threads = self->threads;
   if (self->backend && !strcmp(self->backend, "reference")) p.session.backend = HR_BACKEND_REFERENCE;
-  else if (self->backend && !strcmp(self->backend, "vulkan")) p.session.backend = (hr_backend)2;
+  else if (self->backend && !strcmp(self->backend, "vulkan")) p.session.backend = HR_BACKEND_VULKAN;
+  else if (self->backend && !strcmp(self->backend, "auto")) p.session.backend = HR_BACKEND_AUTO;
   else if (self->backend && strcmp(self->backend, "xnnpack")) {
-    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("headroom: backend is xnnpack, reference or vulkan, not '%s'", self->backend), (NULL));
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("headroom: backend is xnnpack, reference, vulkan or auto, not '%s'", self->backend), (NULL));
     return FALSE;
   }
   p.budget_ms = self->budget_ms;
@@ -558,7 +559,7 @@ static void gst_headroom_class_init(GstHeadroomClass *klass) {
       "processing budget a frame in ms (also the latency this element reports)", 0.1, 10000, 16.7, rw));
   g_object_class_install_property(oc, PROP_PROFILE, g_param_spec_string("profile", "Memory profile",
       "memory ceiling profile (a14 a15 a16 m1 cgroup none SAFE:KILL in MB); unset = no governor", NULL, rw));
-  g_object_class_install_property(oc, PROP_BACKEND, g_param_spec_string("backend", "Backend", "xnnpack, reference or vulkan", DEF_BACKEND, rw));
+  g_object_class_install_property(oc, PROP_BACKEND, g_param_spec_string("backend", "Backend", "xnnpack, reference, vulkan or auto (Vulkan on a GPU, else xnnpack)", DEF_BACKEND, rw));
   g_object_class_install_property(oc, PROP_COMPOSITE, g_param_spec_string("composite", "Composite",
       "what the output shows: blur, color, image, video, alpha (the matte itself), none (the input), or a whole spec (blur:RADIUS, color:RRGGBB, image:FILE, video:FILE)",
       DEF_COMPOSITE, rw));
