@@ -30,10 +30,11 @@ typedef struct run_cfg {
   int n_state;                 /* 0: a stateless model (its raw output is written too) */
   double fps;                  /* the source's frame rate, 0 unknown */
   hr_stream *stream;
-  depth_ctx *depth;            /* set by the depth sink when --depth is on; freed by the run after
-                                  every sink closed */
-  /* Where the depth sink hands each pairing decision (it may come a frame or two after the
-   * frame): the telemetry sink, when there is one, fills its waiting lines with it. */
+  depth_ctx *depth;            /* the depth source and the writer of the stream's fusion decisions
+                                  (run_depth.c), made by depth_open in cmd_run when --depth is on;
+                                  freed by the run after every sink closed */
+  /* Where the depth sink hands each pairing decision the stream made (it may come a frame or two
+   * after the frame): the telemetry sink, when there is one, fills its waiting lines with it. */
   void (*depth_decided)(void *listener, int64_t index, double dt_ms, int fused);
   void *depth_listener;
 } run_cfg;
