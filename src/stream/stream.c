@@ -50,7 +50,7 @@ struct hr_stream {
   char err[512];
 };
 
-enum { RETRY_FRAMES = 30, TAIL_NICE = 10 };
+enum { RETRY_FRAMES = 30, TAIL_NICE = 5 };
 
 static double now_ms(void) {
   struct timespec t;
@@ -334,13 +334,22 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   const uint32_t faults = s->inj ? hr_fault_active(s->inj, n) : 0;
   const int pressure = (faults & HR_FAULT_BIT(HR_FAULT_MEMORY_PRESSURE)) != 0;
   const int64_t replans = s->stats.replans;
-  if (s->tail_on && (pressure || s->want_suspend || s->want_resume || s->rebuild || hr_session_is_suspended(s->s) ||
-                     hr__ladder_want(&s->lad) != s->lad.cur))
-    hr__tail_drain(&s->tail);   /* a change may follow: the network run in flight ends first */
-  uint32_t ev = apply_decisions(s, pressure);
+  int defer = 0;
+  if (s->tail_on) {
+    /* a change waits for the network run in flight: memory-driven ones at once (drain), the
+     * budget's and a rebuild at the first push that finds the network idle (no frame waits) */
+    const int urgent = pressure || s->want_suspend || s->gov_step || hr_session_is_suspended(s->s);
+    const int change = urgent || s->want_resume || s->rebuild || hr__ladder_want(&s->lad) != s->lad.cur;
+    if (urgent) hr__tail_drain(&s->tail);
+    else if (change && !hr__tail_idle(&s->tail)) defer = 1;
+  }
+  uint32_t ev = defer ? 0 : apply_decisions(s, pressure);
   if (s->tail_on && !hr_session_is_suspended(s->s) && (s->stats.replans != replans || (ev & HR_STREAM_EVENT_REBUILT))) {
-    /* a new plan (or a fresh start): the tail's tables follow it and the old coefficients go */
-    if (hr__tail_prepare(&s->tail)) fail(s, HR_ENOMEM, "tail every frame: out of memory after a change; running whole frames");
+    /* a new plan: the tail's tables follow it; after a budget replan the newest coefficients stay
+     * on show until the new plan's first run, after a resume or a rebuild they go (the next push
+     * waits for its run) */
+    if (hr__tail_prepare(&s->tail, !(ev & (HR_STREAM_EVENT_REBUILT | HR_STREAM_EVENT_RESUMED))))
+      fail(s, HR_ENOMEM, "tail every frame: out of memory after a change; running whole frames");
     s->tail_runs_seen = 0;   /* prepare drained: runs are counted afresh below */
   }
   const double t1 = now_ms();

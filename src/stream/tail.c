@@ -54,7 +54,10 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&t->mu);
     t->net_st = st;
     if (st) snprintf(t->net_err, sizeof t->net_err, "network run on frame %lld failed: %s", (long long)frame, hr_session_last_error(t->s));
-    else { t->pub = slot; t->coef_frame[slot] = frame; t->coef_ms[slot] = ms; }
+    else {
+      t->pub = slot; t->coef_frame[slot] = frame; t->coef_ms[slot] = ms;
+      t->coef_h[slot] = t->si.lr_h; t->coef_w[slot] = t->si.lr_w;
+    }
     __atomic_store_n(&t->runs, t->runs + 1, __ATOMIC_RELEASE);   /* read without the lock by stats */
     t->busy = 0;
     pthread_cond_broadcast(&t->cv);
@@ -78,14 +81,21 @@ int hr__tail_idle(hr__tailrun *t) {
   return idle;
 }
 
-hr_status hr__tail_prepare(hr__tailrun *t) {
+/* The tail's tables for coefficients of h x w (one of the two sets kept), or NULL. */
+static const hr__fgf *tables_for(const hr__tailrun *t, int h, int w) {
+  for (int k = 0; k < 2; k++)
+    if (t->fgf[k].mem && t->fgf[k].h == h && t->fgf[k].w == w) return &t->fgf[k];
+  return NULL;
+}
+
+hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
   hr__tail_drain(t);
-  t->pub = t->reading = -1;
   t->net_st = HR_OK;
   t->reset_pending = 0;
   t->ok = hr__split_query(t->s, &t->si);
-  if (!t->ok) return HR_OK;
+  if (!t->ok) { t->pub = t->reading = -1; return HR_OK; }
   size_t need = (size_t)t->si.lr_h * t->si.lr_w * 8;
+  if (!keep || need > t->coef_cap) t->pub = t->reading = -1;
   if (need > t->coef_cap) {
     for (int k = 0; k < 3; k++) {
       free(t->coef[k]);
@@ -101,10 +111,12 @@ hr_status hr__tail_prepare(hr__tailrun *t) {
     if (!t->alpha) { t->ok = 0; t->alpha_cap = 0; return HR_ENOMEM; }
     t->alpha_cap = px;
   }
-  if (t->fgf.h != t->si.lr_h || t->fgf.w != t->si.lr_w || t->fgf.H != t->si.H || t->fgf.W != t->si.W) {
-    hr__fgf_free(&t->fgf);
-    hr_status st = hr__fgf_init(&t->fgf, t->si.lr_h, t->si.lr_w, t->si.H, t->si.W, 1, 0);
-    if (st) { t->ok = 0; return st; }
+  /* the tables for the new plan, beside those of the coefficients still shown (if kept) */
+  if (!tables_for(t, t->si.lr_h, t->si.lr_w)) {
+    int k = t->pub >= 0 && t->fgf[0].mem && t->fgf[0].h == t->coef_h[t->pub] && t->fgf[0].w == t->coef_w[t->pub];
+    hr__fgf_free(&t->fgf[k]);
+    hr_status st = hr__fgf_init(&t->fgf[k], t->si.lr_h, t->si.lr_w, t->si.H, t->si.W, 1, 0);
+    if (st) { t->ok = 0; t->pub = t->reading = -1; return st; }
   }
   return HR_OK;
 }
@@ -139,7 +151,7 @@ void hr__tail_call(hr__tailrun *t, void (*fn)(void *), void *arg) {
 
 hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_len) {
   t->s = s;
-  hr_status st = hr__tail_prepare(t);
+  hr_status st = hr__tail_prepare(t, 0);
   if (st) { snprintf(err, err_len, "tail every frame: out of memory"); return st; }
   if (!t->ok) {
     snprintf(err, err_len, "tail every frame: this plan has no guided-filter tail to run apart (RVM on the CPU backend, frames at the declared size)");
@@ -160,7 +172,8 @@ void hr__tail_destroy(hr__tailrun *t) {
   }
   for (int k = 0; k < 3; k++) free(t->coef[k]);
   free(t->alpha);
-  hr__fgf_free(&t->fgf);
+  hr__fgf_free(&t->fgf[0]);
+  hr__fgf_free(&t->fgf[1]);
   memset(t, 0, sizeof *t);
 }
 
@@ -187,6 +200,7 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__ta
   while (t->pub < 0 && t->busy) pthread_cond_wait(&t->cv, &t->mu);
   if (t->pub < 0) { pthread_mutex_unlock(&t->mu); return t->net_st ? t->net_st : HR_EMISUSE; }
   const int slot = t->pub;
+  const int h = t->coef_h[slot], w = t->coef_w[slot];
   o->new_coef = slot != t->reading;
   t->reading = slot;
   o->coef_frame = t->coef_frame[slot];
@@ -194,12 +208,13 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__ta
   o->runs = t->runs;
   pthread_mutex_unlock(&t->mu);
   double t2 = now_ms();
-  const size_t n = (size_t)t->si.lr_h * t->si.lr_w * 4;
+  const size_t n = (size_t)h * w * 4;
+  const hr__fgf *g = tables_for(t, h, w);   /* kept by prepare for the coefficients it kept */
 #ifdef HR_HAVE_MXCSR
   unsigned csr = _mm_getcsr();
   _mm_setcsr(csr | 0x8040);   /* as the in-session tail runs */
 #endif
-  hr__fgf_run(&t->fgf, f, t->coef[slot], t->coef[slot] + n, t->alpha, NULL, t->si.clip, NULL);
+  hr__fgf_run(g, f, t->coef[slot], t->coef[slot] + n, t->alpha, NULL, t->si.clip, NULL);
 #ifdef HR_HAVE_MXCSR
   _mm_setcsr(csr);
 #endif

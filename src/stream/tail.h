@@ -37,11 +37,13 @@ typedef struct hr__tailrun {
   size_t coef_cap;             /* floats per slot */
   int pub, reading;            /* slot published last (-1: none since prepare), slot the tail reads */
   int64_t coef_frame[3];       /* the frame each slot's coefficients came from */
+  int coef_h[3], coef_w[3];    /* and their size (a plan change keeps the old ones on show) */
   double coef_ms[3];           /* how long the network run that made it took */
   int64_t runs;                /* network runs completed */
   hr_status net_st;            /* the last run's status; its message in net_err */
   char net_err[256];
-  hr__fgf fgf;                 /* the tail's tables for the current plan, run on the caller's thread */
+  hr__fgf fgf[2];              /* the tail's tables: the current plan's, and the previous plan's
+                                  while its coefficients are still on show */
   float *alpha;                /* H x W: the matte the tail writes (the stream's result) */
   size_t alpha_cap;
 } hr__tailrun;
@@ -67,9 +69,11 @@ void hr__tail_call(hr__tailrun *t, void (*fn)(void *), void *arg);
  * when its plan cannot run split. */
 hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_len);
 /* After the session's plan changed (drained before): re-read the split, size the buffers and the
- * tail's tables; the old coefficients are dropped (the next apply waits for a network run).
- * Returns HR_OK with t->ok 0 when the new plan cannot run split. */
-hr_status hr__tail_prepare(hr__tailrun *t);
+ * tail's tables. keep: the newest coefficients stay on show (with their own tables) until the new
+ * plan's first run publishes, so a change costs no frame a wait; else they are dropped and the next
+ * push waits for a run (also when the slots had to grow). Returns HR_OK with t->ok 0 when the new
+ * plan cannot run split. */
+hr_status hr__tail_prepare(hr__tailrun *t, int keep);
 /* Wait until the worker is idle. */
 void hr__tail_drain(hr__tailrun *t);
 /* 1 when no network run is in flight (the session's state may be read). */

@@ -38,9 +38,10 @@ static void write_slot(writer *w, writer_slot *s) {
 static void *writer_main(void *arg) {
   writer *w = arg;
 #ifdef __linux__
-  /* below the live loop's thread: encoding and disk writes never delay a frame's matte; when they
+  /* nice 15, below the live loop (0) and the network thread of --tail-every-frame (5): encoding and
+   * disk writes never delay a frame's matte or starve the network; when they
    * fall behind, frames find the slots busy and are dropped (counted), not delayed */
-  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 15);
 #endif
   pthread_mutex_lock(&w->mu);
   for (;;) {
@@ -101,7 +102,8 @@ int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t in
     memcpy(s->alpha, r->alpha, n * sizeof(float));
     s->res.alpha = s->alpha;
     s->res.raw = s->alpha;
-    if (s->raw && r->raw_channels <= 4) { memcpy(s->raw, r->raw, n * (size_t)r->raw_channels * sizeof(float)); s->res.raw = s->raw; }
+    /* the raw output is often the matte itself (RVM's one channel): one copy serves both */
+    if (s->raw && r->raw_channels <= 4 && !(r->raw == r->alpha && r->raw_channels == 1)) { memcpy(s->raw, r->raw, n * (size_t)r->raw_channels * sizeof(float)); s->res.raw = s->raw; }
     if (s->fgr && r->fgr) { memcpy(s->fgr, r->fgr, n * 3 * sizeof(float)); s->res.fgr = s->fgr; }
     if (s->input_f && r->model_input) { memcpy(s->input_f, r->model_input, n * 3 * sizeof(float)); s->res.model_input = s->input_f; }
   }
