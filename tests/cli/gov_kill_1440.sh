@@ -5,10 +5,11 @@
 # that crashed), every delivered frame has its PNG and its telemetry line, and the cgroup's own
 # peak (memory.max_usage_in_bytes on v1, memory.peak on v2, page cache included, read by
 # bench/gov_cgroup_run.sh) stayed below the kill limit. --no-governor: the kernel OOM-kills it
-# (137); it asks for ratio 0.4, the rung the governor settles on (0.5 alone, 406 MB planned, dies
-# on its first frame and proves nothing), runs every frame (no --realtime: a slow run, as under
+# (137); it asks for ratio 0.5 too (262 MB planned since the convolutions run in bands; it was 406
+# MB, which died on its first frame, so this run used to ask for 0.4, now 198 MB: too small to be
+# killed by 191 MB of ballast), runs every frame (no --realtime: a slow run, as under
 # ASan on a loaded machine, would otherwise reach the clip's end before the ballast has grown) and
-# grows its ballast at 5 MB/s (it dies at ~130 MB of ballast, ~26 s in: frames of up to ~10 s still
+# grows its ballast at 5 MB/s (it dies at ~150 MB of ballast, ~30 s in: frames of up to ~10 s still
 # leave lines), so its telemetry (flushed line by line) shows K >= 2 frames with RSS growing by the
 # ballast (>= 60 MB) before the kill (issue 16, point 6).
 # Under ASan+UBSan the same test runs with the ceilings raised by what the sanitizer itself costs
@@ -40,7 +41,7 @@ common=(run --model "$MODEL" --input "$T/bed1440.mp4" --ratio 0.5 --profile "$sa
 bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --realtime --out "$T/g" --telemetry "$T/g/t.jsonl" 2> "$T/g.log"
 rc_g=$?
 [ $rc_g -eq 77 ] && { tail -1 "$T/g.log"; exit 77; }
-bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --ratio 0.4 --ballast 5:191:2 --no-governor --out "$T/u" --telemetry "$T/u/t.jsonl" 2> "$T/u.log"
+bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --ballast 5:191:2 --no-governor --out "$T/u" --telemetry "$T/u/t.jsonl" 2> "$T/u.log"
 rc_u=$?
 tail -1 "$T/g.log"; tail -1 "$T/u.log"
 node - "$T" "$rc_g" "$rc_u" "$safe" "$kill" <<'JS'
@@ -57,7 +58,7 @@ const cgg = cg(`${T}/g.log`), cgu = cg(`${T}/u.log`), peak = cgg.peak;
 const rss = u.map((r) => r.rss_bytes / 1048576), grew = u.length ? rss[rss.length - 1] - rss[0] : 0;
 console.log(`governed: exit ${rcg}, ${g.length} frames, ${pngs.length} PNGs, ratios ${[...new Set(g.map((r) => r.ratio))].join(' ')}, ` +
   `actions ${actions.join(' ')}, max RSS ${maxRss.toFixed(1)} MB, cgroup ${cgg.ver} peak ${peak} MB (safe ${safe}, limit ${kill})`);
-console.log(`ungoverned (ratio 0.4): exit ${rcu}, oom_kill ${cgu.oom}, killed after K=${u.length} frames, RSS ` +
+console.log(`ungoverned (ratio 0.5): exit ${rcu}, oom_kill ${cgu.oom}, killed after K=${u.length} frames, RSS ` +
   `${u.length ? rss[0].toFixed(1) : '-'} -> ${u.length ? rss[rss.length - 1].toFixed(1) : '-'} MB (+${grew.toFixed(1)}), cgroup peak ${cgu.peak} MB`);
 if (+rcg !== 0) bad.push(`governed run exited ${rcg}`);
 if (!actions.some((a) => /step_down|suspend/.test(a))) bad.push('the governor never stepped down');

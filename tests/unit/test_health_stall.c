@@ -10,7 +10,7 @@
 #include <string.h>
 #include "headroom.h"
 #include "headroom/io.h"
-#include "hr_test.h"
+#include "hr_test_frames.h"
 
 #define NF 64   /* the source pool holds at most 64 */
 
@@ -56,21 +56,8 @@ static int run(hr_model *m, const hr_frame *fr, int mode, int *last, char *why, 
 }
 
 int main(void) {
-  char mp[1024], ap[1024], err[512];
-  if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp) || !hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", ap, sizeof ap)) {
-    fprintf(stderr, "FAIL: HR_MODEL_DIR / HR_DATA_DIR unset\n");
-    return 1;
-  }
-  hr_model *m = NULL;
-  CHECK_EQ_INT(hr_model_load(mp, &m, err, sizeof err), HR_OK);
-  hr_source_params sp;
-  hr_source_params_default(&sp);
-  sp.pool_size = NF;
-  hr_source *src = NULL;
-  CHECK_EQ_INT(hr_source_open(ap, &sp, &src, err, sizeof err), HR_OK);
-  if (!m || !src) { printf("%s\n", err); return hr_test_finish("test_health_stall"); }
-  hr_frame fr[NF];
-  for (int i = 0; i < NF; i++) CHECK_EQ_INT(hr_source_read(src, &fr[i]), HR_OK);
+  hr_model *m; hr_source *src; hr_frame fr[NF];
+  if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_health_stall"); }
   CHECK(fr[1].ts_ns > fr[0].ts_ns);
   char why[HR_HEALTH_REASON_LEN] = "";
   int last;

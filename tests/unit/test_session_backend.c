@@ -7,7 +7,7 @@
 #include <string.h>
 #include "headroom.h"
 #include "headroom/io.h"
-#include "hr_test.h"
+#include "hr_test_frames.h"
 
 #define NF 3
 
@@ -23,23 +23,9 @@ static hr_session *make(hr_model *m, hr_backend be, int w, int h) {
 }
 
 int main(void) {
-  char mp[1024], ap[1024];
-  if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp) || !hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", ap, sizeof ap)) {
-    fprintf(stderr, "FAIL: HR_MODEL_DIR / HR_DATA_DIR unset\n");
-    return 1;
-  }
   unsetenv("HR_VULKAN_DEVICE");
-  char err[512];
-  hr_model *m = NULL;
-  CHECK_EQ_INT(hr_model_load(mp, &m, err, sizeof err), HR_OK);
-  hr_source_params sp;
-  hr_source_params_default(&sp);
-  sp.pool_size = NF;
-  hr_source *src = NULL;
-  CHECK_EQ_INT(hr_source_open(ap, &sp, &src, err, sizeof err), HR_OK);
-  if (!m || !src) { printf("%s\n", err); return hr_test_finish("test_session_backend"); }
-  hr_frame fr[NF];
-  for (int i = 0; i < NF; i++) CHECK_EQ_INT(hr_source_read(src, &fr[i]), HR_OK);
+  hr_model *m; hr_source *src; hr_frame fr[NF];
+  if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_session_backend"); }
   int w = fr[0].width, h = fr[0].height;
   hr_session *x = make(m, HR_BACKEND_XNNPACK, w, h), *a = make(m, HR_BACKEND_AUTO, w, h);
   if (x && a) {
