@@ -13,10 +13,6 @@
 #include "session/kcache.h"
 #include "backend/backend.h"
 #include "ingest/ingest.h"
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#define HR_HAVE_MXCSR 1
-#endif
 
 static hr_status serr(hr_session *s, hr_status st, const char *fmt, ...) {
   va_list ap; va_start(ap, fmt);
@@ -426,15 +422,9 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
     s->bk->state_zero(s, s->bimpl);
   }
   if (s->p.stateless && p->n_state > 0) s->bk->state_zero(s, s->bimpl);
-#ifdef HR_HAVE_MXCSR
-  /* Denormals: XNNPACK's pool workers flush them, the calling thread does not; tiny ops run here. */
-  unsigned csr = _mm_getcsr();
-  _mm_setcsr(csr | 0x8040); /* FTZ | DAZ */
-#endif
+  unsigned csr = hr__ftz_begin();
   hr_status run_st = s->bk->run(s, s->bimpl);
-#ifdef HR_HAVE_MXCSR
-  _mm_setcsr(csr);
-#endif
+  hr__ftz_end(csr);
   if (run_st) return run_st;
   hr__tensor a = p->vals[p->alpha_val].t;
   a.data = (void *)s->bk->output(s, s->bimpl, p->alpha_val);

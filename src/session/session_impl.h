@@ -7,6 +7,18 @@
 
 typedef struct hr__exec hr__exec; /* backend state: one kernel per runtime op */
 
+/* Denormals flushed (FTZ | DAZ) on the calling thread while it runs ops: XNNPACK's pool workers
+ * flush them, the calling thread does not, and the small ops run there. Returns what
+ * hr__ftz_end restores. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+static inline unsigned hr__ftz_begin(void) { unsigned c = _mm_getcsr(); _mm_setcsr(c | 0x8040); return c; }
+static inline void hr__ftz_end(unsigned c) { _mm_setcsr(c); }
+#else
+static inline unsigned hr__ftz_begin(void) { return 0; }
+static inline void hr__ftz_end(unsigned c) { (void)c; }
+#endif
+
 /* The per-plan fields (plan, arena, state, src_buf, src_ptr, alpha_buf, bk, bimpl, op_us, row_scratch,
  * kernel_bytes, kernel_shared_bytes, and ing when frames of another size are declared) form the
  * session's plan bundle: session.c's build() makes a new one in a scratch hr_session and moves it

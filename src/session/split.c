@@ -3,10 +3,6 @@
 #include <string.h>
 #include "session/session_impl.h"
 #include "backend/backend.h"
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#define HR_HAVE_MXCSR 1
-#endif
 
 static int reads_src(const hr__plan *p, const hr__rop *r) {
   for (int j = 0; j < r->n_in; j++)
@@ -51,15 +47,9 @@ int hr__split_query(const hr_session *s, hr__split_info *si) {
 }
 
 static hr_status run_range(hr_session *s, int i0, int i1) {
-#ifdef HR_HAVE_MXCSR
-  /* as in hr_session_push: denormals flushed on the thread that runs the small ops */
-  unsigned csr = _mm_getcsr();
-  _mm_setcsr(csr | 0x8040);
-#endif
+  unsigned csr = hr__ftz_begin();   /* as in hr_session_push */
   hr_status st = hr__exec_run_range(s, s->bimpl, i0, i1);
-#ifdef HR_HAVE_MXCSR
-  _mm_setcsr(csr);
-#endif
+  hr__ftz_end(csr);
   return st;
 }
 

@@ -45,7 +45,6 @@ struct hr_stream {
   int statm_fd;                /* /proc/self/statm for RSS without a governor, -1 if none */
   hr__tailrun tail;            /* tail_every_frame: the network's worker and the tail (tail.h) */
   int tail_on;
-  int64_t tail_runs_seen;      /* network runs the controller has seen */
   hr__depth *depth;            /* depth fusion (depth.h), NULL when off */
   char err[512];
 };
@@ -350,7 +349,6 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
      * waits for its run) */
     if (hr__tail_prepare(&s->tail, !(ev & (HR_STREAM_EVENT_REBUILT | HR_STREAM_EVENT_RESUMED))))
       fail(s, HR_ENOMEM, "tail every frame: out of memory after a change; running whole frames");
-    s->tail_runs_seen = 0;   /* prepare drained: runs are counted afresh below */
   }
   const double t1 = now_ms();
   memset(out, 0, sizeof *out);
@@ -393,11 +391,9 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
       o.ingest_ms = to.src_ms; o.infer_ms = to.tail_ms;
       rec->net_ms = to.net_ms;
       rec->coef_age = n - to.coef_frame;
-      if (s->p.adapt && to.runs != s->tail_runs_seen) {
-        /* the controller sees each network run once: its time against the network's budget */
-        s->tail_runs_seen = to.runs;
-        if (to.new_coef) hr__ladder_observe(&s->lad, to.net_ms, s->p.net_budget_ms > 0 ? s->p.net_budget_ms : 4 * s->p.budget_ms);
-      }
+      /* the controller sees each network run once: its time against the network's budget */
+      if (s->p.adapt && to.new_coef)
+        hr__ladder_observe(&s->lad, to.net_ms, s->p.net_budget_ms > 0 ? s->p.net_budget_ms : 4 * s->p.budget_ms);
     } else {
       st = hr_session_push(s->s, &s->cur, &o);
 #ifdef HR_HAVE_VULKAN

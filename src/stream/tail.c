@@ -9,10 +9,6 @@
 #include <unistd.h>
 #endif
 #include "stream/tail.h"
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#define HR_HAVE_MXCSR 1
-#endif
 
 static double now_ms(void) {
   struct timespec ts;
@@ -192,7 +188,6 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__ta
     t->job = 1; t->busy = 1; t->job_frame = frame;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
-    o->dispatched = 1;
   }
   double t1 = now_ms();
   /* the newest coefficients (the first frame after a prepare waits for its own run) */
@@ -205,19 +200,13 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__ta
   t->reading = slot;
   o->coef_frame = t->coef_frame[slot];
   o->net_ms = t->coef_ms[slot];
-  o->runs = t->runs;
   pthread_mutex_unlock(&t->mu);
   double t2 = now_ms();
   const size_t n = (size_t)h * w * 4;
   const hr__fgf *g = tables_for(t, h, w);   /* kept by prepare for the coefficients it kept */
-#ifdef HR_HAVE_MXCSR
-  unsigned csr = _mm_getcsr();
-  _mm_setcsr(csr | 0x8040);   /* as the in-session tail runs */
-#endif
+  unsigned csr = hr__ftz_begin();   /* as the in-session tail runs */
   hr__fgf_run(g, f, t->coef[slot], t->coef[slot] + n, t->alpha, NULL, t->si.clip, NULL);
-#ifdef HR_HAVE_MXCSR
-  _mm_setcsr(csr);
-#endif
+  hr__ftz_end(csr);
   o->alpha = t->alpha;
   o->width = t->si.W; o->height = t->si.H;
   o->src_ms = t1 - t0;

@@ -55,9 +55,8 @@ typedef struct hr__tail_out {
   int64_t coef_frame;          /* the frame whose network run made the coefficients used */
   double net_ms;               /* that run's time */
   double src_ms, tail_ms;      /* this frame's share on the caller's thread */
-  int dispatched;              /* a network run started on this frame */
-  int new_coef;                /* the coefficients are newer than the previous frame's */
-  int64_t runs;                /* network runs completed so far */
+  int new_coef;                /* the coefficients are newer than the previous frame's: a run
+                                  finished since (each run is seen so once) */
 } hr__tail_out;
 
 /* Start the worker, at nice value `nice` on Linux (0: as the caller). err gets one line. */
