@@ -800,6 +800,32 @@ static int type_rank(VkPhysicalDeviceType t) {
   return t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 3 : t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2 : 1;
 }
 
+/* The device this backend takes on inst: the best-ranked one HR_VULKAN_DEVICE names, else the
+ * best GPU type (never a CPU device unless named). The ICDs are kept loaded to process exit (their
+ * allocations stay reachable for LeakSanitizer). Returns the number of devices seen; *pd is
+ * VK_NULL_HANDLE when none fits; seen lists them all ("NAME (CPU), ..."). */
+static uint32_t pick_device(VkInstance inst, VkPhysicalDevice *pd, VkPhysicalDeviceProperties *props, char *seen, size_t seen_n) {
+  const char *icds[] = {"libvulkan_lvp.so", "libGLX_nvidia.so.0", "libvulkan_radeon.so", "libvulkan_intel.so"};
+  for (size_t k = 0; k < sizeof icds / sizeof *icds; k++) dlopen(icds[k], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(inst, &n, NULL);
+  VkPhysicalDevice pds[16];
+  if (n > 16) n = 16;
+  vkEnumeratePhysicalDevices(inst, &n, pds);
+  const char *want = getenv("HR_VULKAN_DEVICE");
+  int best_rank = 0;
+  *pd = VK_NULL_HANDLE;
+  seen[0] = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    VkPhysicalDeviceProperties pr;
+    vkGetPhysicalDeviceProperties(pds[k], &pr);
+    size_t l = strlen(seen);
+    snprintf(seen + l, seen_n - l, "%s%.60s%s", l ? ", " : "", pr.deviceName, pr.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? " (CPU)" : "");
+    if (want_device(&pr, want) && type_rank(pr.deviceType) > best_rank) { *pd = pds[k]; best_rank = type_rank(pr.deviceType); *props = pr; }
+  }
+  return n;
+}
+
 static hr_status make_device(hr_session *s, vk *v) {
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "headroom", .apiVersion = VK_API_VERSION_1_1};
   const char *layers[] = {"VK_LAYER_KHRONOS_validation"}, *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
@@ -828,25 +854,10 @@ static hr_status make_device(hr_session *s, vk *v) {
     PFN_vkCreateDebugUtilsMessengerEXT mk = (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(v->inst, "vkCreateDebugUtilsMessengerEXT");
     if (mk) mk(v->inst, &mi, NULL, &v->msgr);
   }
-  /* keep the driver loaded to process exit: its allocations stay reachable (LeakSanitizer) */
-  const char *icds[] = {"libvulkan_lvp.so", "libGLX_nvidia.so.0", "libvulkan_radeon.so", "libvulkan_intel.so"};
-  for (size_t k = 0; k < sizeof icds / sizeof *icds; k++) dlopen(icds[k], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-  uint32_t n = 0;
-  vkEnumeratePhysicalDevices(v->inst, &n, NULL);
-  VkPhysicalDevice pds[16];
-  if (n > 16) n = 16;
-  vkEnumeratePhysicalDevices(v->inst, &n, pds);
-  const char *want = getenv("HR_VULKAN_DEVICE");
-  int best = -1, best_rank = 0;
-  char seen[400] = "";
-  for (uint32_t k = 0; k < n; k++) {
-    VkPhysicalDeviceProperties pr;
-    vkGetPhysicalDeviceProperties(pds[k], &pr);
-    size_t l = strlen(seen);
-    snprintf(seen + l, sizeof seen - l, "%s%.60s%s", l ? ", " : "", pr.deviceName, pr.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? " (CPU)" : "");
-    if (want_device(&pr, want) && type_rank(pr.deviceType) > best_rank) { best = (int)k; best_rank = type_rank(pr.deviceType); }
-  }
-  if (best < 0) {
+  char seen[400];
+  uint32_t n = pick_device(v->inst, &v->pd, &v->props, seen, sizeof seen);
+  if (v->pd == VK_NULL_HANDLE) {
+    const char *want = getenv("HR_VULKAN_DEVICE");
     if (want && *want)
       snprintf(s->err, sizeof s->err, "Vulkan: no device named like HR_VULKAN_DEVICE='%s' (devices: %s)", want, n ? seen : "none");
     else
@@ -854,8 +865,6 @@ static hr_status make_device(hr_session *s, vk *v) {
                "HR_VULKAN_DEVICE names them)", n ? seen : "none");
     return HR_ENOTSUP;
   }
-  v->pd = pds[best];
-  vkGetPhysicalDeviceProperties(v->pd, &v->props);
   vkGetPhysicalDeviceMemoryProperties(v->pd, &v->mem);
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(v->pd, &nq, NULL);
@@ -1557,26 +1566,12 @@ hr_status hr__vk_probe(char *desc, size_t n) {
     snprintf(desc, n, "Vulkan: no instance (VkResult %d%s)", (int)r, r == VK_ERROR_INCOMPATIBLE_DRIVER ? ": no Vulkan driver (ICD)" : "");
     return HR_ENOTSUP;
   }
-  const char *icds[] = {"libvulkan_lvp.so", "libGLX_nvidia.so.0", "libvulkan_radeon.so", "libvulkan_intel.so"};
-  for (size_t k = 0; k < sizeof icds / sizeof *icds; k++) dlopen(icds[k], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-  uint32_t nd = 0;
-  vkEnumeratePhysicalDevices(inst, &nd, NULL);
-  VkPhysicalDevice pds[16];
-  if (nd > 16) nd = 16;
-  vkEnumeratePhysicalDevices(inst, &nd, pds);
-  const char *want = getenv("HR_VULKAN_DEVICE");
-  int best = -1, best_rank = 0;
+  VkPhysicalDevice pd;
   VkPhysicalDeviceProperties bp = {0};
-  char seen[400] = "";
-  for (uint32_t k = 0; k < nd; k++) {
-    VkPhysicalDeviceProperties pr;
-    vkGetPhysicalDeviceProperties(pds[k], &pr);
-    size_t l = strlen(seen);
-    snprintf(seen + l, sizeof seen - l, "%s%.60s%s", l ? ", " : "", pr.deviceName, pr.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? " (CPU)" : "");
-    if (want_device(&pr, want) && type_rank(pr.deviceType) > best_rank) { best = (int)k; best_rank = type_rank(pr.deviceType); bp = pr; }
-  }
+  char seen[400];
+  uint32_t nd = pick_device(inst, &pd, &bp, seen, sizeof seen);
   vkDestroyInstance(inst, NULL);
-  if (best < 0) {
+  if (pd == VK_NULL_HANDLE) {
     snprintf(desc, n, "Vulkan: no GPU device (devices: %s)", nd ? seen : "none");
     return HR_ENOTSUP;
   }
