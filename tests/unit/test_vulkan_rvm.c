@@ -10,7 +10,7 @@
 #include <string.h>
 #include "headroom.h"
 #include "headroom/io.h"
-#include "hr_test.h"
+#include "hr_test_frames.h"
 #ifdef HR_HAVE_VULKAN
 #include "backend/backend.h"
 #endif
@@ -22,41 +22,14 @@
 static uint8_t rgb[NF][W * H * 3], nv12[NF][W * H * 3 / 2];
 static hr_frame fr_rgb[NF], fr_nv12[NF];
 
-static hr_session *make(hr_model *m, hr_backend be, hr_status *st) {
-  hr_session_params p;
-  hr_session_params_default(&p);
-  p.width = W; p.height = H; p.downsample_ratio = 0.5f; p.threads = 1; p.backend = be;
-  hr_session *s = NULL;
-  *st = hr_session_create(m, &p, &s);
-  return s;
-}
+static hr_session *make(hr_model *m, hr_backend be, hr_status *st) { return hr_test_rvm_session(m, be, W, H, 0.5f, st); }
 
 /* Push f to both; compare alpha. */
 static void compare(hr_session *a, hr_session *b, const hr_frame *f, const char *what, int i) {
-  hr_outputs oa, ob;
-  CHECK_EQ_INT(hr_session_push(a, f, &oa), HR_OK);
-  hr_status st = hr_session_push(b, f, &ob);
-  CHECKF(st == HR_OK, "%s frame %d: %s: %s", what, i, hr_status_name(st), hr_session_last_error(b));
-  if (st) return;
-  CHECK(oa.width == ob.width && oa.height == ob.height);
-  int npx = oa.width * oa.height;
-  double sum = 0, mx = 0;
-  for (int k = 0; k < npx; k++) {
-    double d = fabs((double)oa.alpha[k] - ob.alpha[k]);
-    sum += d; if (d > mx || d != d) mx = d;
-  }
-  double mean = sum / npx;
+  double mean, mx;
+  if (hr_test_alpha_diff(a, b, f, what, i, &mean, &mx)) return;
   printf("%s frame %d: mean |d alpha| %.3g, max %.3g\n", what, i, mean, mx);
   CHECKF(mean <= 1e-5 && mx <= 1e-3, "%s frame %d: mean %.3g max %.3g", what, i, mean, mx);
-}
-
-static void xfer_state(hr_session *from, hr_session *to) {
-  size_t n = hr_session_state_size(from), wr = 0;
-  uint8_t *b = malloc(n);
-  CHECK_EQ_INT(hr_session_state_save(from, b, n, &wr), HR_OK);
-  hr_status st = hr_session_state_load(to, b, n);
-  CHECKF(st == HR_OK, "state load: %s", hr_session_last_error(to));
-  free(b);
 }
 
 int main(void) {
@@ -81,42 +54,17 @@ int main(void) {
   }
   if (st) FATAL("Vulkan session: %s", hr_status_name(st));
   /* frames: the clip's first NF frames, sampled down to WxH (nearest), and their NV12 (BT.601 full range) */
-  hr_source *src;
-  if (hr_source_open(dp, NULL, &src, err, sizeof err)) FATAL("cannot open %s: %s", dp, err);
-  for (int i = 0; i < NF; i++) {
-    hr_frame f;
-    if (hr_source_read(src, &f)) FATAL("read frame %d: %s", i, hr_source_last_error(src));
-    if (f.fmt != HR_PIX_RGB24 && f.fmt != HR_PIX_BGRA) FATAL("frames are %s", hr_pixfmt_name(f.fmt));
-    int bpp = f.fmt == HR_PIX_RGB24 ? 3 : 4;
-    for (int y = 0; y < H; y++)
-      for (int x = 0; x < W; x++) {
-        const uint8_t *s = (const uint8_t *)f.planes[0] + (ptrdiff_t)(y * f.height / H) * f.strides[0] + (x * f.width / W) * bpp;
-        uint8_t *d = rgb[i] + (y * W + x) * 3;
-        if (bpp == 3) { d[0] = s[0]; d[1] = s[1]; d[2] = s[2]; } else { d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; }
-        double Y = 0.299 * d[0] + 0.587 * d[1] + 0.114 * d[2];
-        nv12[i][y * W + x] = (uint8_t)(Y + 0.5);
-        if (!(x & 1) && !(y & 1)) {
-          double cb = 128 + (d[2] - Y) / 1.772, cr = 128 + (d[0] - Y) / 1.402;
-          uint8_t *c = nv12[i] + W * H + (y / 2) * W + x;
-          c[0] = (uint8_t)(cb < 0 ? 0 : cb > 255 ? 255 : cb + 0.5);
-          c[1] = (uint8_t)(cr < 0 ? 0 : cr > 255 ? 255 : cr + 0.5);
-        }
-      }
-    fr_rgb[i] = (hr_frame){.fmt = HR_PIX_RGB24, .width = W, .height = H, .planes = {rgb[i]}, .strides = {W * 3}, .ts_ns = i * 33000000LL};
-    fr_nv12[i] = (hr_frame){.fmt = HR_PIX_NV12_FULL, .width = W, .height = H, .planes = {nv12[i], nv12[i] + W * H},
-                            .strides = {W, W}, .ts_ns = i * 33000000LL};
-  }
-  hr_source_destroy(src);
+  if (hr_test_small_frames(dp, W, H, NF, rgb[0], nv12[0], fr_rgb, fr_nv12, err, sizeof err)) FATAL("%s: %s", dp, err);
 
   hr_session *x = make(m, HR_BACKEND_XNNPACK, &st);
   if (st) FATAL("XNNPACK session: %s", hr_status_name(st));
   /* RGB24, state carried */
   for (int i = 0; i < NF; i++) compare(x, v, &fr_rgb[i], "rgb24", i);
   /* Vulkan state -> XNNPACK: both continue from the Vulkan session's state */
-  xfer_state(v, x);
+  hr_test_state_xfer(v, x);
   for (int i = 0; i < 2; i++) compare(x, v, &fr_rgb[NF - 1 - i], "vk->xnn state", i);
   /* XNNPACK state -> Vulkan */
-  xfer_state(x, v);
+  hr_test_state_xfer(x, v);
   compare(x, v, &fr_rgb[0], "xnn->vk state", 0);
   /* reset both, then NV12 frames (converted on the GPU) */
   CHECK_EQ_INT(hr_session_reset(x), HR_OK);
