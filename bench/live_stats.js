@@ -103,6 +103,19 @@ out.settled = {
   over_budget: SP.filter((x) => x > budget).length,
   delivered_fps: settled.length > 1 ? r3((settled.length - 1) / ((settled[settled.length - 1].t_ms - settled[0].t_ms) / 1e3)) : null,
 };
+// the stretch before the last change (skipping its 2 setup frames): what the controller kept until
+// it moved; a late up-step leaves few frames after it, and says the stretch before fit the budget
+const prevChange = changes.length > 1 ? rows.findIndex((r) => r.frame === changes[changes.length - 2].frame) : -1;
+const before = changes.length ? rows.slice(prevChange >= 0 ? prevChange + 2 : 2, lastChange) : [];
+const BP = before.map(proc);
+out.before_last = before.length ? {
+  ratio: before[0].ratio,
+  proc: before[0].proc_w + 'x' + before[0].proc_h,
+  frames: before.length,
+  proc_p50_ms: r3(q(BP, 0.5)),
+  proc_p99_ms: r3(q(BP, 0.99)),
+  last_change_up: changes[changes.length - 1].ratio > before[0].ratio,
+} : null;
 out.health = {};
 for (const r of rows) out.health[r.health] = (out.health[r.health] || 0) + 1;
 

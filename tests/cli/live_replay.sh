@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 8, the live loop under --realtime, on 150 frames of the sam2 bedroom clip at 1920x1440 NV12
+# Issue 8, the live loop under --realtime, on 180 frames of the sam2 bedroom clip at 1920x1440 NV12
 # (bench/live_replay.sh is the long version, with figures):
 #   adaptive: the controller leaves the first rung (far over budget here) and, once settled, keeps
 #     the p99 processing time (ingest+infer+post+output) within the budget. The budget is one this
 #     machine can keep: twice what the smallest rung costs (median, measured first), in whole 60 fps
-#     frame periods, at least 33.3 ms. Replayed at 15 fps so that 150 frames last long enough (10 s)
+#     frame periods, at least 33.3 ms. Replayed at 15 fps so that 180 frames last long enough (12 s)
 #     to settle from a first rung that costs ~0.3 s a frame here.
-#   fixed heavy (--fixed --ratio 0.25, 30 fps, 5 s): frames are dropped, not queued: drops are
+#   fixed heavy (--fixed --ratio 0.25, 30 fps, 6 s): frames are dropped, not queued: drops are
 #     counted, every frame is processed once or counted dropped, a frame's age when taken stays
 #     within 3 frame periods (p99), latency p99 stays within the processing p99 + 3 frame periods
 #     (both without the stream's last frame: nothing newer replaces it, so it may wait behind a
@@ -30,7 +30,7 @@ fi
 
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-W=1920 H=1440 N=150
+W=1920 H=1440 N=180
 ffmpeg -v error -i "$DATA/sam2-bedroom/bedroom.mp4" -vf scale=$W:$H,fps=60 -frames:v $N -pix_fmt nv12 -f rawvideo "$T/x.nv12"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 stats() { node "$here/bench/live_stats.js" "$@"; }
@@ -61,7 +61,12 @@ console.log(`adaptive: ${s.frames} processed, ${s.dropped} dropped; replans ${s.
 if (s.duplicate_frames || s.non_increasing) bad.push(`frames processed twice: ${s.duplicate_frames}, out of order: ${s.non_increasing}`);
 if (s.unaccounted) bad.push(`${s.unaccounted} frames neither processed nor counted dropped`);
 if (s.replans < 1) bad.push('the controller never left the first rung');
-if (s.settled.frames < 20) bad.push(`only ${s.settled.frames} frames after the last replan: not settled`);
+const b = s.before_last;
+if (s.settled.frames < 20 && b && b.last_change_up && b.frames >= 20) {
+  // an up-step near the end: the controller found room, so judge the stretch it kept before it
+  console.log(`adaptive: the last change is an up-step ${s.settled.frames} frames before the end; judging the ${b.frames} frames before it (${b.proc}): p50 ${b.proc_p50_ms} / p99 ${b.proc_p99_ms} ms`);
+  if (!(b.proc_p99_ms <= s.budget_ms)) bad.push(`p99 ${b.proc_p99_ms} ms before the last up-step is over the ${s.budget_ms} ms budget`);
+} else if (s.settled.frames < 20) bad.push(`only ${s.settled.frames} frames after the last replan: not settled`);
 else if (!(s.settled.proc_p99_ms <= s.budget_ms)) bad.push(`settled p99 ${s.settled.proc_p99_ms} ms is over the ${s.budget_ms} ms budget`);
 if (bad.length) { console.log('FAIL: ' + bad.join('\nFAIL: ')); process.exit(1); }
 EOF
