@@ -3,7 +3,8 @@
 # them with lintian, install them, and prove the installed files work alone: the build tree moved
 # away, an empty cwd and HOME, models put into the user cache by the installed
 # headroom-fetch-models (--from a copy of the tree's models/, so no network), `headroom run --model
-# rvm` on vtest.avi, the GStreamer element (model=rvm) on 3 test frames, a program built against libheadroom-dev
+# rvm` on vtest.avi (with an overlay video: FFmpeg through its module) and on raw frames (FFmpeg
+# never loaded), the GStreamer element (model=rvm) on 3 test frames, a program built against libheadroom-dev
 # with pkg-config; then remove and purge
 # the packages and check that none of their files remain. Needs root (dpkg) and the build
 # dependencies (scripts/setup.sh installs them). Leaves the .debs and lintian's output in OUT.
@@ -72,9 +73,19 @@ run headroom --version | tee "$T/version"
 grep -q "^headroom $ver (XNNPACK .*, FFmpeg [0-9]" "$T/version" || { echo "FAIL: headroom --version"; fail=1; }
 run headroom-fetch-models --from "$T/seed"
 [ -f "$T/home/.cache/headroom/models/rvm.bin" ] || { echo "FAIL: no models in ~/.cache/headroom/models"; fail=1; }
-run headroom run --model rvm --input "$VTEST" --out "$T/cwd/out" --frames 5 --size 384x288 --quiet
+run headroom run --model rvm --input "$VTEST" --out "$T/cwd/out" --frames 5 --size 384x288 --overlay "$T/cwd/ov.mp4" --quiet
 n=$(find "$T/cwd/out/alpha" -name '*.png' | wc -l)
 [ "$n" = 5 ] || { echo "FAIL: headroom run wrote $n alpha PNGs, not 5"; fail=1; }
+[ -s "$T/cwd/ov.mp4" ] || { echo "FAIL: headroom run --overlay wrote no overlay video"; fail=1; }
+# FFmpeg is a module (LIBDIR/headroom/headroom-io-ffmpeg.so, in libheadroom-io0): loaded by the
+# video run above, never by a raw-frames run (the loader's log lists every object it maps).
+grep -q '/headroom/headroom-io-ffmpeg\.so$' "$T/files" || { echo "FAIL: no headroom-io-ffmpeg.so installed"; fail=1; }
+head -c $((96 * 64 * 3)) /dev/zero >"$T/cwd/v.nv12"
+run env LD_DEBUG=files LD_DEBUG_OUTPUT="$T/cwd/ld" headroom run --model rvm --input v.nv12 --input-format nv12:96x64 \
+  --out "$T/cwd/raw" --quiet
+if grep -hE 'file=[^ ]*(libavcodec|libavformat|libswscale|headroom-io-ffmpeg)' "$T"/cwd/ld.*; then
+  echo "FAIL: the installed CLI loads FFmpeg for raw frames"; fail=1
+fi
 if command -v gst-inspect-1.0 >/dev/null; then
   gi=$(run gst-inspect-1.0 headroom 2>&1 || true)
   grep -q 'libgstheadroom.so' <<<"$gi" || { echo "FAIL: gst-inspect-1.0 does not find the installed headroom element:"; echo "$gi" | head -5; fail=1; }

@@ -4,6 +4,13 @@
  * Not included by headroom.h: the core library builds without libspng, libturbojpeg and FFmpeg.
  * The CLI and examples include this header and link headroom_io.
  *
+ * FFmpeg is not linked: the video-file source lives in a module, headroom-io-ffmpeg.so (installed
+ * in LIBDIR/headroom/), opened with dlopen by the first hr_source_open of a video file. A process
+ * that reads only images, raw frames, TUM folders or a camera never maps FFmpeg's libraries. The
+ * environment variable HR_IO_FFMPEG_MODULE may name the module's path (a relocated install of a
+ * statically linked program); when it cannot be opened, opening a video fails with HR_ENOTSUP and
+ * a message naming the path.
+ *
  * Sources hand out borrowed hr_frame descriptors. Which pixel format each kind produces:
  *   image folder / single image  HR_PIX_RGB24, decoded into a pool buffer (PNG: libspng, JPEG:
  *                                libjpeg-turbo's default accurate integer DCT, JDCT_ISLOW).
@@ -164,7 +171,8 @@ HR_API void hr_source_destroy(hr_source *s);
  *             VP9 +11%, MJPEG +14%).
  *             V4L2: the driver's mmap buffers (pool_size + 2).
  *   code      library code paged in: measured by hr_source_open (growth of the process's
- *             file-backed RSS across the open, which for video decodes the first frame), plus
+ *             file-backed RSS across the open, which for video decodes the first frame; the open
+ *             that loads the FFmpeg module adds the anonymous RSS its libraries' load took), plus
  *             for image lists the decoder code first touched at the first decode (measured
  *             constants). 0 when the code was already resident (a second source of a kind).
  * The per-session memory of the model (the session's io buffer when frames are resized, etc.) is

@@ -62,6 +62,8 @@ hr_status hr__file_read_all(const char *path, uint8_t **buf, size_t *cap, size_t
                             char *err, size_t err_len);
 /* Resident file-backed bytes of this process (RssFile of /proc/self/status), 0 where unknown. */
 int64_t hr__rss_file_bytes(void);
+/* Resident anonymous bytes (RssAnon), 0 where unknown. */
+int64_t hr__rss_anon_bytes(void);
 /* 1 if the bytes start with a PNG / JPEG signature. */
 int hr__is_png(const uint8_t *b, size_t n);
 int hr__is_jpeg(const uint8_t *b, size_t n);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "../../src/io/ffmod.h"
 
 /* A model named by name (rvm): HR_MODEL_DIR/NAME.json when that is set; else ./models/NAME.json,
  * or, when ./models lacks it, the cache headroom-fetch-models fills
@@ -91,7 +92,13 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { usage(); return argc < 2 ? 2 : 0; }
-  if (!strcmp(argv[1], "--version")) { printf("%s\n", hr_version()); return 0; }
+  if (!strcmp(argv[1], "--version")) {
+    const hr__ffmod_api *ff;   /* FFmpeg is a module (src/io/ffmod.h): loaded here, so the line names its version */
+    char e[8];
+    hr__ffmod_get(&ff, e, sizeof e);
+    printf("%s\n", hr_version());
+    return 0;
+  }
   const char *c = argv[1];
   if (!strcmp(c, "info")) return cmd_info(argc - 1, argv + 1);
   if (!strcmp(c, "plan")) return cmd_plan(argc - 1, argv + 1);

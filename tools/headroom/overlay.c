@@ -1,9 +1,10 @@
 /* Overlay video for `headroom run --overlay` (issue 8): the input frame with the matte drawn over
  * it (person tinted green at 50%, background dimmed, occluding pixels tinted red), encoded to a
- * video file (mp4 from the name) with libavcodec / libavformat: libx264 if present, else MPEG-4
- * part 2, yuv420p BT.601 video range, a constant frame rate.
+ * video file (mp4 from the name) with libavcodec / libavformat, through the FFmpeg module
+ * (src/io/ffmod.h, opened here on first use): libx264 if present, else MPEG-4 part 2, yuv420p
+ * BT.601 video range, a constant frame rate.
  *
- * Everything is allocated by overlay_open (encoder, muxer, one AVFrame, one AVPacket, two rows of
+ * Everything is allocated by overlay_open (encoder, muxer, one picture, one packet, two rows of
  * composited RGB, the sampling maps); overlay_write converts, composites and encodes in place and
  * allocates nothing itself (what the encoder and muxer allocate inside is FFmpeg's business). The
  * file is written as NAME.tmp and renamed over NAME by a successful overlay_close, so a NAME that
@@ -15,18 +16,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/log.h>
-#include <libavutil/opt.h>
+#include "../../src/io/ffmod.h"
 #include "run_hooks.h"
 
 struct overlay_ctx {
-  AVFormatContext *fc;
-  AVCodecContext *cc;
-  AVStream *st;
-  AVFrame *fr;
-  AVPacket *pkt;
+  const hr__ffmod_api *ff;
+  hr__venc *enc;
   int w, h;              /* picture size; the encoded size is w, h rounded up to even */
   int ew, eh;
   int64_t frames;        /* frames sent to the encoder */
@@ -59,21 +54,36 @@ static int64_t ov_now_ns(void) {
 }
 
 static int ov_fail(overlay_ctx *o, int st, const char *what, int averr) {
-  char msg[AV_ERROR_MAX_STRING_SIZE] = "";
-  if (averr) av_strerror(averr, msg, sizeof msg);
+  char msg[128] = "";
+  if (averr && o->ff) o->ff->strerror(averr, msg, sizeof msg);
   snprintf(o->err, sizeof o->err, "overlay %.120s: %s%s%s", o->path ? o->path : "", what, averr ? ": " : "", msg);
   return st;
 }
 
+/* An encoder stage that failed, as this sink words it. */
+static int ov_stage_fail(overlay_ctx *o, hr__venc_stage s, int averr) {
+  switch (s) {
+    case HR__VENC_MUXER: return ov_fail(o, HR_ENOTSUP, "no muxer", averr);
+    case HR__VENC_CODEC: return ov_fail(o, HR_ENOTSUP, "neither libx264 nor mpeg4 opens", averr);
+    case HR__VENC_PARAMS: return ov_fail(o, HR_ENOMEM, "codec parameters", averr);
+    case HR__VENC_CREATE: return ov_fail(o, HR_EIO, "cannot create the file", averr);
+    case HR__VENC_HEADER: return ov_fail(o, HR_EIO, "cannot write the header", averr);
+    case HR__VENC_ENCODE: return ov_fail(o, HR_EIO, "encoder", averr);
+    case HR__VENC_WRITE: return ov_fail(o, HR_EIO, "cannot write", averr);
+    case HR__VENC_FLUSH: return ov_fail(o, HR_EIO, "encoder flush", averr);
+    case HR__VENC_TRAILER: return ov_fail(o, HR_EIO, "cannot write the trailer", averr);
+    case HR__VENC_CLOSE: return ov_fail(o, HR_EIO, "cannot close", averr);
+    default: return ov_fail(o, HR_ENOMEM, "out of memory", averr);
+  }
+}
+
 static void ov_free(overlay_ctx *o) {
   if (!o) return;
-  avcodec_free_context(&o->cc);
-  if (o->fc) {
-    if (o->fc->pb) avio_closep(&o->fc->pb);
-    avformat_free_context(o->fc);
+  if (o->enc) {
+    hr__venc_stage s;
+    int e;
+    o->ff->venc_close(o->enc, 0, &s, &e);
   }
-  av_frame_free(&o->fr);
-  av_packet_free(&o->pkt);
   free(o->rgb);
   free(o->arow);
   free(o->ixm);
@@ -92,35 +102,6 @@ static void ov_map(int32_t *map, int n_enc, int n, int m) {
     int k = i < n ? i : n - 1;
     map[i] = (int32_t)(((2 * (int64_t)k + 1) * m) / (2 * (int64_t)n));
   }
-}
-
-static int ov_open_codec(overlay_ctx *o, const AVCodec *codec, AVRational rate) {
-  AVCodecContext *cc = avcodec_alloc_context3(codec);
-  if (!cc) return AVERROR(ENOMEM);
-  cc->width = o->ew;
-  cc->height = o->eh;
-  cc->pix_fmt = AV_PIX_FMT_YUV420P;
-  cc->time_base = av_inv_q(rate);
-  cc->framerate = rate;
-  cc->sample_aspect_ratio = (AVRational){1, 1};
-  cc->gop_size = (int)fmin(600, fmax(1, round(av_q2d(rate) * 2)));
-  cc->color_range = AVCOL_RANGE_MPEG;
-  cc->colorspace = AVCOL_SPC_SMPTE170M;
-  cc->color_primaries = AVCOL_PRI_SMPTE170M;
-  cc->color_trc = AVCOL_TRC_SMPTE170M;
-  cc->thread_count = 1;   /* the network has the cores; one thread keeps up at 640x480 */
-  if (o->fc->oformat->flags & AVFMT_GLOBALHEADER) cc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  if (codec->id == AV_CODEC_ID_H264) {
-    av_opt_set(cc->priv_data, "preset", "veryfast", 0);
-    av_opt_set(cc->priv_data, "crf", "23", 0);
-  } else {
-    cc->flags |= AV_CODEC_FLAG_QSCALE;
-    cc->global_quality = FF_QP2LAMBDA * 4;
-  }
-  int r = avcodec_open2(cc, codec, NULL);
-  if (r < 0) { avcodec_free_context(&cc); return r; }
-  o->cc = cc;
-  return 0;
 }
 
 int overlay_open(overlay_ctx **out, const char *path, int w, int h, double fps, char *err, size_t err_len) {
@@ -147,9 +128,7 @@ int overlay_open(overlay_ctx **out, const char *path, int w, int h, double fps, 
   o->axm = malloc(sizeof *o->axm * (size_t)o->ew);
   o->iym = malloc(sizeof *o->iym * (size_t)o->eh);
   o->aym = malloc(sizeof *o->aym * (size_t)o->eh);
-  o->fr = av_frame_alloc();
-  o->pkt = av_packet_alloc();
-  if (!o->path || !o->tmp || !o->rgb || !o->arow || !o->ixm || !o->axm || !o->iym || !o->aym || !o->fr || !o->pkt) goto fail_nomem;
+  if (!o->path || !o->tmp || !o->rgb || !o->arow || !o->ixm || !o->axm || !o->iym || !o->aym) goto fail_nomem;
   for (int k = 0; k < 3; k++)
     for (int c = 0; c < 256; c++) {
       o->lut_pers[k][c] = (uint8_t)((c + OV_PERSON[k]) >> 1);
@@ -160,39 +139,27 @@ int overlay_open(overlay_ctx **out, const char *path, int w, int h, double fps, 
   memcpy(o->tmp, path, pl);
   memcpy(o->tmp + pl, ".tmp", 5);
 
-  /* x264 and the muxer say what they do at the info level; keep the CLI's stderr for warnings. */
-  if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_WARNING);
-  /* The container from the real name (the .tmp name says nothing); mp4 when the name is not known. */
-  const AVOutputFormat *of = av_guess_format(NULL, path, NULL);
-  if (!of) of = av_guess_format("mp4", NULL, NULL);
-  r = avformat_alloc_output_context2(&o->fc, of, NULL, o->tmp);
-  if (r < 0 || !o->fc) { st = ov_fail(o, HR_ENOTSUP, "no muxer", r); goto fail; }
-
-  AVRational rate = av_d2q(fps, 65535);
-  r = AVERROR_ENCODER_NOT_FOUND;
-  for (int i = 0; i < 2 && !o->cc; i++) {
-    const AVCodec *c = ov_codecs[i] ? avcodec_find_encoder_by_name(ov_codecs[i]) : NULL;
-    if (c && (r = ov_open_codec(o, c, rate)) >= 0) o->codec = ov_codecs[i];
-  }
-  if (!o->cc) { st = ov_fail(o, HR_ENOTSUP, "neither libx264 nor mpeg4 opens", r); goto fail; }
-
-  if (!(o->st = avformat_new_stream(o->fc, NULL))) goto fail_nomem;
-  o->st->time_base = o->cc->time_base;
-  o->st->avg_frame_rate = rate;
-  if ((r = avcodec_parameters_from_context(o->st->codecpar, o->cc)) < 0) { st = ov_fail(o, HR_ENOMEM, "codec parameters", r); goto fail; }
-  if (!(o->fc->oformat->flags & AVFMT_NOFILE) && (r = avio_open(&o->fc->pb, o->tmp, AVIO_FLAG_WRITE)) < 0) {
-    st = ov_fail(o, HR_EIO, "cannot create the file", r);
-    goto fail;
-  }
-  if ((r = avformat_write_header(o->fc, NULL)) < 0) { st = ov_fail(o, HR_EIO, "cannot write the header", r); goto fail; }
-  o->header_done = 1;
-
-  o->fr->format = AV_PIX_FMT_YUV420P;
-  o->fr->width = o->ew;
-  o->fr->height = o->eh;
-  o->fr->color_range = AVCOL_RANGE_MPEG;
-  o->fr->colorspace = AVCOL_SPC_SMPTE170M;
-  if ((r = av_frame_get_buffer(o->fr, 0)) < 0) goto fail_nomem;
+  char e[400];
+  if (hr__ffmod_get(&o->ff, e, sizeof e)) { st = HR_ENOTSUP; snprintf(o->err, sizeof o->err, "overlay %.60s: %.180s", path, e); goto fail; }
+  hr__venc_params vp;
+  memset(&vp, 0, sizeof vp);
+  vp.path = path;
+  vp.tmp = o->tmp;
+  vp.width = o->ew;
+  vp.height = o->eh;
+  o->ff->d2q(fps, 65535, &vp.rate_num, &vp.rate_den);
+  vp.tb_num = vp.rate_den;   /* one tick a frame */
+  vp.tb_den = vp.rate_num;
+  vp.set_avg_rate = 1;
+  vp.gop = (int)fmin(600, fmax(1, round((double)vp.rate_num / vp.rate_den * 2)));
+  vp.codecs[0] = ov_codecs[0];
+  vp.codecs[1] = ov_codecs[1];
+  vp.h264_crf = "23";
+  vp.mpeg4_q = 4;
+  vp.bt601_all = 1;
+  vp.src = HR__FF_PIX_YUV420P;
+  hr__venc_stage vs;
+  if (!(o->enc = o->ff->venc_open(&vp, &vs, &r, &o->codec))) { st = ov_stage_fail(o, vs, r); goto fail; }
   *out = o;
   return HR_OK;
 fail_nomem:
@@ -200,8 +167,6 @@ fail_nomem:
   if (o && !o->err[0]) ov_fail(o, HR_ENOMEM, "out of memory", 0);
 fail:
   if (err && err_len) snprintf(err, err_len, "%s", o ? o->err : "overlay: out of memory");
-  if (o && o->fc && o->fc->pb) { avio_closep(&o->fc->pb); unlink(o->tmp); }
-  else if (o && o->tmp && o->fc) unlink(o->tmp);
   ov_free(o);
   return st;
 }
@@ -280,18 +245,6 @@ static void ov_row(overlay_ctx *o, const hr_frame *f, const float *alpha, int aw
   }
 }
 
-static int ov_drain(overlay_ctx *o) {
-  for (;;) {
-    int r = avcodec_receive_packet(o->cc, o->pkt);
-    if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) return 0;
-    if (r < 0) return ov_fail(o, HR_EIO, "encoder", r);
-    av_packet_rescale_ts(o->pkt, o->cc->time_base, o->st->time_base);
-    o->pkt->stream_index = o->st->index;
-    r = av_interleaved_write_frame(o->fc, o->pkt);   /* takes the packet's reference */
-    if (r < 0) return ov_fail(o, HR_EIO, "cannot write", r);
-  }
-}
-
 int overlay_write(overlay_ctx *o, const hr_frame *input, const float *alpha, int aw, int ah, const uint8_t *occlusion) {
   if (!o || !input || (alpha && (aw <= 0 || ah <= 0))) return HR_EINVAL;
   if (o->failed) return o->failed;
@@ -318,15 +271,16 @@ int overlay_write(overlay_ctx *o, const hr_frame *input, const float *alpha, int
     o->map_aw = aw;
     o->map_ah = ah;
   }
-  int r = av_frame_make_writable(o->fr);
-  if (r < 0) return o->failed = ov_fail(o, HR_ENOMEM, "frame", r);
-  AVFrame *fr = o->fr;
+  uint8_t *pl[3];
+  int ls[3], r;
+  hr__venc_stage vs;
+  if (o->ff->venc_picture(o->enc, pl, ls, &vs, &r)) return o->failed = ov_fail(o, HR_ENOMEM, "frame", r);
   uint8_t *r0 = o->rgb, *r1 = o->rgb + (size_t)o->ew * 3;
   for (int y = 0; y < o->eh; y += 2) {
     ov_row(o, input, alpha, aw, occlusion, y, r0);
     ov_row(o, input, alpha, aw, occlusion, y + 1, r1);
-    uint8_t *y0 = fr->data[0] + (ptrdiff_t)y * fr->linesize[0], *y1 = y0 + fr->linesize[0];
-    uint8_t *u = fr->data[1] + (ptrdiff_t)(y >> 1) * fr->linesize[1], *v = fr->data[2] + (ptrdiff_t)(y >> 1) * fr->linesize[2];
+    uint8_t *y0 = pl[0] + (ptrdiff_t)y * ls[0], *y1 = y0 + ls[0];
+    uint8_t *u = pl[1] + (ptrdiff_t)(y >> 1) * ls[1], *v = pl[2] + (ptrdiff_t)(y >> 1) * ls[2];
     for (int x = 0; x < o->ew; x++) {
       const uint8_t *p = r0 + 3 * x, *q = r1 + 3 * x;
       y0[x] = (uint8_t)(((66 * p[0] + 129 * p[1] + 25 * p[2] + 128) >> 8) + 16);
@@ -341,11 +295,7 @@ int overlay_write(overlay_ctx *o, const hr_frame *input, const float *alpha, int
     }
   }
   o->compose_ns += ov_now_ns() - t0;
-  fr->pts = o->frames++;
-  r = avcodec_send_frame(o->cc, fr);
-  if (r < 0) return o->failed = ov_fail(o, HR_EIO, "encoder", r);
-  int st = ov_drain(o);
-  if (st) return o->failed = st;
+  if (o->ff->venc_send(o->enc, NULL, NULL, o->frames++, &vs, &r)) return o->failed = ov_stage_fail(o, vs, r);
   int64_t c = ov_now_ns() - t0;
   o->cost_ns += c;
   if (c > o->cost_ns_max) o->cost_ns_max = c;
@@ -357,19 +307,11 @@ const char *overlay_last_error(const overlay_ctx *o) { return o ? o->err : "over
 
 int overlay_close(overlay_ctx *o) {
   if (!o) return HR_OK;
-  int st = o->failed;
-  if (!st) {
-    int r = avcodec_send_frame(o->cc, NULL);
-    if (r < 0 && r != AVERROR_EOF) st = ov_fail(o, HR_EIO, "encoder flush", r);
-    if (!st) st = ov_drain(o);
-  }
-  if (o->header_done) {
-    int r = av_write_trailer(o->fc);
-    if (r < 0 && !st) st = ov_fail(o, HR_EIO, "cannot write the trailer", r);
-  }
-  if (o->fc->pb) {
-    if (avio_closep(&o->fc->pb) < 0 && !st) st = ov_fail(o, HR_EIO, "cannot close", 0);
-  }
+  int st = o->failed, r;
+  hr__venc_stage vs;
+  hr__venc *enc = o->enc;
+  o->enc = NULL;
+  if (o->ff->venc_close(enc, !st, &vs, &r) && !st) st = ov_stage_fail(o, vs, r);
   if (!st && rename(o->tmp, o->path) != 0) st = ov_fail(o, HR_EIO, strerror(errno), 0);
   if (st) {
     unlink(o->tmp);

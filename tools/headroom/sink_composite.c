@@ -6,7 +6,7 @@
  * output device (a v4l2loopback virtual camera). Every switch of what the picture shows (matte,
  * hold, blur-all, passthrough) is printed with its reason.
  *
- * Video: the name's container; .mkv and .nut are encoded losslessly with FFV1 (for tests and
+ * Video (through the FFmpeg module, src/io/ffmod.h, opened at --composite's open): the name's container; .mkv and .nut are encoded losslessly with FFV1 (for tests and
  * editing), anything else with libx264 (crf 18) or MPEG-4 part 2. yuv420p in the source's range.
  * Each frame's time is its source timestamp (microseconds), so the source's frame rate is kept,
  * variable rates included; the encoder opens at the second frame, whose interval gives the rate it
@@ -27,10 +27,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <linux/videodev2.h>
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/opt.h>
-#include <libswscale/swscale.h>
+#include "../../src/io/ffmod.h"
 #include "headroom/composite.h"
 #include "headroom/io.h"
 #include "run.h"
@@ -49,42 +46,51 @@ typedef struct comp_sink {
   hr_frame of;                 /* describes obuf */
   hr_composite_out out;
   int64_t frames, switches;
-  /* encoder */
-  AVFormatContext *fc;
-  AVCodecContext *cc;
-  AVStream *st;
-  AVFrame *fr;
-  AVPacket *pkt;
-  struct SwsContext *sws;      /* composite -> yuv420p when the input is not I420 */
-  uint8_t *ybuf;               /* yuv420p planes for sws */
+  /* encoder (converts the composite to yuv420p when the input is not I420) */
+  const hr__ffmod_api *ff;
+  hr__venc *enc;
   int64_t ts0, last_pts, interval;   /* microseconds */
   int pending;                 /* the first composite waits in obuf for the encoder (opened at the
                                   second frame, when the rate is known) */
   char tmp[4200];
-  int header_done;
   /* v4l2 */
   int vfd;
-  struct SwsContext *vsws;
+  void *vsws;                  /* the module's converter to YUYV */
   uint8_t *vbuf;
   size_t vlen;
 } comp_sink;
 
-static enum AVPixelFormat av_fmt(hr_pixfmt f) {
+static hr__ff_pix ff_fmt(hr_pixfmt f) {
   switch (f) {
-    case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO: return AV_PIX_FMT_YUV420P;
-    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: return AV_PIX_FMT_NV12;
-    case HR_PIX_BGRA: return AV_PIX_FMT_BGRA;
-    case HR_PIX_RGB24: return AV_PIX_FMT_RGB24;
-    default: return AV_PIX_FMT_NONE;
+    case HR_PIX_I420_FULL: case HR_PIX_I420_VIDEO: return HR__FF_PIX_YUV420P;
+    case HR_PIX_NV12_FULL: case HR_PIX_NV12_VIDEO: return HR__FF_PIX_NV12;
+    case HR_PIX_BGRA: return HR__FF_PIX_BGRA;
+    case HR_PIX_RGB24: return HR__FF_PIX_RGB24;
+    default: return HR__FF_PIX_NONE;
   }
 }
 static int full_range(hr_pixfmt f) { return f == HR_PIX_I420_FULL || f == HR_PIX_NV12_FULL || f == HR_PIX_BGRA || f == HR_PIX_RGB24; }
 
-static int av_fail(char *err, size_t n, const char *path, const char *what, int r) {
-  char m[AV_ERROR_MAX_STRING_SIZE] = "";
-  if (r) av_strerror(r, m, sizeof m);
+static int av_fail(const comp_sink *s, char *err, size_t n, const char *path, const char *what, int r) {
+  char m[128] = "";
+  if (r && s->ff) s->ff->strerror(r, m, sizeof m);
   snprintf(err, n, "cannot write %s: %s%s%s", path, what, r ? ": " : "", m);
   return -1;
+}
+
+/* An encoder stage that failed, as this sink words it. */
+static int stage_fail(const comp_sink *s, char *err, size_t n, hr__venc_stage st, int r) {
+  const char *path = s->cfg->o->out_video, *ext = strrchr(path, '.');
+  int lossless = ext && (!strcasecmp(ext, ".mkv") || !strcasecmp(ext, ".nut"));
+  static const char *what[] = {
+      [HR__VENC_OK] = "failed", [HR__VENC_NOMEM] = "out of memory", [HR__VENC_MUXER] = "no muxer",
+      [HR__VENC_CODEC] = "neither libx264 nor mpeg4 opens", [HR__VENC_PARAMS] = "codec parameters",
+      [HR__VENC_CREATE] = "cannot create", [HR__VENC_HEADER] = "header", [HR__VENC_CONVERTER] = "no converter",
+      [HR__VENC_ENCODE] = "encoder", [HR__VENC_WRITE] = "write", [HR__VENC_FLUSH] = "encoder flush",
+      [HR__VENC_TRAILER] = "trailer", [HR__VENC_CLOSE] = "close"};
+  const char *w = st == HR__VENC_CODEC && lossless ? "FFV1 does not open"
+                  : (unsigned)st < sizeof what / sizeof what[0] ? what[st] : "failed";
+  return av_fail(s, err, n, path, w, r);
 }
 
 static int comp_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
@@ -98,6 +104,8 @@ static int comp_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
   comp_sink *s = calloc(1, sizeof *s);
   if (!s) { snprintf(err, n, "out of memory"); return -1; }
   s->cfg = cfg; s->vfd = -1;
+  char me[512];
+  if (hr__ffmod_get(&s->ff, me, sizeof me)) { snprintf(err, n, "%s: %s", o->out_video ? "--out-video" : "--v4l2-out", me); free(s); return -1; }
   hr_composite_params_default(&s->p);
   const char *ip = NULL;
   char e[512];
@@ -130,69 +138,32 @@ static int comp_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
 
 static int enc_open(comp_sink *s, char *err, size_t n) {
   const char *path = s->cfg->o->out_video;
-  int r;
   if ((s->w | s->h) & 1) { snprintf(err, n, "--out-video: %dx%d: the encoder (4:2:0) needs an even size", s->w, s->h); return -1; }
   snprintf(s->tmp, sizeof s->tmp, "%s.tmp", path);
-  const AVOutputFormat *of = av_guess_format(NULL, path, NULL);
-  if (!of) of = av_guess_format("mp4", NULL, NULL);
-  if ((r = avformat_alloc_output_context2(&s->fc, of, NULL, s->tmp)) < 0 || !s->fc) return av_fail(err, n, path, "no muxer", r);
   const char *ext = strrchr(path, '.');
   int lossless = ext && (!strcasecmp(ext, ".mkv") || !strcasecmp(ext, ".nut"));
-  const char *names[2] = {lossless ? "ffv1" : "libx264", lossless ? NULL : "mpeg4"};
-  if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_WARNING);
-  r = AVERROR_ENCODER_NOT_FOUND;
-  for (int i = 0; i < 2 && !s->cc && names[i]; i++) {
-    const AVCodec *codec = avcodec_find_encoder_by_name(names[i]);
-    if (!codec) continue;
-    AVCodecContext *cc = avcodec_alloc_context3(codec);
-    if (!cc) return av_fail(err, n, path, "out of memory", 0);
-    cc->width = s->w; cc->height = s->h;
-    cc->pix_fmt = AV_PIX_FMT_YUV420P;
-    cc->time_base = (AVRational){1, 1000000};   /* source timestamps, microseconds */
-    cc->framerate = av_d2q(1e6 / (double)s->interval, 100000);
-    cc->sample_aspect_ratio = (AVRational){1, 1};
-    cc->color_range = full_range(s->fmt) ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
-    cc->colorspace = AVCOL_SPC_SMPTE170M;
-    cc->thread_count = 1;
-    if (s->fc->oformat->flags & AVFMT_GLOBALHEADER) cc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    if (codec->id == AV_CODEC_ID_H264) { av_opt_set(cc->priv_data, "preset", "veryfast", 0); av_opt_set(cc->priv_data, "crf", "18", 0); }
-    else if (codec->id == AV_CODEC_ID_MPEG4) { cc->flags |= AV_CODEC_FLAG_QSCALE; cc->global_quality = FF_QP2LAMBDA * 3; }
-    if ((r = avcodec_open2(cc, codec, NULL)) < 0) { avcodec_free_context(&cc); continue; }
-    s->cc = cc;
-  }
-  if (!s->cc) return av_fail(err, n, path, lossless ? "FFV1 does not open" : "neither libx264 nor mpeg4 opens", r);
-  if (!(s->st = avformat_new_stream(s->fc, NULL))) return av_fail(err, n, path, "out of memory", 0);
-  s->st->time_base = s->cc->time_base;
-  if ((r = avcodec_parameters_from_context(s->st->codecpar, s->cc)) < 0) return av_fail(err, n, path, "codec parameters", r);
-  if (!(s->fc->oformat->flags & AVFMT_NOFILE) && (r = avio_open(&s->fc->pb, s->tmp, AVIO_FLAG_WRITE)) < 0) return av_fail(err, n, path, "cannot create", r);
-  if ((r = avformat_write_header(s->fc, NULL)) < 0) return av_fail(err, n, path, "header", r);
-  s->header_done = 1;
-  if (!(s->fr = av_frame_alloc()) || !(s->pkt = av_packet_alloc())) return av_fail(err, n, path, "out of memory", 0);
-  s->fr->format = AV_PIX_FMT_YUV420P; s->fr->width = s->w; s->fr->height = s->h;
-  s->fr->color_range = s->cc->color_range; s->fr->colorspace = s->cc->colorspace;
-  if (av_fmt(s->fmt) == AV_PIX_FMT_YUV420P) {   /* the composite's own planes go to the encoder */
-    for (int i = 0; i < 3; i++) { s->fr->data[i] = s->out.planes[i]; s->fr->linesize[i] = (int)s->out.strides[i]; }
-  } else {
-    size_t ysz = (size_t)s->w * s->h;
-    if (!(s->ybuf = malloc(ysz * 3 / 2))) return av_fail(err, n, path, "out of memory", 0);
-    s->fr->data[0] = s->ybuf; s->fr->data[1] = s->ybuf + ysz; s->fr->data[2] = s->ybuf + ysz + ysz / 4;
-    s->fr->linesize[0] = s->w; s->fr->linesize[1] = s->fr->linesize[2] = s->w / 2;
-    s->sws = sws_getContext(s->w, s->h, av_fmt(s->fmt), s->w, s->h, AV_PIX_FMT_YUV420P, SWS_BILINEAR | SWS_ACCURATE_RND | SWS_BITEXACT, NULL, NULL, NULL);
-    if (!s->sws) return av_fail(err, n, path, "no converter", 0);
-  }
+  hr__venc_params vp;
+  memset(&vp, 0, sizeof vp);
+  vp.path = path;
+  vp.tmp = s->tmp;
+  vp.width = s->w;
+  vp.height = s->h;
+  vp.tb_num = 1;
+  vp.tb_den = 1000000;   /* source timestamps, microseconds */
+  s->ff->d2q(1e6 / (double)s->interval, 100000, &vp.rate_num, &vp.rate_den);
+  vp.codecs[0] = lossless ? "ffv1" : "libx264";
+  vp.codecs[1] = lossless ? NULL : "mpeg4";
+  vp.h264_crf = "18";
+  vp.mpeg4_q = 3;
+  vp.full_range = full_range(s->fmt);
+  vp.pkt_duration = s->interval;
+  vp.src = ff_fmt(s->fmt);
+  vp.bitexact = 1;
+  hr__venc_stage st;
+  int r;
+  const char *codec;
+  if (!(s->enc = s->ff->venc_open(&vp, &st, &r, &codec))) return stage_fail(s, err, n, st, r);
   return 0;
-}
-
-static int enc_drain(comp_sink *s, char *err, size_t n) {
-  for (;;) {
-    int r = avcodec_receive_packet(s->cc, s->pkt);
-    if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) return 0;
-    if (r < 0) return av_fail(err, n, s->cfg->o->out_video, "encoder", r);
-    if (!s->pkt->duration) s->pkt->duration = s->interval;
-    av_packet_rescale_ts(s->pkt, s->cc->time_base, s->st->time_base);
-    s->pkt->stream_index = s->st->index;
-    if ((r = av_interleaved_write_frame(s->fc, s->pkt)) < 0) return av_fail(err, n, s->cfg->o->out_video, "write", r);
-  }
 }
 
 static int v4l2_open_out(comp_sink *s, char *err, size_t n) {
@@ -210,7 +181,7 @@ static int v4l2_open_out(comp_sink *s, char *err, size_t n) {
   if (ioctl(s->vfd, VIDIOC_S_FMT, &vf) < 0) { snprintf(err, n, "--v4l2-out %s: VIDIOC_S_FMT YUYV %dx%d: %s", dev, s->w, s->h, strerror(errno)); return -1; }
   s->vlen = (size_t)s->w * s->h * 2;
   if (!(s->vbuf = malloc(s->vlen))) { snprintf(err, n, "out of memory"); return -1; }
-  s->vsws = sws_getContext(s->w, s->h, av_fmt(s->fmt), s->w, s->h, AV_PIX_FMT_YUYV422, SWS_BILINEAR, NULL, NULL, NULL);
+  s->vsws = s->ff->cvt_create(s->w, s->h, ff_fmt(s->fmt), HR__FF_PIX_YUYV422, 0);
   if (!s->vsws) { snprintf(err, n, "--v4l2-out: no converter to YUYV"); return -1; }
   return 0;
 }
@@ -222,13 +193,13 @@ static int comp_first(comp_sink *s, const hr_frame *in, char *err, size_t n) {
   char e[512];
   if (hr_compositor_create(&s->p, &s->c, e, sizeof e)) { snprintf(err, n, "--composite: %s", e); return -1; }
   free(s->img); s->img = NULL; s->p.image = NULL;
-  int yuv = av_fmt(s->fmt) == AV_PIX_FMT_YUV420P || av_fmt(s->fmt) == AV_PIX_FMT_NV12;
+  int yuv = ff_fmt(s->fmt) == HR__FF_PIX_YUV420P || ff_fmt(s->fmt) == HR__FF_PIX_NV12;
   size_t ysz = (size_t)s->w * s->h, total = yuv ? ysz * 3 / 2 : ysz * (size_t)hr_pixfmt_bpp(s->fmt);
   if (!(s->obuf = malloc(total))) { snprintf(err, n, "out of memory"); return -1; }
   s->of = *in;
   s->of.planes[0] = s->obuf; s->of.strides[0] = (ptrdiff_t)s->w * (yuv ? 1 : hr_pixfmt_bpp(s->fmt));
-  if (av_fmt(s->fmt) == AV_PIX_FMT_NV12) { s->of.planes[1] = s->obuf + ysz; s->of.strides[1] = s->w; }
-  if (av_fmt(s->fmt) == AV_PIX_FMT_YUV420P) {
+  if (ff_fmt(s->fmt) == HR__FF_PIX_NV12) { s->of.planes[1] = s->obuf + ysz; s->of.strides[1] = s->w; }
+  if (ff_fmt(s->fmt) == HR__FF_PIX_YUV420P) {
     s->of.planes[1] = s->obuf + ysz; s->of.planes[2] = s->obuf + ysz + ysz / 4;
     s->of.strides[1] = s->of.strides[2] = s->w / 2;
   }
@@ -240,14 +211,13 @@ static int comp_first(comp_sink *s, const hr_frame *in, char *err, size_t n) {
 
 /* The composite in obuf to the encoder, at pts (microseconds from the first frame). */
 static int enc_frame(comp_sink *s, int64_t pts, char *err, size_t n) {
-  if (s->sws) sws_scale(s->sws, (const uint8_t *const *)s->of.planes, (const int[]){(int)s->of.strides[0], (int)s->of.strides[1], (int)s->of.strides[2]}, 0,
-                        s->h, s->fr->data, s->fr->linesize);
   if (pts <= s->last_pts) pts = s->last_pts + 1;
   s->last_pts = pts;
-  s->fr->pts = pts;
-  int e = avcodec_send_frame(s->cc, s->fr);   /* not refcounted: the encoder copies it */
-  if (e < 0) return av_fail(err, n, s->cfg->o->out_video, "encoder", e);
-  return enc_drain(s, err, n);
+  hr__venc_stage st;
+  int r;
+  /* I420: the composite's own planes go to the encoder (it copies them); else converted. */
+  if (s->ff->venc_send(s->enc, (const uint8_t *const *)s->of.planes, s->of.strides, pts, &st, &r)) return stage_fail(s, err, n, st, r);
+  return 0;
 }
 
 static int comp_write(void *ctx, const run_frame *f, char *err, size_t n) {
@@ -288,16 +258,15 @@ static int comp_write(void *ctx, const run_frame *f, char *err, size_t n) {
             cr.reason[0] ? ": " : "", cr.reason);
   }
   s->frames++;
-  if (s->cc) {
+  if (s->enc) {
     if (enc_frame(s, (in->ts_ns - s->ts0) / 1000, err, n)) return -1;
   } else if (s->cfg->o->out_video) {
     s->pending = 1;
   }
   if (s->vfd >= 0) {
-    uint8_t *dst[1] = {s->vbuf};
-    int dl[1] = {s->w * 2};
-    sws_scale(s->vsws, (const uint8_t *const *)s->of.planes, (const int[]){(int)s->of.strides[0], (int)s->of.strides[1], (int)s->of.strides[2]}, 0, s->h,
-              dst, dl);
+    uint8_t *dst[3] = {s->vbuf, NULL, NULL};
+    int dl[3] = {s->w * 2, 0, 0};
+    s->ff->cvt_run(s->vsws, (const uint8_t *const *)s->of.planes, s->of.strides, dst, dl, s->h);
     ssize_t wr = write(s->vfd, s->vbuf, s->vlen);
     if (wr != (ssize_t)s->vlen) { snprintf(err, n, "--v4l2-out %s: write: %s", s->cfg->o->v4l2_out, wr < 0 ? strerror(errno) : "short write"); return -1; }
   }
@@ -308,14 +277,12 @@ static int comp_close(void *ctx, const run_end *e, char *err, size_t n) {
   comp_sink *s = ctx;
   int rc = 0;
   if (s->pending && (enc_open(s, err, n) || enc_frame(s, 0, err, n))) rc = -1;   /* a one-frame run */
-  if (s->cc && !rc) {
-    int r = avcodec_send_frame(s->cc, NULL);
-    if ((r < 0 && r != AVERROR_EOF) || enc_drain(s, err, n)) rc = -1;
-  }
-  if (s->header_done && av_write_trailer(s->fc) < 0 && !rc) rc = av_fail(err, n, s->cfg->o->out_video, "trailer", 0);
-  if (s->fc && s->fc->pb && avio_closep(&s->fc->pb) < 0 && !rc) rc = av_fail(err, n, s->cfg->o->out_video, "close", 0);
-  if (s->header_done) {
-    if (!rc && rename(s->tmp, s->cfg->o->out_video)) rc = av_fail(err, n, s->cfg->o->out_video, strerror(errno), 0);
+  if (s->enc) {
+    hr__venc_stage st;
+    int r;
+    if (s->ff->venc_close(s->enc, !rc, &st, &r) && !rc) rc = stage_fail(s, err, n, st, r);
+    s->enc = NULL;
+    if (!rc && rename(s->tmp, s->cfg->o->out_video)) rc = av_fail(s, err, n, s->cfg->o->out_video, strerror(errno), 0);
     if (rc) unlink(s->tmp);
   }
   if (!rc && s->c)
@@ -323,13 +290,9 @@ static int comp_close(void *ctx, const run_end *e, char *err, size_t n) {
             s->p.fallback == HR_COMPOSITE_FALLBACK_HOLD ? "hold" : s->p.fallback == HR_COMPOSITE_FALLBACK_BLUR_ALL ? "blur-all" : "passthrough",
             (long long)s->frames, (long long)s->switches, s->cfg->o->out_video ? " -> " : "", s->cfg->o->out_video ? s->cfg->o->out_video : "");
   if (!rc && s->bgv_path) fprintf(stderr, "headroom run: background video %s looped %lld times\n", s->bgv_path, (long long)s->bgv_loops);
-  avcodec_free_context(&s->cc);
-  if (s->fc) avformat_free_context(s->fc);
-  av_frame_free(&s->fr);
-  av_packet_free(&s->pkt);
-  sws_freeContext(s->sws); sws_freeContext(s->vsws);
+  if (s->vsws) s->ff->cvt_free(s->vsws);
   if (s->vfd >= 0) close(s->vfd);
-  free(s->vbuf); free(s->ybuf); free(s->obuf); free(s->img);
+  free(s->vbuf); free(s->obuf); free(s->img);
   hr_source_destroy(s->bgv);
   hr_compositor_destroy(s->c);
   free(s);

@@ -1,6 +1,6 @@
 /* Video-file source through FFmpeg: demux, decode, and hand the decoder's own I420/NV12 (and
  * packed RGB24/BGRA) planes out in place; other pixel formats are converted once with swscale
- * into a pool buffer. */
+ * into a pool buffer. Part of the FFmpeg module (headroom-io-ffmpeg.so, ../ffmod.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <libavcodec/avcodec.h>
@@ -8,7 +8,7 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
-#include "io_internal.h"
+#include "ffm.h"
 
 typedef struct video {
   AVFormatContext *fmt;
@@ -435,7 +435,7 @@ static void video_memory(const hr_source *s, int pool, hr_source_memory *m) {
 
 static const hr__source_ops video_ops = {"video", video_read, video_destroy, video_native_planes, video_memory};
 
-hr_status hr__video_open(hr_source *s, const char *path, char *err, size_t err_len) {
+hr_status hr__ffm_video_open(hr_source *s, const char *path, char *err, size_t err_len) {
   video *v = calloc(1, sizeof *v);
   if (!v) return hr__errf(err, err_len, HR_ENOMEM, "out of memory");
   s->impl = v;
