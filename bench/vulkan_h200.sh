@@ -42,19 +42,23 @@
 #   Alpha vs XNNPACK (same frames, fresh state, 3 frames): fp16 mean |d| 5.8e-5, max 0.018 (r0.5
 #   6.0e-5 / 0.018; 1080p 5.1e-5 / 0.014); fp32 mean 1.4e-7, max 2.3e-3. Session create (instance,
 #   device, pipelines, tuning) 0.2-2.2 s. The probe for an automatic choice: "NVIDIA H200 (discrete GPU)".
-# 2026-12-01, after the state read-back and the frame copy fixes (HR_VK_COPY_THREADS below): the
-# frame copied on the caller's thread costs the benchmark 0.57 ms (1920x1440 r0.25: median 4.05 ms,
-# p99 4.31, GPU 3.05; with HR_VK_COPY_THREADS=1: 3.52 / 3.67, copy 0.08); r0.5 8.87 ms (GPU 7.53);
-# 1920x1080 r0.25 3.33 ms (GPU 2.60). Alpha vs XNNPACK (fp32, 3 frames): mean 1.4e-7, max 2.3e-3.
+# 2026-12-01, after the state read-back and frame copy fixes (the frame copied over the backend's
+# own 4 threads, HR_VK_COPY_THREADS; the session's 16 gave the benchmark a 0.08 ms copy and the live
+# loop 15.9 ms tails): 1920x1440 r0.25 median 3.73 ms, p99 4.02, GPU 3.05, copy 0.23 (268 fps);
+# r0.5 8.26 ms (GPU 7.55); 1920x1080 r0.25 3.33 ms (GPU 2.60). Alpha vs XNNPACK (fp32, 3 frames):
+# mean 1.4e-7, max 2.1e-3. GPU ms by class, 1920x1440 r0.25: conv3x3 1.20, conv1x1 0.90,
+# elementwise 0.51, depthwise 0.39, copy 0.26, resize 0.08, refiner 0.03.
 #
-# run-live, the same day (the H200's VM: 16 vCPUs, "Intel Xeon Processor"): 400 of 400 frames
-# delivered at 60.0 fps, none dropped, 400 alpha PNGs = 400 telemetry lines, every frame at 480x360
-# (no rung change, no replan), latency p50 10.9 ms, p99 12.4 (max 19.6), infer p50 6.7 / p99 7.7,
-# device_ms p50 5.15 / p99 5.97 (the GPU clocks down at 30% duty: 3.05 ms back to back), frame copy
-# 1.04 / 1.35 ms, PNG writer p50 14.0 / p99 15.8 ms. Before: the controller stepped down to 86x64
-# within 3 s (the health monitor's per-frame state read made four staging buffers and four submits
-# a frame, 4-15 ms; then the threaded frame copy, 2.1 ms median, 15.9 ms p99); 35.6 fps delivered,
-# 162 of 400 dropped, latency p99 233 ms.
+# run-live, the same day (the H200's VM: 16 vCPUs, "Intel Xeon Processor"), `HR_VK_TRACE=1
+# bench/vulkan_h200.sh run-live`: 400 of 400 frames delivered at 60.0 fps, none dropped, 400 alpha
+# PNGs = 400 telemetry lines (names match), every frame at 480x360 (no rung change, no replan),
+# latency p50 10.0 ms, p99 11.6 (max 19.3), infer p50 6.0 / p99 6.9, device_ms p50 5.05 / p99 5.94
+# (the GPU clocks down at 30% duty: 3.05 ms back to back), frame copy 0.31 / 0.42 ms, PNG writer
+# (output_ms) p50 13.4 / p99 18.8 ms. One-thread copy (HR_VK_COPY_THREADS=1): copy 1.08 / 1.55,
+# latency 10.8 / 13.2, 397 of 400 (3 dropped with the writer's 2 slots busy). Before these fixes
+# the controller stepped down to 86x64 within 3 s (the health monitor's per-frame state read made
+# four staging buffers and four submits a frame, 4-15 ms; then the session-pool frame copy, 2.1 ms
+# median, 15.9 ms p99): 35.6 fps delivered, 162 of 400 dropped, latency p99 233 ms.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

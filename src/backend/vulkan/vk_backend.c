@@ -183,13 +183,14 @@ typedef struct vk {
   int64_t sback_off[8];       /* bytes into sback */
   int sback_rec;              /* cb_main / cb_prof copy the state into sback */
   int sback_valid;            /* sback holds the device's state (no run or write since) */
-  /* the frame's wait and copy. HR_VK_COPY_THREADS=1: the frame's rows copied over the session's
-   * worker threads; by default the caller's thread copies them alone: in the live loop on the H200
-   * (16 vCPUs, the capture and PNG threads busy) the pool's copy took 2.1 ms median, 15.9 ms p99
-   * (a worker waiting for a CPU), one thread 1.26 / 1.90 ms. HR_VK_WAIT=spin polls the fence
-   * (no gain measured there: submit-to-fence minus GPU 0.46 ms either way). HR_VK_TRACE=1: each
-   * frame's copy / submit-to-fence / GPU ms on stderr. */
-  int spin, copy_pool, trace;
+  /* the frame's wait and copy. The frame's rows are copied over a pool of HR_VK_COPY_THREADS
+   * threads of the backend's own (default 4, the caller's included; 1: the caller alone), not over
+   * the session's: in the live loop on the H200 (16 vCPUs, the capture and PNG threads busy) the
+   * session's 16-thread pool took 2.1 ms median, 15.9 ms p99 (a worker waiting for a CPU), one
+   * thread 1.04 / 1.35 ms. HR_VK_WAIT=spin polls the fence (it cost the live loop 1 ms of
+   * latency there). HR_VK_TRACE=1: each frame's copy / submit-to-fence / GPU ms on stderr. */
+  int spin, trace;
+  pthreadpool_t copy_pool;
   int64_t state_off[8];       /* bytes into dbuf */
   int64_t src_off;            /* materialised model input, -1 if none */
   int64_t const_off0, const_bytes;
@@ -1191,6 +1192,7 @@ static void vk_destroy(void *impl) {
     if (v->cpool) vkDestroyCommandPool(v->dev, v->cpool, NULL);
     if (v->fence) vkDestroyFence(v->dev, v->fence, NULL);
     if (v->qp) vkDestroyQueryPool(v->dev, v->qp, NULL);
+    if (v->copy_pool) pthreadpool_destroy(v->copy_pool);
     buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback); buf_free(v, &v->fbuf); buf_free(v, &v->sback);
     vkDestroyDevice(v->dev, NULL);
   }
@@ -1324,7 +1326,8 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     return st;
   const char *wm = getenv("HR_VK_WAIT"), *ct = getenv("HR_VK_COPY_THREADS"), *tr = getenv("HR_VK_TRACE");
   v->spin = wm && !strcmp(wm, "spin");
-  v->copy_pool = ct && !strcmp(ct, "1");
+  int ncopy = ct && *ct ? atoi(ct) : 4;
+  if (ncopy > 1 && !(v->copy_pool = pthreadpool_create((size_t)ncopy))) return HR_ENOMEM;
   v->trace = tr && *tr && strcmp(tr, "0");
   const char *fm = getenv("HR_VK_FRAME");
   v->frame_dev = !(fm && !strcmp(fm, "host"));
@@ -1444,11 +1447,11 @@ static hr_status upload_frame(hr_session *s, vk *v) {
   for (int k = 0; k < np; k++) {
     size_t stride = (rowb[k] + 3) & ~(size_t)3;
     h[3 + k] = (uint32_t)off; h[6 + k] = (uint32_t)stride;
-    /* rows in blocks, over the session's worker threads with HR_VK_COPY_THREADS=1 (one thread
-     * copies 3-8 GB/s: 0.5-1.3 ms for a 1920x1440 NV12 frame; see copy_pool) */
+    /* rows in blocks over the copy pool (one thread copies 3-8 GB/s: 0.5-1.3 ms for a 1920x1440
+     * NV12 frame; see copy_pool) */
     copy_job j = {(char *)v->stage.map + off, stride, f->planes[k], f->strides[k], rowb[k], rows[k], (rows[k] + 31) / 32};
     size_t blocks = (rows[k] + j.per - 1) / j.per;
-    if (s->pool && v->copy_pool && rows[k] * rowb[k] >= ((size_t)1 << 20)) pthreadpool_parallelize_1d(s->pool, copy_rows, &j, blocks, 0);
+    if (v->copy_pool && rows[k] * rowb[k] >= ((size_t)1 << 20)) pthreadpool_parallelize_1d(v->copy_pool, copy_rows, &j, blocks, 0);
     else for (size_t b = 0; b < blocks; b++) copy_rows(&j, b);
     off += stride * rows[k];
   }
