@@ -49,6 +49,10 @@
 # mean 1.4e-7, max 2.1e-3. GPU ms by class, 1920x1440 r0.25: conv3x3 1.20, conv1x1 0.90,
 # elementwise 0.51, depthwise 0.39, copy 0.26, resize 0.08, refiner 0.03.
 #
+# The tiled convolution loading its next K chunk into registers during this chunk's products
+# (convt.comp): 1920x1440 r0.25 median 3.47 ms, p99 3.85, GPU 2.82 (conv3x3 1.01, conv1x1 0.85);
+# r0.5 7.39 ms (GPU 6.69); 1920x1080 r0.25 3.00 ms (GPU 2.37); alpha unchanged (mean 1.4e-7).
+#
 # run-live, the same day (the H200's VM: 16 vCPUs, "Intel Xeon Processor"), `HR_VK_TRACE=1
 # bench/vulkan_h200.sh run-live`: 400 of 400 frames delivered at 60.0 fps, none dropped, 400 alpha
 # PNGs = 400 telemetry lines (names match), every frame at 480x360 (no rung change, no replan),
