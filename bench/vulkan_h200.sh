@@ -10,9 +10,21 @@
 #   bench/vulkan_h200.sh run [SIZES]    on the GPU machine (the `run` tool, carry [".gl", "models"]):
 #                                       unpacks the loaders, runs every size; SIZES default
 #                                       "1920x1440@0.25 1920x1440@0.5 1920x1080@0.25"
+#   bench/vulkan_h200.sh run-live       on the GPU machine (same carry): the live loop as a user runs it,
+#                                       `headroom run --backend vulkan --realtime --ratio 0.25` on a
+#                                       1920x1440 NV12 @60 replay of sam2-bedroom (LIVE_FRAMES, default
+#                                       400: the 200 frames there and back, bilinear from the 960x540
+#                                       JPEGs, made on that machine by .gl/nv12gen), alpha PNGs and
+#                                       telemetry written; prints the rungs, delivered fps, drops,
+#                                       latency and device_ms p50/p99, PNGs vs telemetry lines; copies
+#                                       the log, the telemetry and 2 PNGs to $OUT when set.
+#                                       `prepare` links the CLI for it without FFmpeg (.gl/headroom:
+#                                       FFmpeg's 130 libraries are not there; the av* calls, video
+#                                       sources and sinks only, become stand-ins that exit) and brings
+#                                       libspng and libturbojpeg.
 # Env: FRAMES (timed frames, default 300), WARMUP (default 20), CHECK (frames compared with XNNPACK,
 # default 3), JSONL (a file to append the JSON lines to; default stdout only), BUILD (prepare: the
-# build dir, default build-h13), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp16 on the GPU).
+# build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp16 on the GPU).
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
 # NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
@@ -30,6 +42,27 @@
 #   Alpha vs XNNPACK (same frames, fresh state, 3 frames): fp16 mean |d| 5.8e-5, max 0.018 (r0.5
 #   6.0e-5 / 0.018; 1080p 5.1e-5 / 0.014); fp32 mean 1.4e-7, max 2.3e-3. Session create (instance,
 #   device, pipelines, tuning) 0.2-2.2 s. The probe for an automatic choice: "NVIDIA H200 (discrete GPU)".
+# 2026-12-01, after the state read-back and frame copy fixes (the frame copied over the backend's
+# own 4 threads, HR_VK_COPY_THREADS; the session's 16 gave the benchmark a 0.08 ms copy and the live
+# loop 15.9 ms tails): 1920x1440 r0.25 median 3.73 ms, p99 4.02, GPU 3.05, copy 0.23 (268 fps);
+# r0.5 8.26 ms (GPU 7.55); 1920x1080 r0.25 3.33 ms (GPU 2.60). Alpha vs XNNPACK (fp32, 3 frames):
+# mean 1.4e-7, max 2.1e-3. GPU ms by class, 1920x1440 r0.25: conv3x3 1.20, conv1x1 0.90,
+# elementwise 0.51, depthwise 0.39, copy 0.26, resize 0.08, refiner 0.03.
+#
+# The tiled convolution loading its next K chunk into registers during this chunk's products
+# (convt.comp): 1920x1440 r0.25 median 3.47 ms, p99 3.85, GPU 2.82 (conv3x3 1.01, conv1x1 0.85);
+# r0.5 7.39 ms (GPU 6.69); 1920x1080 r0.25 3.00 ms (GPU 2.37); alpha unchanged (mean 1.4e-7).
+#
+# run-live, the same day (the H200's VM: 16 vCPUs, "Intel Xeon Processor"), `HR_VK_TRACE=1
+# bench/vulkan_h200.sh run-live`: 400 of 400 frames delivered at 60.0 fps, none dropped, 400 alpha
+# PNGs = 400 telemetry lines (names match), every frame at 480x360 (no rung change, no replan),
+# latency p50 10.0 ms, p99 11.6 (max 19.3), infer p50 6.0 / p99 6.9, device_ms p50 5.05 / p99 5.94
+# (the GPU clocks down at 30% duty: 3.05 ms back to back), frame copy 0.31 / 0.42 ms, PNG writer
+# (output_ms) p50 13.4 / p99 18.8 ms. One-thread copy (HR_VK_COPY_THREADS=1): copy 1.08 / 1.55,
+# latency 10.8 / 13.2, 397 of 400 (3 dropped with the writer's 2 slots busy). Before these fixes
+# the controller stepped down to 86x64 within 3 s (the health monitor's per-frame state read made
+# four staging buffers and four submits a frame, 4-15 ms; then the session-pool frame copy, 2.1 ms
+# median, 15.9 ms p99): 35.6 fps delivered, 162 of 400 dropped, latency p99 233 ms.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -39,9 +72,9 @@ if [ "$mode" = prepare ]; then
   mkdir -p .gl/lib
   grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> .git/info/exclude
   (cd .gl && for p in libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2; do ls ${p}_*.deb >/dev/null 2>&1 || apt-get download $p; done)
-  b=${BUILD:-build-h13}
+  b=${BUILD:-build-h18}
   [ -f "$b/CMakeCache.txt" ] || cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$b" -j2 --target headroom
+  cmake --build "$b" -j2 --target headroom headroom_cli
   cat > .gl/vkbench.c <<'EOF'
 /* RVM through the Vulkan backend: push wall time, GPU time, GPU time per op class, alpha vs XNNPACK. */
 #include <stdio.h>
@@ -181,7 +214,74 @@ EOF
     [ -f .gl/frames_$wh.nv12 ] || ffmpeg -loglevel error -y -start_number 0 -i "$d/%05d.jpg" -frames:v 4 -s $wh -pix_fmt nv12 -f rawvideo .gl/frames_$wh.nv12
   done
   for l in $(ldd .gl/vkbench | awk '/=>/ {print $3}' | grep -E 'XNNPACK|pthreadpool|cpuinfo|cjson|clog'); do cp -L "$l" .gl/lib/; done
+  # the CLI without FFmpeg for run-live: its own objects relinked, every av*/sws* symbol a stand-in
+  syms=$( (nm -u "$b"/libheadroom_io.a; nm -u "$b"/CMakeFiles/headroom_cli.dir/tools/headroom/*.o) 2>/dev/null |
+         awk '{print $NF}' | grep -E '^(av|sws|swr)' | sort -u)
+  { echo '/* FFmpeg stand-ins for a CLI without FFmpeg (raw and image sources only): generated by bench/vulkan_h200.sh */'
+    echo '#include <stdio.h>'; echo '#include <stdlib.h>'
+    echo 'static void noav(const char *f) { fprintf(stderr, "headroom: built without FFmpeg (%s called)\n", f); exit(1); }'
+    for s in $syms; do
+      case $s in av_log_get_level|av_log_set_level) echo "int $s(void) { return 0; }" ;;
+                 *) echo "void $s(void) { noav(\"$s\"); }" ;; esac
+    done; } > .gl/noav.c
+  cc -O2 -w -fno-builtin -c -o .gl/noav.o .gl/noav.c
+  link=$(sed -e 's# [^ ]*/libav[a-z]*\.so##g' -e 's# [^ ]*/libsw[a-z]*\.so##g' -e "s# -o headroom # -o $here/.gl/headroom $here/.gl/noav.o #" \
+         "$b"/CMakeFiles/headroom_cli.dir/link.txt)
+  (cd "$b" && eval "$link")
+  if ldd .gl/headroom | grep -Eq 'libav|libsw'; then echo "prepare: .gl/headroom still links FFmpeg"; exit 1; fi
+  for l in $(ldd .gl/headroom | awk '/=>/ {print $3}' | grep -E 'XNNPACK|pthreadpool|cpuinfo|cjson|spng|turbojpeg'); do cp -L "$l" .gl/lib/; done
+  # the live replay's frames: made on the GPU machine from the clip's JPEGs (13 MB, not 1.6 GB of NV12)
+  cat > .gl/nv12gen.c <<'EOF'
+/* sam2-bedroom JPEGs -> raw NV12 (full range: the JPEG's own YCbCr) at WxH, bilinear, N frames going
+ * there and back through the folder: nv12gen DIR COUNT W H N OUT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <turbojpeg.h>
+static void scale(const uint8_t *s, int sw, int sh, int ss, uint8_t *d, int dw, int dh, int dstride, int dstep) {
+  for (int y = 0; y < dh; y++) {
+    float fy = (y + 0.5f) * sh / dh - 0.5f; if (fy < 0) fy = 0;
+    int y0 = (int)fy, y1 = y0 + 1 < sh ? y0 + 1 : sh - 1; float wy = fy - y0;
+    for (int x = 0; x < dw; x++) {
+      float fx = (x + 0.5f) * sw / dw - 0.5f; if (fx < 0) fx = 0;
+      int x0 = (int)fx, x1 = x0 + 1 < sw ? x0 + 1 : sw - 1; float wx = fx - x0;
+      float a = s[y0 * ss + x0] * (1 - wx) + s[y0 * ss + x1] * wx, b = s[y1 * ss + x0] * (1 - wx) + s[y1 * ss + x1] * wx;
+      d[(size_t)y * dstride + (size_t)x * dstep] = (uint8_t)(a * (1 - wy) + b * wy + 0.5f);
+    }
+  }
+}
+int main(int argc, char **argv) {
+  if (argc < 7) { fprintf(stderr, "usage: nv12gen DIR COUNT W H N OUT\n"); return 2; }
+  int cnt = atoi(argv[2]), W = atoi(argv[3]), H = atoi(argv[4]), N = atoi(argv[5]);
+  FILE *o = fopen(argv[6], "wb");
+  if (!o) { perror(argv[6]); return 1; }
+  tjhandle tj = tjInitDecompress();
+  uint8_t *out = malloc((size_t)W * H * 3 / 2), *jb = NULL, *pl[3] = {0};
+  for (int i = 0; i < N; i++) {
+    int k = i % (2 * cnt); if (k >= cnt) k = 2 * cnt - 1 - k;
+    char path[4096]; snprintf(path, sizeof path, "%s/%05d.jpg", argv[1], k);
+    FILE *f = fopen(path, "rb"); if (!f) { perror(path); return 1; }
+    fseek(f, 0, SEEK_END); long n = ftell(f); fseek(f, 0, SEEK_SET);
+    jb = realloc(jb, (size_t)n); if (fread(jb, 1, (size_t)n, f) != (size_t)n) return 1; fclose(f);
+    int w, h, sub, cs;
+    if (tjDecompressHeader3(tj, jb, (unsigned long)n, &w, &h, &sub, &cs)) { fprintf(stderr, "%s: %s\n", path, tjGetErrorStr2(tj)); return 1; }
+    int cw = tjPlaneWidth(1, w, sub), ch = tjPlaneHeight(1, h, sub);
+    if (!pl[0]) { pl[0] = malloc((size_t)w * h); pl[1] = malloc((size_t)cw * ch); pl[2] = malloc((size_t)cw * ch); }
+    int st[3] = {w, cw, cw};
+    if (tjDecompressToYUVPlanes(tj, jb, (unsigned long)n, pl, w, st, h, 0)) { fprintf(stderr, "%s: %s\n", path, tjGetErrorStr2(tj)); return 1; }
+    scale(pl[0], w, h, w, out, W, H, W, 1);
+    scale(pl[1], cw, ch, cw, out + (size_t)W * H, W / 2, H / 2, W, 2);
+    scale(pl[2], cw, ch, cw, out + (size_t)W * H + 1, W / 2, H / 2, W, 2);
+    if (fwrite(out, 1, (size_t)W * H * 3 / 2, o) != (size_t)W * H * 3 / 2) { perror("write"); return 1; }
+  }
+  fclose(o);
+  return 0;
+}
+EOF
+  cc -O2 -o .gl/nv12gen .gl/nv12gen.c -lturbojpeg
+  mkdir -p .gl/bedroom && cp -u "$d"/*.jpg .gl/bedroom/
   ls -la .gl .gl/lib
+  du -sh .gl
   echo "glibc versions needed: $(objdump -T .gl/vkbench .gl/lib/*.so* | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
   exit 0
 fi
@@ -194,6 +294,40 @@ if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 fi
 export LD_LIBRARY_PATH=$here/.gl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if [ "$mode" = run-live ]; then
+  missing=$(ldd ${LIVE_CLI:-.gl/headroom} | grep 'not found' || true)
+  if [ -n "$missing" ]; then echo "run-live: missing here: $missing"; exit 1; fi
+  n=${LIVE_FRAMES:-400}; tmp=${TMPDIR:-/tmp}/hr_live
+  rm -rf "$tmp/o"; mkdir -p "$tmp"
+  if [ "$(stat -c %s "$tmp/f.nv12" 2>/dev/null)" != $((n * 1920 * 1440 * 3 / 2)) ]; then
+    .gl/nv12gen .gl/bedroom "$(ls .gl/bedroom | wc -l)" 1920 1440 "$n" "$tmp/f.nv12"
+  fi
+  set +e
+  ${LIVE_CLI:-.gl/headroom} run --model models/rvm.json --input "$tmp/f.nv12" --input-format nv12:1920x1440@60 --out "$tmp/o" \
+    --backend vulkan --realtime --ratio 0.25 --telemetry "$tmp/o/telemetry.jsonl" ${LIVE_ARGS:-} 2> "$tmp/log"
+  rc=$?
+  set -e
+  grep -v 'headroom vulkan: frame copy' "$tmp/log"
+  t=$tmp/o/telemetry.jsonl
+  lines=$(wc -l < "$t"); pngs=$(ls "$tmp/o/alpha" 2>/dev/null | wc -l)
+  # PNG names against the telemetry's frame numbers, one for one
+  diff <(ls "$tmp/o/alpha" 2>/dev/null) <(grep -o '"frame":[0-9]*' "$t" | cut -d: -f2 | awk '{printf "%06d.png\n", $1}') > /dev/null \
+    && same=yes || same=NO
+  q() { grep -o "\"$1\":[0-9.]*" "$t" | cut -d: -f2 | sort -g | awk -v p="$2" '{a[NR]=$1} END {i=int(NR*p); if (i<1) i=1; if (i>NR) i=NR; print a[i]}'; }
+  span=$(grep -o '"t_ms":[0-9.]*' "$t" | cut -d: -f2 | sort -g | sed -n '1p;$p' | paste -sd' ')
+  echo "run-live: exit $rc; telemetry lines $lines, alpha PNGs $pngs, names match: $same"
+  echo "run-live: processing sizes (frames): $(grep -o '"proc_w":[0-9]*,"proc_h":[0-9]*' "$t" | sort | uniq -c | sed 's/"proc_w"://;s/,"proc_h":/x/' | paste -sd' ')"
+  echo "run-live: delivered fps $(echo "$span" | awk -v n="$lines" '{print (n-1)*1000/($2-$1)}'), dropped (last line) $(tail -1 "$t" | grep -o '"dropped":[0-9]*' | cut -d: -f2) of $n"
+  echo "run-live: latency_ms p50 $(q latency_ms 0.5) p99 $(q latency_ms 0.99) max $(q latency_ms 1); infer_ms p50 $(q infer_ms 0.5) p99 $(q infer_ms 0.99); device_ms p50 $(q device_ms 0.5) p99 $(q device_ms 0.99); output_ms p50 $(q output_ms 0.5) p99 $(q output_ms 0.99)"
+  if grep -q 'headroom vulkan: frame copy' "$tmp/log"; then   # HR_VK_TRACE=1: the backend's own times per frame
+    for kf in copy:5 submit-to-fence:10 gpu:13; do
+      echo "run-live: vulkan ${kf%:*} ms p50/p99/max $(grep 'headroom vulkan: frame copy' "$tmp/log" | awk -v f=${kf#*:} '{print $f}' |
+        sort -g | awk '{a[NR]=$1} END {print a[int(NR/2)+1], a[int(NR*0.99)], a[NR]}')"
+    done
+  fi
+  if [ -n "${OUT:-}" ]; then cp "$tmp/log" "$t" "$OUT/"; ls "$tmp/o/alpha" 2>/dev/null | sed -n '1p;200p' | while read -r f; do cp "$tmp/o/alpha/$f" "$OUT/"; done; fi
+  exit $rc
+fi
 sizes=${2:-"1920x1440@0.25 1920x1440@0.5 1920x1080@0.25"}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null || true
 for sz in $sizes; do

@@ -9,6 +9,8 @@ layout(constant_id = 0) const int BN = 64;
 layout(constant_id = 3) const int T = 4;
 const int BM = 256 * T * T / BN;
 const int TX = BN / T;
+const int AN = BM / 16;         // A values a thread loads per chunk of 16
+const int BNL = (16 * BN) / 256; // B values (BN >= 16)
 shared float As[16][BM + 1]; // + 1: the stores (a column per thread) fall in distinct banks
 shared float Bs[16][BN + 1];
 shared int Pn[BM], Py[BM], Px[BM];
@@ -33,30 +35,43 @@ void main() {
   barrier();
   float acc[4][4];
   for (int i = 0; i < T; i++) for (int j = 0; j < T; j++) acc[i][j] = 0.0;
+  // The next chunk's loads are issued into registers before this chunk's products, so their
+  // latency overlaps the arithmetic (the small layers, few workgroups over a long K, wait on it).
   int kk = tid % 16;
-  for (int k0 = 0; k0 < K; k0 += 16) {
-    int k = k0 + kk;
-    int tap = k / C, c = k - tap * C, ky = tap / KW, kx = tap - ky * KW;
-    int dy = ky * p[15], dx = kx * p[16];
-    bool kok = k < K;
-    for (int mi = tid / 16; mi < BM; mi += 16) {
-      int iy = Py[mi] + dy, ix = Px[mi] + dx;
-      As[kk][mi] = (kok && iy >= 0 && iy < H && ix >= 0 && ix < W) ? ldu(fx, p[1] + ((Pn[mi] * H + iy) * W + ix) * C + c) : 0.0;
+  float ra[AN], rb[BNL];
+  for (int k0 = 0; k0 < K + 16; k0 += 16) {
+    if (k0 > 0) {   // chunk k0 - 16, loaded last round, into shared memory
+      for (int j = 0; j < AN; j++) As[kk][tid / 16 + 16 * j] = ra[j];
+      for (int j = 0; j < BNL; j++) { int l = tid + 256 * j; Bs[l / BN][l % BN] = rb[j]; }
+      barrier();
     }
-    for (int l = tid; l < 16 * BN; l += 256) {
-      int nn = l % BN, kb = l / BN, kg = k0 + kb, oc = n0 + nn;
-      Bs[kb][nn] = (kg < K && oc < OC) ? ldu(fw, p[2] + kg * OC + oc) : 0.0;
-    }
-    barrier();
-    for (int q = 0; q < 16; q++) {
-      float b[4];
-      for (int j = 0; j < T; j++) b[j] = Bs[q][tx * T + j];
-      for (int i = 0; i < T; i++) {
-        float a = As[q][ty * T + i];
-        for (int j = 0; j < T; j++) acc[i][j] += a * b[j];
+    if (k0 < K) {   // chunk k0 from memory into registers
+      int k = k0 + kk;
+      int tap = k / C, c = k - tap * C, ky = tap / KW, kx = tap - ky * KW;
+      int dy = ky * p[15], dx = kx * p[16];
+      bool kok = k < K;
+      for (int j = 0; j < AN; j++) {
+        int mi = tid / 16 + 16 * j;
+        int iy = Py[mi] + dy, ix = Px[mi] + dx;
+        ra[j] = (kok && iy >= 0 && iy < H && ix >= 0 && ix < W) ? ldu(fx, p[1] + ((Pn[mi] * H + iy) * W + ix) * C + c) : 0.0;
+      }
+      for (int j = 0; j < BNL; j++) {
+        int l = tid + 256 * j;
+        int nn = l % BN, kb = l / BN, kg = k0 + kb, oc = n0 + nn;
+        rb[j] = (kg < K && oc < OC) ? ldu(fw, p[2] + kg * OC + oc) : 0.0;
       }
     }
-    barrier();
+    if (k0 > 0) {
+      for (int q = 0; q < 16; q++) {
+        float b[4];
+        for (int j = 0; j < T; j++) b[j] = Bs[q][tx * T + j];
+        for (int i = 0; i < T; i++) {
+          float a = As[q][ty * T + i];
+          for (int j = 0; j < T; j++) acc[i][j] += a * b[j];
+        }
+      }
+      barrier();
+    }
   }
   for (int i = 0; i < T; i++) {
     int m = m0 + ty * T + i;

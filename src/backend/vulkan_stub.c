@@ -11,4 +11,11 @@ static hr_status vk_absent(hr_session *s, void **impl) {
   return HR_ENOTSUP;
 }
 const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_absent, NULL, NULL, NULL, NULL, NULL, NULL};
+
+#include "backend/vulkan/vk_memory.h"
+hr_status hr__vk_plan_memory(const struct hr__plan *p, int fp16, hr__vk_memory *out) { (void)p; (void)fp16; (void)out; return HR_ENOTSUP; }
+hr_status hr__vk_session_memory(const hr_session *s, hr__vk_memory *out, hr__vk_memory *requested) {
+  (void)s; (void)out; (void)requested;
+  return HR_ENOTSUP;
+}
 #endif

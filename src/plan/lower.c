@@ -59,7 +59,8 @@ static int is_conv(hr__op op) {
 }
 static const hr__attrs *attrs(const hr__rop *r) { return r->node ? &r->node->a : &r->syn.a; }
 
-/* Pad (zeros, spatial only) whose only reader is a VALID conv -> the conv's explicit padding. */
+/* Pad (zeros, spatial only) whose only reader is a VALID or explicitly padded conv -> the conv's
+ * explicit padding (XNNPACK reads zeros for the padded taps either way: the same sums). */
 static int pass_pad_into_conv(hr__plan *p) {
   int n = 0;
   for (int i = 0; i < p->n_rops; i++) {
@@ -72,12 +73,15 @@ static int pass_pad_into_conv(hr__plan *p) {
     hr__rop *conv = &p->rops[c];
     if (!is_conv(conv->op) || root(p, conv->in[0]) != root(p, pad->out[0])) continue;
     const hr__attrs *a = attrs(conv);
-    if (a->padding != HR_PAD_VALID) continue;
+    if (a->padding != HR_PAD_VALID && a->padding != HR_PAD_EXPLICIT) continue;
+    /* an explicit padding (a dilated convolution from pass_dilated) grows by the Pad's */
+    int e[4] = {0, 0, 0, 0};
+    if (a->padding == HR_PAD_EXPLICIT) for (int k = 0; k < 4; k++) e[k] = a->explicit_pad[2 + k];
     hr__node *nd = own_attrs(conv);
     nd->a.padding = HR_PAD_EXPLICIT;
     memset(nd->a.explicit_pad, 0, sizeof nd->a.explicit_pad);
-    nd->a.explicit_pad[2] = pd[2]; nd->a.explicit_pad[3] = pd[3];
-    nd->a.explicit_pad[4] = pd[4]; nd->a.explicit_pad[5] = pd[5];
+    nd->a.explicit_pad[2] = pd[2] + e[0]; nd->a.explicit_pad[3] = pd[3] + e[1];
+    nd->a.explicit_pad[4] = pd[4] + e[2]; nd->a.explicit_pad[5] = pd[5] + e[3];
     conv->in[0] = pad->in[0];
     pad->dead = 1;
     n++;
@@ -248,6 +252,139 @@ static int pass_concat_resize(hr__plan *p) {
   return n;
 }
 
+/* ---- the low-resolution guided filter as one group (plan.h, hr__fgf_lr) ---- */
+typedef struct lr_match { const hr__plan *p; int ops[32]; int n; } lr_match;
+
+static const hr__rop *lr_take(lr_match *g, int v, hr__op op) {
+  int i = producer(g->p, v);
+  if (i < 0 || g->p->rops[i].op != op || g->n >= 32) return NULL;
+  for (int k = 0; k < g->n; k++) if (g->ops[k] == i) return &g->p->rops[i]; /* shared (mx) */
+  g->ops[g->n++] = i;
+  return &g->p->rops[i];
+}
+/* Commutative binary op: which input is value w (by root); -1 if neither. */
+static int lr_side(const hr__plan *p, const hr__rop *r, int w) {
+  return root(p, r->in[0]) == root(p, w) ? 0 : root(p, r->in[1]) == root(p, w) ? 1 : -1;
+}
+static int lr_dw(const hr__plan *p, const hr__rop *r, int vertical) {
+  if (r->op != HR_OP_DWCONV || r->n_in != 2) return 0;
+  const hr__attrs *a = attrs(r);
+  const hr__val *w = &p->vals[r->in[1]];
+  if (w->kind != V_CONST || w->t.dt != HR_DT_FLOAT || w->t.rank != 4 || w->t.dims[3] != 1 || w->t.dims[2] != 4) return 0;
+  if ((vertical ? w->t.dims[1] : w->t.dims[0]) != 1 || a->strides[1] != 1 || a->strides[2] != 1 || a->dilations[1] != 1 ||
+      a->dilations[2] != 1 || a->fused_bias || a->act != HR_ACT_NONE)
+    return 0;
+  return a->padding == HR_PAD_VALID ||
+         (a->padding == HR_PAD_EXPLICIT && !(a->explicit_pad[2] | a->explicit_pad[3] | a->explicit_pad[4] | a->explicit_pad[5]));
+}
+/* v = box(in): H(V(in)); returns in's value id (or -1), the weights in *wv, *wh. */
+static int lr_box(lr_match *g, int v, int *wv, int *wh) {
+  const hr__rop *h = lr_take(g, v, HR_OP_DWCONV);
+  if (!h || !lr_dw(g->p, h, 0)) return -1;
+  const hr__rop *vv = lr_take(g, h->in[0], HR_OP_DWCONV);
+  if (!vv || !lr_dw(g->p, vv, 1)) return -1;
+  *wv = vv->in[1]; *wh = h->in[1];
+  return vv->in[0];
+}
+
+static int pass_fgf_lowres(hr__plan *p) {
+  p->fgf_lr.first = -1;
+  for (int t = 0; t < p->n_rops; t++) {
+    const hr__rop *tail = &p->rops[t];
+    if (tail->dead || tail->op != HR_OP_FGF_TAIL) continue;
+    lr_match g = {p, {0}, 0};
+    hr__fgf_lr f = {.first = -1, .A = tail->in[0], .b = tail->in[1]};
+    const hr__rop *rb = lr_take(&g, f.b, HR_OP_SUB);
+    if (!rb) return 0;
+    int my = rb->in[0];
+    const hr__rop *am = lr_take(&g, rb->in[1], HR_OP_MUL);
+    if (!am || lr_side(p, am, f.A) < 0) return 0;
+    int mx = am->in[1 - lr_side(p, am, f.A)];
+    const hr__rop *ra = lr_take(&g, f.A, HR_OP_REALDIV);
+    if (!ra) return 0;
+    const hr__rop *cxy = lr_take(&g, ra->in[0], HR_OP_SUB);
+    const hr__rop *d = producer(p, ra->in[1]) >= 0 && p->rops[producer(p, ra->in[1])].op == HR_OP_ADD ? lr_take(&g, ra->in[1], HR_OP_ADD)
+                                                                                                     : lr_take(&g, ra->in[1], HR_OP_ADDV2);
+    if (!cxy || !d) return 0;
+    int mxy = cxy->in[0];
+    const hr__rop *p1 = lr_take(&g, cxy->in[1], HR_OP_MUL);
+    if (!p1 || lr_side(p, p1, mx) < 0 || root(p, p1->in[1 - lr_side(p, p1, mx)]) != root(p, my)) return 0;
+    /* D = mxx + (eps - mx*mx), either order */
+    int ke = producer(p, d->in[0]) >= 0 && p->rops[producer(p, d->in[0])].op == HR_OP_SUB && cfloat(p, p->rops[producer(p, d->in[0])].in[0]) ? 0 : 1;
+    const hr__rop *e = lr_take(&g, d->in[ke], HR_OP_SUB);
+    if (!e || !cfloat(p, e->in[0])) return 0;
+    f.eps = *cfloat(p, e->in[0]);
+    const hr__rop *mx2 = lr_take(&g, e->in[1], HR_OP_SQUARE);
+    if (!mx2 || root(p, mx2->in[0]) != root(p, mx)) return 0;
+    int mxx = d->in[1 - ke];
+    /* the four boxes */
+    int x = lr_box(&g, mx, &f.wv[1], &f.wh[1]), yv = lr_box(&g, my, &f.wv[2], &f.wh[2]);
+    int xy = lr_box(&g, mxy, &f.wv[0], &f.wh[0]), xx = lr_box(&g, mxx, &f.wv[3], &f.wh[3]);
+    if (x < 0 || yv < 0 || xy < 0 || xx < 0) return 0;
+    const hr__rop *sq = lr_take(&g, xx, HR_OP_SQUARE), *mu = lr_take(&g, xy, HR_OP_MUL);
+    if (!sq || root(p, sq->in[0]) != root(p, x) || !mu || lr_side(p, mu, x) < 0 || root(p, mu->in[1 - lr_side(p, mu, x)]) != root(p, yv))
+      return 0;
+    /* x = Concat(src, Mean(src, last axis)) */
+    const hr__rop *cx = lr_take(&g, x, HR_OP_CONCAT);
+    if (!cx || cx->n_in != 3) return 0;
+    const int32_t *ax = cint(p, cx->in[2]);
+    const hr__rop *mn = lr_take(&g, cx->in[1], HR_OP_MEAN);
+    if (!ax || (ax[0] != 3 && ax[0] != -1) || !mn || root(p, mn->in[0]) != root(p, cx->in[0])) return 0;
+    const int32_t *max = cint(p, mn->in[1]);
+    if (!max || hr__numel(&p->vals[mn->in[1]].t) != 1 || (max[0] != 3 && max[0] != -1)) return 0;
+    f.src = cx->in[0];
+    /* y: the split and re-concat of the network's output is that output itself */
+    f.y = yv;
+    int cy = producer(p, yv);
+    if (cy >= 0 && p->rops[cy].op == HR_OP_CONCAT && p->rops[cy].n_in == 3) {
+      const hr__rop *c = &p->rops[cy];
+      int sp = producer(p, c->in[0]);
+      const int32_t *cax = cint(p, c->in[2]);
+      if (sp >= 0 && sp == producer(p, c->in[1]) && p->rops[sp].op == HR_OP_SPLITV && cax && (cax[0] == 3 || cax[0] == -1) &&
+          root(p, c->in[0]) == root(p, p->rops[sp].out[0]) && root(p, c->in[1]) == root(p, p->rops[sp].out[1])) {
+        const int32_t *sax = cint(p, p->rops[sp].in[2]);
+        if (sax && (sax[0] == 3 || sax[0] == -1)) {
+          lr_take(&g, yv, HR_OP_CONCAT);
+          lr_take(&g, c->in[0], HR_OP_SPLITV);
+          f.y = p->rops[sp].in[0];
+        }
+      }
+    }
+    /* shapes: y and x are 1 x H x W x 4 (src 3 channels), A and b 1 x (H-KH+1) x (W-KW+1) x 4 */
+    const hr__tensor *ty = &p->vals[f.y].t, *ts = &p->vals[f.src].t, *tA = &p->vals[f.A].t, *tb = &p->vals[f.b].t;
+    if (ty->rank != 4 || ts->rank != 4 || ty->dims[0] != 1 || ty->dims[3] != 4 || ts->dims[3] != 3 || ts->dims[1] != ty->dims[1] ||
+        ts->dims[2] != ty->dims[2] || ty->dt != HR_DT_FLOAT || ts->dt != HR_DT_FLOAT || tA->rank != 4 || tA->dims[3] != 4 ||
+        memcmp(tA->dims, tb->dims, sizeof tA->dims))
+      return 0;
+    for (int q = 0; q < 4; q++)
+      if (p->vals[f.wv[q]].t.dims[0] != p->vals[f.wv[1]].t.dims[0] || p->vals[f.wh[q]].t.dims[1] != p->vals[f.wh[1]].t.dims[1]) return 0;
+    if (tA->dims[1] != ty->dims[1] - p->vals[f.wv[1]].t.dims[0] + 1 || tA->dims[2] != ty->dims[2] - p->vals[f.wh[1]].t.dims[1] + 1) return 0;
+    /* the group is one run of live ops, and what it makes is read inside it only (A and b: also by the tail) */
+    int lo = g.ops[0], hi = g.ops[0];
+    for (int k = 1; k < g.n; k++) { lo = g.ops[k] < lo ? g.ops[k] : lo; hi = g.ops[k] > hi ? g.ops[k] : hi; }
+    int live = 0;
+    for (int i = lo; i <= hi; i++) live += !p->rops[i].dead;
+    if (live != g.n) return 0;
+    for (int k = 0; k < g.n; k++) {
+      const hr__rop *r = &p->rops[g.ops[k]];
+      if (r->dead) return 0;
+      for (int o = 0; o < r->n_out; o++) {
+        int v = r->out[o];
+        if (is_output(p, v) && root(p, v) != root(p, f.A) && root(p, v) != root(p, f.b)) return 0;
+        for (int i = 0; i < p->n_rops; i++) {
+          if (p->rops[i].dead || (i >= lo && i <= hi) || i == t) continue;
+          for (int q = 0; q < p->rops[i].n_in; q++)
+            if (p->vals[p->rops[i].in[q]].kind == V_DYN && root(p, p->rops[i].in[q]) == root(p, v)) return 0;
+        }
+      }
+    }
+    f.first = lo; f.last = hi;
+    p->fgf_lr = f;
+    return 1;
+  }
+  return 0;
+}
+
 /* The image input is "virtual" when every reader either resizes it (we sample the frame directly)
  * or is the fused tail (reads rows): then no float copy of the frame exists. */
 static int pass_virtual_src(hr__plan *p) {
@@ -279,9 +416,13 @@ void hr__plan_lower(hr__plan *p, int allow_virtual_src) {
   pass_fgf_tail(p);
   pass_concat_resize(p);
   if (allow_virtual_src) pass_virtual_src(p);
+  pass_fgf_lowres(p);
   /* compact: drop dead ops so the executor's list is exactly what runs */
   int w = 0;
+  int first = p->fgf_lr.first, last = p->fgf_lr.last;
   for (int i = 0; i < p->n_rops; i++) {
+    if (i == first) p->fgf_lr.first = w;
+    if (i == last) p->fgf_lr.last = w;
     if (p->rops[i].dead) continue;
     p->rops[w] = p->rops[i];
     if (!p->rops[w].node) { /* syn lives inside the op: nothing to fix */ }

@@ -296,9 +296,15 @@ static int conv_bands(const hr__plan *p, const hr__rop *r, hr__band *b) {
 }
 static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
   int64_t own = 0, sh = 0;
+  const hr__fgf_lr *lr = &p->fgf_lr;
+  if (lr->first >= 0) { /* exec.c's one kernel for the group: the boxes' weights, scratch for one chunk (a thread) */
+    const hr__tensor *y = &p->vals[lr->y].t, *A = &p->vals[lr->A].t;
+    int64_t kh = p->vals[lr->wv[0]].t.dims[0], kw = p->vals[lr->wh[0]].t.dims[1], n = y->dims[2] * 4, no = A->dims[2] * 4;
+    own += (4 * kh * 16 + 4 * kw * 16 + (kh * n + 4 * n + 4 * no + 16)) * 4 + 64;
+  }
   for (int i = 0; i < p->n_rops; i++) {
     const hr__rop *r = &p->rops[i];
-    if (r->dead) continue;
+    if (r->dead || (i >= lr->first && i <= lr->last)) continue;
     const hr__attrs *a = r->node ? &r->node->a : &r->syn.a;
     const hr__tensor *o = &p->vals[r->out[0]].t;
     switch (r->op) {
@@ -388,6 +394,7 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
   p->n_vals = m->n_nodes * HR_MAX_OUT;
   p->vals = calloc((size_t)p->n_vals, sizeof *p->vals);
   p->alpha_val = p->fgr_val = p->src_val = -1;
+  p->fgf_lr.first = p->fgf_lr.last = -1;
   hr_status st = p->vals ? HR_OK : HR_ENOMEM;
   if (!st && (width <= 0 || height <= 0)) st = perr(p, HR_EINVAL, "input size %dx%d is invalid", width, height);
   if (!st && m->fixed_w && (width != m->fixed_w || height != m->fixed_h))
@@ -430,6 +437,24 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
   for (int k = 0; !st && k < n_need; k++) {
     const hr__sig *s = &m->outputs[need[k]];
     p->vals[root_of(p, VID(s->node, s->port))].last = LAST_FOREVER;
+  }
+  /* The low-resolution guided filter's inputs stay alive through its last op (plan.h, hr__fgf_lr). */
+  for (int k = 0; !st && p->fgf_lr.first >= 0 && k < 2; k++) {
+    hr__val *x = &p->vals[root_of(p, k ? p->fgf_lr.src : p->fgf_lr.y)];
+    if (x->kind == V_DYN && x->storage == S_ARENA && x->last < p->fgf_lr.last) x->last = p->fgf_lr.last;
+  }
+  /* A channel concat read only by the bilinear resize right after it: the CPU backend fuses the
+   * two (exec.c, the resize reads the concat's inputs), so those inputs stay alive through the
+   * resize. Placement only: the op list is unchanged. */
+  for (int r = 0; !st && r + 1 < p->n_rops; r++) {
+    const hr__rop *c = &p->rops[r], *z = &p->rops[r + 1];
+    if (c->op != HR_OP_CONCAT || z->op != HR_OP_RESIZE_BILINEAR || root_of(p, z->in[0]) != root_of(p, c->out[0]) ||
+        p->vals[root_of(p, c->out[0])].n_readers != 1)
+      continue;
+    for (int k = 0; k < c->n_in - 1; k++) {
+      hr__val *x = &p->vals[root_of(p, c->in[k])];
+      if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 1;
+    }
   }
   /* state: write rNo over rNi when rNi's last read is not after rNo's producer */
   for (int s = 0; !st && s < p->n_state; s++) {

@@ -32,6 +32,22 @@ typedef struct hr__rop {
   uint32_t in_place_mask;  /* concat: inputs already written into their slice by their producer */
 } hr__rop;
 
+/* RVM's low-resolution guided filter, found by lower.c (pass_fgf_lowres): the ops [first, last]
+ * compute A and b (the tail's coefficients) from the network's 4-channel output y and the image
+ * at processing size (x = its 3 channels and their mean):
+ *   box(v) = H(V(v)), V a KHx1 and H a 1xKW VALID depthwise convolution (per-channel weights);
+ *   mx = box(x), my = box(y), mxy = box(x*y), mxx = box(x*x);
+ *   A = (mxy - mx*my) / (mxx + (eps - mx*mx)),  b = my - A*mx.
+ * The op list keeps every op (other backends run them); the CPU backend runs the group as one
+ * kernel at op last (exec.c), so the plan keeps y and the image alive through op last.
+ * first < 0: not found. */
+typedef struct hr__fgf_lr {
+  int first, last;
+  int y, src, A, b;            /* value ids */
+  int wv[4], wh[4];            /* the boxes' weight constants, in the order x*y, x, y, x*x */
+  float eps;
+} hr__fgf_lr;
+
 typedef struct hr__plan {
   const hr_model *m;
   int width, height;       /* src size */
@@ -49,6 +65,7 @@ typedef struct hr__plan {
   int alpha_val, fgr_val;  /* value ids of outputs */
   int src_val;
   double flops;
+  hr__fgf_lr fgf_lr;         /* see hr__fgf_lr */
   int64_t kernel_bytes_est;  /* estimate of a session's own kernel memory (operator structs, our tables) */
   int64_t kernel_shared_est; /* estimate of the shareable part (XNNPACK packed weights, indirection) */
   int n_const_alloc;

@@ -12,7 +12,14 @@
 #include "session/kcache.h"
 #include "backend/backend.h"
 
-typedef enum { K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE } kkind;
+typedef enum {
+  K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR
+} kkind;
+
+#define HR__CAT_MAX 8
+/* K_RESIZE_CAT: one source of the output pixel (a value, its channels' offset, resized or copied) */
+typedef struct cat_src { int v; int64_t off; int resize; } cat_src;
 typedef enum { X_CONV, X_DECONV, X_BINARY, X_UNARY, X_RESIZE, X_GAP, X_FC, X_AVGPOOL } xkind;
 
 /* Everything an XNNPACK operator's create and setup depend on. Two ops with equal descriptors are
@@ -49,6 +56,7 @@ typedef struct kern {
   hr__fgf fgf;              /* K_FGF tables */
   hr__ingest_plan ing;      /* K_SRC_RESIZE: frame -> processing size */
   hr__resize rs;            /* K_RESIZE column taps */
+  hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   float *wexp;              /* K_DW1D weights expanded to the row width (VALID fast path) */
   pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
   xdesc xd;                 /* K_XNN: what the operator is (and its kernel-cache key) */
@@ -58,6 +66,13 @@ typedef struct kern {
   int n_band;               /* > 0: a convolution run as n_band horizontal bands (op is NULL) */
   xband *band;
   int reads_src;            /* re-setup when the src pointer changes (zero-copy input) */
+  int fuse_x, fuse_m, fuse_a; /* K_TANH_GRU: the values x, m and a of y = tanh(x) * m + a */
+  int bc_v;                 /* K_BCAST: which input is the per-channel operand */
+  hr__k_bcast bc;           /* K_BCAST: the op (and a second one fused after it) */
+  int bc_x, bc_v1, bc_v2;   /* K_BCAST: the full operand, the per-channel operands (bc_v2 < 0: one op) */
+  float *bvec;              /* K_BCAST: the per-channel operands repeated to bc.L floats each (2 x L) */
+  int n_src;                /* K_RESIZE_CAT: sources, in output channel order */
+  cat_src src[HR__CAT_MAX];
   int bound;                /* set up with this session's pointers (a clone starts with placeholders) */
   const void *last_src;
 } kern;
@@ -405,6 +420,212 @@ static void run_xnn(kern *k) {
   else xnn_run_operator(k->op, k->pool);
 }
 
+/* The bytes of value v as this session lays it out, for overlap checks at create. */
+static void val_range(hr_session *s, int v, const char **b, const char **e) {
+  hr__tensor t = view(s, v);
+  *b = t.data;
+  *e = (const char *)t.data + hr__numel(&t) * (int64_t)hr__dtsize(t.dt);
+}
+
+static int apart(hr_session *s, int a, int b) {
+  const char *ab, *ae, *bb, *be;
+  val_range(s, a, &ab, &ae);
+  val_range(s, b, &bb, &be);
+  return ae <= bb || be <= ab;
+}
+
+/* The output may be written over input v only if they are the same bytes or do not meet. */
+static int same_or_apart(hr_session *s, int out, int v) {
+  const char *ob, *oe, *vb, *ve;
+  val_range(s, out, &ob, &oe);
+  val_range(s, v, &vb, &ve);
+  return (ob == vb && oe == ve) || oe <= vb || ve <= ob;
+}
+
+static int dense_float(hr_session *s, int v, int64_t n) {
+  const hr__val *x = &s->plan->vals[v];
+  return x->kind == V_DYN && x->t.dt == HR_DT_FLOAT && hr__numel(&x->t) == n && s->plan->vals[x->root].storage != S_SRC;
+}
+
+/* Engine-level fusion (this backend only; the plan's op list is unchanged): a ConvGRU's
+ * c = Tanh(x); m2 = Mul(c, m); h = AddV2(m2, a) in consecutive ops, c and m2 read by nothing
+ * else, becomes one pass y = tanh(x) * m + a run at the AddV2 (ops i and i+1 do nothing: no op
+ * between writes anything, so x, m and a are intact there). Bit-identical to the three ops. */
+static int fuse_tanh_gru(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  if (i + 2 >= p->n_rops) return 0;
+  const hr__rop *t = &p->rops[i], *m = &p->rops[i + 1], *a = &p->rops[i + 2];
+  if (t->op != HR_OP_TANH || m->op != HR_OP_MUL || (a->op != HR_OP_ADDV2 && a->op != HR_OP_ADD)) return 0;
+  if (t->dead || m->dead || a->dead || m->n_in != 2 || a->n_in != 2) return 0;
+  int c = t->out[0], m2 = m->out[0];
+  const hr__val *cr = &p->vals[p->vals[c].root], *mr = &p->vals[p->vals[m2].root];
+  if (cr->n_readers != 1 || cr->last != i + 1 || mr->n_readers != 1 || mr->last != i + 2) return 0;
+  int km = p->vals[m->in[0]].root == p->vals[c].root ? 1 : 0, ka = p->vals[a->in[0]].root == p->vals[m2].root ? 1 : 0;
+  if (p->vals[m->in[1 - km]].root != p->vals[c].root || p->vals[a->in[1 - ka]].root != p->vals[m2].root) return 0;
+  int64_t n = hr__numel(&p->vals[a->out[0]].t);
+  int x = t->in[0], mv = m->in[km], av = a->in[ka], y = a->out[0];
+  if (!dense_float(s, x, n) || !dense_float(s, mv, n) || !dense_float(s, av, n) || !dense_float(s, c, n) || !dense_float(s, m2, n) ||
+      !dense_float(s, y, n))
+    return 0;
+  if (!same_or_apart(s, y, x) || !same_or_apart(s, y, mv) || !same_or_apart(s, y, av)) return 0;
+  ex->k[i].kind = ex->k[i + 1].kind = K_FUSED;
+  ex->k[i + 2].kind = K_TANH_GRU;
+  ex->k[i + 2].fuse_x = x;
+  ex->k[i + 2].fuse_m = mv;
+  ex->k[i + 2].fuse_a = av;
+  return 1;
+}
+
+/* RVM's low-resolution guided filter (plan.h, hr__fgf_lr) as one kernel at its last op; the plan
+ * kept its inputs alive through that op, and A and b must not meet them. */
+static hr_status fuse_fgf_lr(hr_session *s, hr__exec *ex) {
+  const hr__plan *p = s->plan;
+  const hr__fgf_lr *f = &p->fgf_lr;
+  if (f->first < 0 || f->last >= p->n_rops) return HR_OK;
+  for (int k = 0; k < 2; k++)
+    if (p->vals[p->vals[k ? f->src : f->y].root].storage != S_ARENA) return HR_OK;
+  if (!apart(s, f->A, f->y) || !apart(s, f->A, f->src) || !apart(s, f->b, f->y) || !apart(s, f->b, f->src) || !apart(s, f->A, f->b))
+    return HR_OK;
+  const float *wv[4], *wh[4];
+  for (int q = 0; q < 4; q++) { wv[q] = p->vals[f->wv[q]].t.data; wh[q] = p->vals[f->wh[q]].t.data; }
+  const hr__tensor *y = &p->vals[f->y].t;
+  kern *k = &ex->k[f->last];
+  int chunks = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
+  hr_status st = hr__fgf_lr_init(&k->lr, (int)y->dims[1], (int)y->dims[2], (int)p->vals[f->wv[0]].t.dims[0],
+                                 (int)p->vals[f->wh[0]].t.dims[1], wv, wh, f->eps, chunks);
+  if (st) return st;
+  for (int i = f->first; i < f->last; i++) ex->k[i].kind = K_FUSED;
+  k->kind = K_FGF_LR;
+  return HR_OK;
+}
+
+/* A binary op of a full tensor and one value per channel (C < 64): our loop (see hr__k_bcast_c).
+ * Returns the index of the per-channel input, or -1. */
+static int bcast_operand(hr_session *s, const hr__rop *r) {
+  const hr__plan *p = s->plan;
+  if (r->op != HR_OP_MUL && r->op != HR_OP_SUB && r->op != HR_OP_REALDIV && r->op != HR_OP_ADD && r->op != HR_OP_ADDV2) return -1;
+  const hr__tensor *o = &p->vals[r->out[0]].t;
+  if (o->dt != HR_DT_FLOAT || o->rank < 1 || r->n_in != 2) return -1;
+  int64_t C = o->dims[o->rank - 1], n = hr__numel(o);
+  if (C >= 64 || n <= C) return -1;
+  for (int k = 0; k < 2; k++) {
+    const hr__tensor *v = &p->vals[r->in[k]].t, *x = &p->vals[r->in[1 - k]].t;
+    if (v->dt != HR_DT_FLOAT || hr__numel(v) != C || v->rank < 1 || v->dims[v->rank - 1] != C) continue;
+    if (x->dt != HR_DT_FLOAT || x->rank != o->rank || hr__numel(x) != n) continue;
+    if (p->vals[p->vals[r->in[0]].root].storage == S_SRC || p->vals[p->vals[r->in[1]].root].storage == S_SRC) return -1;
+    return k;
+  }
+  return -1;
+}
+
+/* Mean over the innermost axis only. */
+static int mean_innermost(hr_session *s, const hr__rop *r) {
+  const hr__plan *p = s->plan;
+  if (r->op != HR_OP_MEAN || !is_const(s, r->in[1])) return 0;
+  const hr__tensor *x = &p->vals[r->in[0]].t, *ax = &p->vals[r->in[1]].t;
+  if (x->dt != HR_DT_FLOAT || ax->dt != HR_DT_INT32 || hr__numel(ax) != 1 || x->rank < 1) return 0;
+  int a0 = ((const int32_t *)ax->data)[0];
+  return a0 == x->rank - 1 || a0 == -1;
+}
+
+/* A ResizeBilinear fused with the channel concat feeding it (op i - 1: the resize reads the
+ * concat's inputs, per channel the same sums) and with the concat it writes into (op i + 1, whose
+ * other inputs are copied into the pixel in the same row pass, cache-hot): one K_RESIZE_CAT run at
+ * the resize, the concats do nothing. Bit-identical: every channel is computed as before. The
+ * output must not meet the first concat's inputs (their lifetimes end before the resize's output
+ * begins, so the arena may have put them in the same bytes). */
+static int cat_axis_last(hr_session *s, const hr__rop *r) {
+  if (r->op != HR_OP_CONCAT || !is_const(s, r->in[r->n_in - 1])) return 0;
+  const hr__tensor *o = &s->plan->vals[r->out[0]].t;
+  int ax = ((const int32_t *)s->plan->vals[r->in[r->n_in - 1]].t.data)[0];
+  return o->rank == 4 && o->dt == HR_DT_FLOAT && (ax == 3 || ax == -1);
+}
+static int plain_4d(hr_session *s, int v, const hr__tensor *like) {
+  const hr__val *x = &s->plan->vals[v];
+  const hr__tensor *t = &x->t;
+  return x->kind == V_DYN && t->dt == HR_DT_FLOAT && t->rank == 4 && t->dims[0] == 1 && t->dims[1] == like->dims[1] &&
+         t->dims[2] == like->dims[2] && s->plan->vals[x->root].storage != S_SRC;
+}
+static int fuse_resize_cat(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  const hr__rop *r = &p->rops[i];
+  const hr__attrs *ra = r->node ? &r->node->a : &r->syn.a;
+  if (r->op != HR_OP_RESIZE_BILINEAR || !ra->half_pixel || ra->align_corners) return 0;
+  const hr__tensor *x = &p->vals[r->in[0]].t;
+  if (x->rank != 4 || x->dims[0] != 1 || x->dt != HR_DT_FLOAT) return 0;
+  kern *k = &ex->k[i];
+  cat_src src[2 * HR__CAT_MAX];
+  int n = 0, pre = 0, post = 0;
+  int out = r->out[0];
+  /* the concat before, read by the resize only */
+  if (i > 0 && cat_axis_last(s, &p->rops[i - 1]) && !p->rops[i - 1].in_place_mask && ex->k[i - 1].kind == K_CONCAT &&
+      p->vals[p->rops[i - 1].out[0]].root == p->vals[r->in[0]].root && p->vals[p->vals[r->in[0]].root].n_readers == 1 &&
+      p->vals[p->vals[r->in[0]].root].last == i) {
+    const hr__rop *c = &p->rops[i - 1];
+    pre = 1;
+    int64_t off = 0;
+    for (int q = 0; q < c->n_in - 1 && pre; q++) {
+      if (!plain_4d(s, c->in[q], x)) pre = 0;
+      else src[n++] = (cat_src){c->in[q], off, 1};
+      off += p->vals[c->in[q]].t.dims[3];
+    }
+    if (!pre) n = 0;
+  }
+  if (!pre) src[n++] = (cat_src){r->in[0], 0, 1};
+  if (!plain_4d(s, src[0].v, x)) return 0;
+  /* the concat after, which the resize writes into */
+  if (r->out_c_total > 0) {
+    if (i + 1 >= p->n_rops) return 0;
+    const hr__rop *c = &p->rops[i + 1];
+    if (!cat_axis_last(s, c) || p->vals[c->out[0]].root != p->vals[out].root || ex->k[i + 1].kind != K_REF) return 0;
+    const hr__tensor *o = &p->vals[c->out[0]].t;
+    int64_t off = 0;
+    int self = 0;
+    for (int q = 0; q < c->n_in - 1; q++) {
+      if (c->in_place_mask >> q & 1) {
+        if (off != r->out_c_off) return 0;
+        self++;
+      } else {
+        if (!plain_4d(s, c->in[q], o) || n >= 2 * HR__CAT_MAX) return 0;
+        src[n++] = (cat_src){c->in[q], off, 0};
+      }
+      off += p->vals[c->in[q]].t.dims[3];
+    }
+    if (self != 1 || off != o->dims[3]) return 0;
+    if (pre || r->out_c_off) for (int q = 0; q < n && src[q].resize; q++) src[q].off += r->out_c_off;
+    out = c->out[0];
+    post = 1;
+  }
+  if (!pre && !post) return 0;
+  if (n > HR__CAT_MAX) return 0;
+  for (int q = 0; q < n; q++) if (!apart(s, out, src[q].v)) return 0;
+  if (pre) ex->k[i - 1].kind = K_FUSED;
+  if (post) ex->k[i + 1].kind = K_FUSED;
+  k->kind = K_RESIZE_CAT;
+  k->n_src = n;
+  memcpy(k->src, src, sizeof(cat_src) * (size_t)n);
+  return 1;
+}
+
+/* Two consecutive per-channel ops (K_BCAST), the first's result read by the second only as its
+ * full operand: one pass at the second (the first does nothing, so its input is intact there). */
+static void fuse_bcast_pair(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *a = &ex->k[i], *b = &ex->k[i + 1];
+  if (a->kind != K_BCAST || b->kind != K_BCAST || a->bc_v2 >= 0 || b->bc_v2 >= 0) return;
+  const hr__rop *ra = &p->rops[i], *rb = &p->rops[i + 1];
+  const hr__val *t = &p->vals[p->vals[ra->out[0]].root];
+  if (p->vals[b->bc_x].root != p->vals[ra->out[0]].root || t->n_readers != 1 || t->last != i + 1) return;
+  if (a->bc.L != b->bc.L || hr__numel(&p->vals[ra->out[0]].t) != hr__numel(&p->vals[rb->out[0]].t)) return;
+  if (!same_or_apart(s, rb->out[0], a->bc_x) || !apart(s, rb->out[0], a->bc_v1) || !apart(s, rb->out[0], b->bc_v1)) return;
+  b->bc.op2 = b->bc.op; b->bc.v2_first = b->bc.v_first;
+  b->bc.op = a->bc.op; b->bc.v_first = a->bc.v_first;
+  b->bc_v2 = b->bc_v1; b->bc_v1 = a->bc_v1; b->bc_x = a->bc_x;
+  a->kind = K_FUSED;
+  free(a->bvec);
+  a->bvec = NULL;
+}
+
 int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1)); }
 
 hr_status hr__exec_create(hr_session *s, hr__exec **out) {
@@ -425,6 +646,14 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   s->kernel_bytes = 0;
   s->kernel_shared_bytes = 0;
   hr__xnn_account_begin(&s->kernel_bytes);
+  /* HR_EXEC_FUSE=0 (a developer switch, test_exec_fuse): every op on its own kernel, as the plan
+   * lists them (XNNPACK's or the reference's), for comparison with the fused engine. */
+  const char *fz = getenv("HR_EXEC_FUSE");
+  int fuse = !(fz && !strcmp(fz, "0"));
+  if (s->p.backend == HR_BACKEND_XNNPACK && fuse) {
+    for (int i = 0; i < ex->n; i++) i += fuse_tanh_gru(s, ex, i) ? 2 : 0;
+    st = fuse_fgf_lr(s, ex);
+  }
   for (int i = 0; i < ex->n && !st; i++) {
     const hr__rop *r = &s->plan->rops[i];
     kern *k = &ex->k[i];
@@ -432,6 +661,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     /* On a small machine, waking worker threads costs more than tiny ops take: run them inline. */
     k->pool = (r->flops > 4e6 || hr__numel(&s->plan->vals[r->out[0]].t) > 65536) ? s->pool : NULL;
     if (r->dead) { k->kind = K_NOP; continue; }
+    if (k->kind == K_FUSED || k->kind == K_TANH_GRU || k->kind == K_FGF_LR) continue;
     if (r->op == HR_OP_FGF_TAIL) {
       const hr__tensor *A = &s->plan->vals[r->in[0]].t, *o = &s->plan->vals[r->out[0]].t;
       int chunks = s->pool ? (int)pthreadpool_get_threads_count(s->pool) * 4 : 1;
@@ -456,6 +686,24 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
           continue;
         }
       }
+      if (fuse && r->op == HR_OP_AVGPOOL && s->plan->vals[r->out[0]].t.dt == HR_DT_FLOAT && s->plan->vals[r->out[0]].t.rank == 4) {
+        k->kind = K_AVGPOOL;
+        continue;
+      }
+      if (fuse && mean_innermost(s, r)) { k->kind = K_MEAN_C; continue; }
+      if (fuse && (k->bc_v = bcast_operand(s, r)) >= 0) {
+        int64_t C = s->plan->vals[r->out[0]].t.dims[s->plan->vals[r->out[0]].t.rank - 1];
+        k->kind = K_BCAST;
+        k->bc = (hr__k_bcast){C * 32, (int)r->op, k->bc_v == 0, 0, 0};
+        k->bc_x = r->in[1 - k->bc_v]; k->bc_v1 = r->in[k->bc_v]; k->bc_v2 = -1;
+        k->bvec = malloc(sizeof(float) * 2 * (size_t)k->bc.L);
+        if (!k->bvec) st = HR_ENOMEM;
+        continue;
+      }
+      if (fuse && fuse_resize_cat(s, ex, i)) {
+        st = hr__resize_init(&k->rs, (int)s->plan->vals[r->in[0]].t.dims[2], (int)s->plan->vals[r->out[0]].t.dims[2]);
+        continue;
+      }
       if (r->op == HR_OP_RESIZE_BILINEAR && ra->half_pixel && !ra->align_corners) {
         k->kind = K_RESIZE;
         st = hr__resize_init(&k->rs, (int)s->plan->vals[r->in[0]].t.dims[2], (int)s->plan->vals[r->out[0]].t.dims[2]);
@@ -479,11 +727,13 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       k->kind = K_REF;
     }
   }
+  for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_pair(s, ex, i);
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
-    s->kernel_bytes += (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) +
+    s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
+                       (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) +
                        (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
                        (ex->k[i].wexp ? (int64_t)hr__numel(&s->plan->vals[s->plan->rops[i].in[1]].t) / s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] *
                                             s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
@@ -506,6 +756,8 @@ void hr__exec_destroy(hr__exec *ex) {
     hr__ingest_plan_free(&ex->k[i].ing);
     hr__resize_free(&ex->k[i].rs);
     free(ex->k[i].wexp);
+    free(ex->k[i].bvec);
+    hr__fgf_lr_free(&ex->k[i].lr);
   }
   free(ex->k);
   free(ex);
@@ -527,7 +779,7 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
     hr__tensor in[HR_ROP_MAX_IN], out[HR_MAX_OUT];
     const hr__tensor *inp[HR_ROP_MAX_IN];
     switch (k->kind) {
-      case K_NOP: break;
+      case K_NOP: case K_FUSED: break;
       case K_XNN:
         if (k->reads_src && (!k->bound || k->last_src != s->src_ptr)) {
           k->bound = !setup_xnn(s, r, k);
@@ -543,17 +795,50 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
         }
         for (int j = 0; j < r->n_out; j++) out[j] = view(s, r->out[j]);
         switch (k->kind) {
-          case K_CONCAT: hr__k_concat(inp, r->n_in - 1, (int)((int32_t *)in[r->n_in - 1].data)[0], &out[0], r->in_place_mask); break;
+          case K_CONCAT: hr__k_concat(k->pool, inp, r->n_in - 1, (int)((int32_t *)in[r->n_in - 1].data)[0], &out[0], r->in_place_mask); break;
           case K_SPLIT: {
             int ax = r->op == HR_OP_SPLIT ? ((int32_t *)in[0].data)[0] : ((int32_t *)in[2].data)[0];
-            hr__k_split(r->op == HR_OP_SPLIT ? &in[1] : &in[0], ax, out, r->n_out);
+            hr__k_split(k->pool, r->op == HR_OP_SPLIT ? &in[1] : &in[0], ax, out, r->n_out);
             break;
           }
           case K_SLICE:
-            if (r->op == HR_OP_PAD) hr__k_pad(&in[0], in[1].data, &out[0]);
-            else hr__k_slice(&in[0], in[1].data, &out[0]);
+            if (r->op == HR_OP_PAD) hr__k_pad(k->pool, &in[0], in[1].data, &out[0]);
+            else hr__k_slice(k->pool, &in[0], in[1].data, &out[0]);
             break;
-          case K_TANH: hr__k_tanh(in[0].data, out[0].data, hr__numel(&out[0])); break;
+          case K_TANH: hr__k_tanh(k->pool, in[0].data, out[0].data, hr__numel(&out[0])); break;
+          case K_TANH_GRU:
+            hr__k_tanh_gru(k->pool, view(s, k->fuse_x).data, view(s, k->fuse_m).data, view(s, k->fuse_a).data, out[0].data,
+                           hr__numel(&out[0]));
+            break;
+          case K_AVGPOOL: hr__k_avgpool(k->pool, r->node ? &r->node->a : &r->syn.a, &in[0], &out[0]); break;
+          case K_MEAN_C: hr__k_mean_c(k->pool, in[0].data, out[0].data, hr__numel(&out[0]), in[0].dims[in[0].rank - 1]); break;
+          case K_BCAST: {
+            /* the per-channel operands repeated to a block (they may be computed values: every frame) */
+            for (int q = 0; q < 2; q++) {
+              int v = q ? k->bc_v2 : k->bc_v1;
+              if (v < 0) break;
+              const float *vp = view(s, v).data;
+              int64_t C = hr__numel(&s->plan->vals[v].t);
+              for (int64_t e = 0; e < k->bc.L; e++) k->bvec[q * k->bc.L + e] = vp[e % C];
+            }
+            hr__k_bcast_c(k->pool, &k->bc, view(s, k->bc_x).data, k->bvec, k->bc_v2 >= 0 ? k->bvec + k->bc.L : NULL, out[0].data,
+                          hr__numel(&out[0]));
+            break;
+          }
+          case K_FGF_LR: {
+            const hr__fgf_lr *f = &s->plan->fgf_lr;
+            hr__k_fgf_lr(k->pool, &k->lr, view(s, f->y).data, view(s, f->src).data, view(s, f->A).data, view(s, f->b).data);
+            break;
+          }
+          case K_RESIZE_CAT: {
+            hr__k_cat_src cs[HR__CAT_MAX];
+            for (int q = 0; q < k->n_src; q++) {
+              const hr__tensor *t = &s->plan->vals[k->src[q].v].t;
+              cs[q] = (hr__k_cat_src){view(s, k->src[q].v).data, t->dims[1], t->dims[2], t->dims[3], k->src[q].off, k->src[q].resize};
+            }
+            hr__k_resize_cat(k->pool, &k->rs, cs, k->n_src, &out[0]);
+            break;
+          }
           case K_FGF: hr__k_fgf_tail(s, &k->fgf, r, inp, out, r->n_out); break;
           case K_DW1D: {
             const hr__attrs *ra = r->node ? &r->node->a : &r->syn.a;
@@ -573,7 +858,8 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
 const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
-  static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize"};
+  static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;

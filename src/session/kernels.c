@@ -8,72 +8,129 @@
 
 static int norm_axis(int a, int rank) { return a < 0 ? a + rank : a; }
 
-void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out, uint32_t skip) {
+/* Loops cloned for AVX2 and AVX-512 where the compiler and libc can dispatch at load time. The build
+ * is ISO C (-ffp-contract=off): no clone fuses a multiply and an add, so every clone gives the
+ * scalar loop's values bit for bit. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(HR_NO_CLONES)
+#define HR__CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("vect-cost-model=dynamic")))
+#else
+#define HR__CLONES
+#endif
+
+/* Copy n elements of es bytes: a pixel's few channels are copied in fixed-size pieces the compiler
+ * turns into moves (memcpy's call costs more than the copy at 3 to 64 floats), longer runs by
+ * memcpy. */
+static inline void copy_elems(void *restrict d, const void *restrict s, int64_t n, size_t es) {
+  size_t b = (size_t)n * es;
+  char *dc = d;
+  const char *sc = s;
+  if (b > 256) { memcpy(dc, sc, b); return; }
+  for (; b >= 32; b -= 32, dc += 32, sc += 32) memcpy(dc, sc, 32);
+  if (b >= 16) { memcpy(dc, sc, 16); b -= 16; dc += 16; sc += 16; }
+  if (b >= 8) { memcpy(dc, sc, 8); b -= 8; dc += 8; sc += 8; }
+  if (b >= 4) { memcpy(dc, sc, 4); b -= 4; dc += 4; sc += 4; }
+  for (; b; b--) *dc++ = *sc++;
+}
+
+/* Outer rows per task: about 64 tasks over the pool, none smaller than 16 rows. */
+static size_t row_tile(int64_t rows) {
+  int64_t t = (rows + 63) / 64;
+  return (size_t)(t < 16 ? 16 : t);
+}
+
+typedef struct concat_job {
+  const hr__tensor *const *in; int n; int64_t inner, orow; size_t es; char *o; uint32_t skip; int ax;
+} concat_job;
+
+static void concat_rows(void *ctx, size_t p0, size_t np) {
+  const concat_job *j = ctx;
+  int64_t off = 0;
+  for (int k = 0; k < j->n; k++) {
+    int64_t row = j->in[k]->dims[j->ax] * j->inner;
+    const char *src = j->in[k]->data;
+    if (!(j->skip >> k & 1))
+      for (int64_t p = (int64_t)p0; p < (int64_t)(p0 + np); p++)
+        copy_elems(j->o + (p * j->orow + off) * (int64_t)j->es, src + p * row * (int64_t)j->es, row, j->es);
+    off += row;
+  }
+}
+
+void hr__k_concat(pthreadpool_t pool, const hr__tensor *const *in, int n, int axis, hr__tensor *out, uint32_t skip) {
   int ax = norm_axis(axis, out->rank);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < ax; d++) outer *= out->dims[d];
   for (int d = ax + 1; d < out->rank; d++) inner *= out->dims[d];
-  size_t es = hr__dtsize(out->dt);
-  int64_t orow = out->dims[ax] * inner;
-  char *o = out->data;
+  concat_job j = {in, n, inner, out->dims[ax] * inner, hr__dtsize(out->dt), out->data, skip, ax};
+  pthreadpool_parallelize_1d_tile_1d(pool, concat_rows, &j, (size_t)outer, row_tile(outer), 0);
+}
+
+typedef struct split_job { const hr__tensor *in; hr__tensor *out; int n, ax; int64_t inner, irow; size_t es; } split_job;
+
+static void split_rows(void *ctx, size_t p0, size_t np) {
+  const split_job *j = ctx;
   int64_t off = 0;
-  for (int k = 0; k < n; k++) {
-    int64_t row = in[k]->dims[ax] * inner;
-    const char *src = in[k]->data;
-    if (!(skip >> k & 1))
-      for (int64_t p = 0; p < outer; p++) memcpy(o + (p * orow + off) * es, src + p * row * es, (size_t)row * es);
+  for (int k = 0; k < j->n; k++) {
+    int64_t row = j->out[k].dims[j->ax] * j->inner;
+    char *dst = j->out[k].data;
+    for (int64_t p = (int64_t)p0; p < (int64_t)(p0 + np); p++)
+      copy_elems(dst + p * row * (int64_t)j->es, (const char *)j->in->data + (p * j->irow + off) * (int64_t)j->es, row, j->es);
     off += row;
   }
 }
 
-void hr__k_split(const hr__tensor *in, int axis, hr__tensor *out, int n) {
+void hr__k_split(pthreadpool_t pool, const hr__tensor *in, int axis, hr__tensor *out, int n) {
   int ax = norm_axis(axis, in->rank);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < ax; d++) outer *= in->dims[d];
   for (int d = ax + 1; d < in->rank; d++) inner *= in->dims[d];
-  size_t es = hr__dtsize(in->dt);
-  int64_t irow = in->dims[ax] * inner, off = 0;
-  for (int k = 0; k < n; k++) {
-    int64_t row = out[k].dims[ax] * inner;
-    char *dst = out[k].data;
-    for (int64_t p = 0; p < outer; p++) memcpy(dst + p * row * es, (const char *)in->data + (p * irow + off) * es, (size_t)row * es);
-    off += row;
-  }
+  split_job j = {in, out, n, ax, inner, in->dims[ax] * inner, hr__dtsize(in->dt)};
+  pthreadpool_parallelize_1d_tile_1d(pool, split_rows, &j, (size_t)outer, row_tile(outer), 0);
 }
 
-/* Copy the box [begin, begin+size) of src into dst at dbegin; innermost dimension copied with memcpy. */
-static void box_copy(const hr__tensor *src, const int64_t *sb, hr__tensor *dst, const int64_t *db, const int64_t *size) {
+/* Copy the box [begin, begin+size) of src into dst at dbegin, rows [k0, k0 + nk) of the box (a row:
+ * every index but the innermost, which is one run). */
+typedef struct box_job { const hr__tensor *src; const int64_t *sb; hr__tensor *dst; const int64_t *db, *size; } box_job;
+static void box_rows(void *ctx, size_t k0, size_t nk) {
+  const box_job *j = ctx;
+  const hr__tensor *src = j->src;
+  hr__tensor *dst = j->dst;
   int r = src->rank;
   size_t es = hr__dtsize(src->dt);
   int64_t ss[HR_MAX_RANK], ds[HR_MAX_RANK], s = 1, d = 1;
   for (int i = r - 1; i >= 0; i--) { ss[i] = s; s *= src->dims[i]; ds[i] = d; d *= dst->dims[i]; }
-  int64_t rows = 1;
-  for (int i = 0; i < r - 1; i++) rows *= size[i];
-  int64_t idx[HR_MAX_RANK] = {0};
-  for (int64_t k = 0; k < rows; k++) {
-    int64_t so = sb[r - 1] * ss[r - 1], dof = db[r - 1] * ds[r - 1];
-    for (int i = 0; i < r - 1; i++) { so += (sb[i] + idx[i]) * ss[i]; dof += (db[i] + idx[i]) * ds[i]; }
-    memcpy((char *)dst->data + dof * es, (const char *)src->data + so * es, (size_t)size[r - 1] * es);
-    for (int i = r - 2; i >= 0; i--) { if (++idx[i] < size[i]) break; idx[i] = 0; }
+  int64_t idx[HR_MAX_RANK] = {0}, rem = (int64_t)k0;
+  for (int i = r - 2; i >= 0; i--) { idx[i] = rem % j->size[i]; rem /= j->size[i]; }
+  for (int64_t k = 0; k < (int64_t)nk; k++) {
+    int64_t so = j->sb[r - 1] * ss[r - 1], dof = j->db[r - 1] * ds[r - 1];
+    for (int i = 0; i < r - 1; i++) { so += (j->sb[i] + idx[i]) * ss[i]; dof += (j->db[i] + idx[i]) * ds[i]; }
+    copy_elems((char *)dst->data + dof * (int64_t)es, (const char *)src->data + so * (int64_t)es, j->size[r - 1], es);
+    for (int i = r - 2; i >= 0; i--) { if (++idx[i] < j->size[i]) break; idx[i] = 0; }
   }
 }
-
-void hr__k_slice(const hr__tensor *in, const int32_t *begin, hr__tensor *out) {
-  int64_t sb[HR_MAX_RANK], db[HR_MAX_RANK] = {0};
-  for (int i = 0; i < in->rank; i++) sb[i] = begin[i];
-  box_copy(in, sb, out, db, out->dims);
+static void box_copy(pthreadpool_t pool, const hr__tensor *src, const int64_t *sb, hr__tensor *dst, const int64_t *db, const int64_t *size) {
+  int64_t rows = 1;
+  for (int i = 0; i < src->rank - 1; i++) rows *= size[i];
+  box_job j = {src, sb, dst, db, size};
+  pthreadpool_parallelize_1d_tile_1d(pool, box_rows, &j, (size_t)rows, row_tile(rows), 0);
 }
 
-void hr__k_pad(const hr__tensor *in, const int32_t *pads, hr__tensor *out) {
+void hr__k_slice(pthreadpool_t pool, const hr__tensor *in, const int32_t *begin, hr__tensor *out) {
+  int64_t sb[HR_MAX_RANK], db[HR_MAX_RANK] = {0};
+  for (int i = 0; i < in->rank; i++) sb[i] = begin[i];
+  box_copy(pool, in, sb, out, db, out->dims);
+}
+
+void hr__k_pad(pthreadpool_t pool, const hr__tensor *in, const int32_t *pads, hr__tensor *out) {
   memset(out->data, 0, (size_t)hr__numel(out) * hr__dtsize(out->dt));
   int64_t sb[HR_MAX_RANK] = {0}, db[HR_MAX_RANK];
   for (int i = 0; i < in->rank; i++) db[i] = pads[2 * i];
-  box_copy(in, sb, out, db, in->dims);
+  box_copy(pool, in, sb, out, db, in->dims);
 }
 
 /* tanh as a clamped rational function (the coefficients of Eigen's fast tanh: degree 13/6 in x,
  * |error| below 1e-6 over the whole range, exact 0 at 0); branch-free, so it vectorises. */
-void hr__k_tanh(const float *x, float *y, int64_t n) {
+HR__CLONES
+static void tanh_run(const float *restrict x, float *restrict y, int64_t n) {
   const float a1 = 4.89352455891786e-03f, a3 = 6.37261928875436e-04f, a5 = 1.48572235717979e-05f,
               a7 = 5.12229709037114e-08f, a9 = -8.60467152213735e-11f, a11 = 2.00018790482477e-13f,
               a13 = -2.76076847742355e-16f;
@@ -87,6 +144,48 @@ void hr__k_tanh(const float *x, float *y, int64_t n) {
     float q = ((b6 * v2 + b4) * v2 + b2) * v2 + b0;
     y[i] = p / q;
   }
+}
+
+/* The GRU's output in the same pass: y = tanh(x) * m + a (m = 1 - z, a = z * h), each product and
+ * sum rounded as the separate ops round them. */
+HR__CLONES
+static void tanh_gru_run(const float *x, const float *m, const float *a, float *y, int64_t n) {
+  const float a1 = 4.89352455891786e-03f, a3 = 6.37261928875436e-04f, a5 = 1.48572235717979e-05f,
+              a7 = 5.12229709037114e-08f, a9 = -8.60467152213735e-11f, a11 = 2.00018790482477e-13f,
+              a13 = -2.76076847742355e-16f;
+  const float b0 = 4.89352518554385e-03f, b2 = 2.26843463243900e-03f, b4 = 1.18534705686654e-04f,
+              b6 = 1.19825839466702e-06f;
+  for (int64_t i = 0; i < n; i++) {
+    float v = x[i];
+    v = v < -7.90531110763549805f ? -7.90531110763549805f : v > 7.90531110763549805f ? 7.90531110763549805f : v;
+    float v2 = v * v;
+    float p = ((((((a13 * v2 + a11) * v2 + a9) * v2 + a7) * v2 + a5) * v2 + a3) * v2 + a1) * v;
+    float q = ((b6 * v2 + b4) * v2 + b2) * v2 + b0;
+    float c = p / q, mc = c * m[i];
+    y[i] = mc + a[i];
+  }
+}
+
+typedef struct ew_job { const float *x, *m, *a; float *y; } ew_job;
+static void tanh_tile(void *ctx, size_t i0, size_t n) {
+  const ew_job *j = ctx;
+  tanh_run(j->x + i0, j->y + i0, (int64_t)n);
+}
+static void tanh_gru_tile(void *ctx, size_t i0, size_t n) {
+  const ew_job *j = ctx;
+  tanh_gru_run(j->x + i0, j->m + i0, j->a + i0, j->y + i0, (int64_t)n);
+}
+#define HR__EW_TILE 8192
+
+/* Tiles of HR__EW_TILE elements over the pool. */
+void hr__k_tanh(pthreadpool_t pool, const float *x, float *y, int64_t n) {
+  ew_job j = {x, NULL, NULL, y};
+  pthreadpool_parallelize_1d_tile_1d(pool, tanh_tile, &j, (size_t)n, HR__EW_TILE, 0);
+}
+
+void hr__k_tanh_gru(pthreadpool_t pool, const float *x, const float *m, const float *a, float *y, int64_t n) {
+  ew_job j = {x, m, a, y};
+  pthreadpool_parallelize_1d_tile_1d(pool, tanh_gru_tile, &j, (size_t)n, HR__EW_TILE, 0);
 }
 
 /* TF ResizeBilinear taps with half-pixel centres, computed in float as TF does: for output o,
@@ -153,11 +252,6 @@ typedef struct fgf_job {
  * AVX-512 where the compiler and libc can dispatch at load time. The build is ISO C
  * (-ffp-contract=off): no clone fuses a*m+b, so every clone gives the scalar loop's values bit for
  * bit. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(HR_NO_CLONES)
-#define HR__CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("vect-cost-model=dynamic")))
-#else
-#define HR__CLONES
-#endif
 HR__CLONES
 static void fgf_alpha_row(const hr__fgf *g, const float *restrict ra, const float *restrict rb, const float *restrict R,
                           const float *restrict G, const float *restrict B, float *restrict pha, int clip) {
@@ -281,6 +375,10 @@ static void dw1d_row(void *ctx, size_t oy) {
 /* VALID 1-D depthwise on flattened rows: with the weights expanded to the row's width once, every
  * tap is one contiguous multiply-add over W*C floats (vectorises; RVM's box filters are this). */
 typedef struct dw1d_fast { const dw1d_job *j; const float *wexp; } dw1d_fast;
+HR__CLONES
+static void madd_row(float *restrict o, const float *restrict w, const float *restrict x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) o[i] += w[i] * x[i];
+}
 static void dw1d_fast_row(void *ctx, size_t oy) {
   const dw1d_fast *f = ctx;
   const dw1d_job *j = f->j;
@@ -293,7 +391,7 @@ static void dw1d_fast_row(void *ctx, size_t oy) {
     for (int kx = 0; kx < KW; kx++) {
       const float *ip = (const float *)j->x->data + ((int64_t)oy + ky) * W * C + (int64_t)kx * C;
       const float *wp = f->wexp + ((int64_t)ky * KW + kx) * n;
-      for (int64_t i = 0; i < n; i++) op[i] += wp[i] * ip[i];
+      madd_row(op, wp, ip, n);
     }
   if (j->lo > -INFINITY || j->hi < INFINITY)
     for (int64_t i = 0; i < n; i++) { float v = op[i]; op[i] = v < j->lo ? j->lo : v > j->hi ? j->hi : v; }
@@ -332,7 +430,25 @@ hr_status hr__resize_init(hr__resize *r, int in_w, int out_w) {
 }
 void hr__resize_free(hr__resize *r) { free(r->x0); memset(r, 0, sizeof *r); }
 
-typedef struct resize_job { const hr__resize *r; const hr__tensor *x; hr__tensor *o; float sy; int64_t ooff, ostride; } resize_job;
+typedef struct resize_job {
+  const hr__resize *r; const hr__tensor *x; hr__tensor *o; float sy; int64_t ooff, ostride;
+  const hr__k_cat_src *src; int n_src; /* hr__k_resize_cat: the sources */
+} resize_job;
+
+HR__CLONES
+static void resize_px(const hr__resize *r, const float *restrict r0, const float *restrict r1, int64_t C, int64_t OW, int64_t OS,
+                      float ly, float *restrict op) {
+  for (int64_t ox = 0; ox < OW; ox++, op += OS) {
+    const float *p00 = r0 + (int64_t)r->x0[ox] * C, *p01 = r0 + (int64_t)r->x1[ox] * C;
+    const float *p10 = r1 + (int64_t)r->x0[ox] * C, *p11 = r1 + (int64_t)r->x1[ox] * C;
+    float lx = r->fx[ox];
+    for (int64_t c = 0; c < C; c++) {
+      float top = p00[c] + (p01[c] - p00[c]) * lx;
+      float bot = p10[c] + (p11[c] - p10[c]) * lx;
+      op[c] = top + (bot - top) * ly;
+    }
+  }
+}
 
 static void resize_row(void *ctx, size_t oy) {
   const resize_job *j = ctx;
@@ -343,22 +459,42 @@ static void resize_row(void *ctx, size_t oy) {
   if (y1 < 0) y1 = 0;
   float ly = f - fl;
   const float *r0 = (const float *)j->x->data + y0 * W * C, *r1 = (const float *)j->x->data + y1 * W * C;
-  float *op = (float *)j->o->data + (int64_t)oy * OW * OS + j->ooff;
-  for (int64_t ox = 0; ox < OW; ox++, op += OS) {
-    const float *p00 = r0 + (int64_t)j->r->x0[ox] * C, *p01 = r0 + (int64_t)j->r->x1[ox] * C;
-    const float *p10 = r1 + (int64_t)j->r->x0[ox] * C, *p11 = r1 + (int64_t)j->r->x1[ox] * C;
-    float lx = j->r->fx[ox];
-    for (int64_t c = 0; c < C; c++) {
-      float top = p00[c] + (p01[c] - p00[c]) * lx;
-      float bot = p10[c] + (p11[c] - p10[c]) * lx;
-      op[c] = top + (bot - top) * ly;
+  resize_px(j->r, r0, r1, C, OW, OS, ly, (float *)j->o->data + (int64_t)oy * OW * OS + j->ooff);
+}
+
+/* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
+ * resized (the row's taps computed as resize_row does) or copied. */
+static void resize_cat_row(void *ctx, size_t oy) {
+  const resize_job *j = ctx;
+  int64_t OW = j->o->dims[2], OS = j->ostride;
+  float *orow = (float *)j->o->data + (int64_t)oy * OW * OS;
+  for (int k = 0; k < j->n_src; k++) {
+    const hr__k_cat_src *c = &j->src[k];
+    if (c->resize) {
+      int64_t H = c->h;
+      float f = ((float)oy + 0.5f) * j->sy - 0.5f, fl = floorf(f);
+      int64_t y0 = fl < 0 ? 0 : (int64_t)fl, y1 = (int64_t)ceilf(f);
+      if (y1 > H - 1) y1 = H - 1;
+      if (y1 < 0) y1 = 0;
+      resize_px(j->r, c->data + y0 * c->w * c->c, c->data + y1 * c->w * c->c, c->c, OW, OS, f - fl, orow + c->off);
+    } else {
+      const float *sp = c->data + (int64_t)oy * OW * c->c;
+      float *dp = orow + c->off;
+      for (int64_t ox = 0; ox < OW; ox++, sp += c->c, dp += OS) copy_elems(dp, sp, c->c, 4);
     }
   }
 }
 
+void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o) {
+  float sy = 1.f;
+  for (int k = 0; k < n_src; k++) if (src[k].resize) sy = (float)src[k].h / (float)o->dims[1];
+  resize_job j = {r, NULL, o, sy, 0, o->dims[3], src, n_src};
+  pthreadpool_parallelize_1d(pool, resize_cat_row, &j, (size_t)o->dims[1], 0);
+}
+
 void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o, int out_c_off, int out_c_total) {
   int64_t os = out_c_total > 0 ? out_c_total : x->dims[3];
-  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os};
+  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os, NULL, 0};
   for (int64_t b = 0; b < x->dims[0]; b++) {
     hr__tensor xb = *x, ob = *o;
     xb.data = (float *)x->data + b * x->dims[1] * x->dims[2] * x->dims[3];
@@ -380,4 +516,223 @@ float *hr__dw1d_expand(const hr__attrs *a, const hr__tensor *x, const hr__tensor
   for (int64_t k = 0; k < KH * KW; k++)
     for (int64_t i = 0; i < n; i++) e[k * n + i] = wt[k * C + i % C];
   return e;
+}
+
+/* ---- AvgPool, mean over channels, a binary op with a per-channel operand ---- */
+typedef struct pool_job { const hr__attrs *a; const hr__tensor *x; hr__tensor *o; int pt, pl; } pool_job;
+
+/* One output row of the reference AvgPool (graph/ops_ref.c), each channel summed in the same
+ * order: window rows, then columns, from 0; divided by the count of taps inside the image. */
+static void avgpool_row(void *ctx, size_t row) {
+  const pool_job *j = ctx;
+  int64_t H = j->x->dims[1], W = j->x->dims[2], C = j->x->dims[3], OH = j->o->dims[1], OW = j->o->dims[2];
+  int64_t b = (int64_t)row / OH, oy = (int64_t)row % OH;
+  int KH = j->a->ksize[1], KW = j->a->ksize[2], SH = j->a->strides[1], SW = j->a->strides[2];
+  int64_t y0 = oy * SH - j->pt, y1 = y0 + KH;
+  if (y0 < 0) y0 = 0;
+  if (y1 > H) y1 = H;
+  const float *X = (const float *)j->x->data + b * H * W * C;
+  float *op = (float *)j->o->data + (b * OH + oy) * OW * C;
+  if (KH == 2 && KW == 2 && SH == 2 && SW == 2 && y1 - y0 == 2 && !j->pl) {
+    /* 2x2 windows, stride 2, this row inside the image: the same sums, no index arithmetic */
+    const float *ra = X + y0 * W * C, *rb = ra + W * C;
+    int64_t full = W / 2 < OW ? W / 2 : OW;
+    for (int64_t ox = 0; ox < full; ox++, op += C, ra += 2 * C, rb += 2 * C)
+      for (int64_t c = 0; c < C; c++) {
+        float acc = 0;
+        acc += ra[c]; acc += ra[C + c]; acc += rb[c]; acc += rb[C + c];
+        op[c] = acc / 4.f;
+      }
+    if (full == OW) return;
+    /* a last column that reads one pixel: the general loop below */
+    for (int64_t ox = full; ox < OW; ox++, op += C) {
+      int64_t x0 = ox * SW, x1 = x0 + KW > W ? W : x0 + KW;
+      float den = (float)(2 * (x1 - x0));
+      for (int64_t c = 0; c < C; c++) {
+        float acc = 0;
+        for (int64_t iy = y0; iy < y1; iy++)
+          for (int64_t ix = x0; ix < x1; ix++) acc += X[(iy * W + ix) * C + c];
+        op[c] = acc / den;
+      }
+    }
+    return;
+  }
+  for (int64_t ox = 0; ox < OW; ox++, op += C) {
+    int64_t x0 = ox * SW - j->pl, x1 = x0 + KW;
+    if (x0 < 0) x0 = 0;
+    if (x1 > W) x1 = W;
+    int cnt = (int)((y1 - y0) * (x1 - x0));
+    float den = (float)(cnt > 0 ? cnt : 1);
+    for (int64_t c = 0; c < C; c++) {
+      float acc = 0;
+      for (int64_t iy = y0; iy < y1; iy++)
+        for (int64_t ix = x0; ix < x1; ix++) acc += X[(iy * W + ix) * C + c];
+      op[c] = acc / den;
+    }
+  }
+}
+
+void hr__k_avgpool(pthreadpool_t pool, const hr__attrs *a, const hr__tensor *x, hr__tensor *o) {
+  pool_job j = {a, x, o, 0, 0};
+  int64_t t;
+  hr__conv_geom(a->padding, NULL, x->dims[1], a->ksize[1], a->strides[1], 1, &t, &j.pt);
+  hr__conv_geom(a->padding, NULL, x->dims[2], a->ksize[2], a->strides[2], 1, &t, &j.pl);
+  pthreadpool_parallelize_1d(pool, avgpool_row, &j, (size_t)(o->dims[0] * o->dims[1]), 0);
+}
+
+typedef struct meanc_job { const float *x; float *y; int64_t C; } meanc_job;
+static void meanc_tile(void *ctx, size_t i0, size_t n) {
+  const meanc_job *j = ctx;
+  const float *x = j->x + (int64_t)i0 * j->C;
+  float *y = j->y + i0;
+  float cnt = (float)j->C;
+  for (int64_t i = 0; i < (int64_t)n; i++, x += j->C) {
+    float s = 0;
+    for (int64_t c = 0; c < j->C; c++) s += x[c];
+    y[i] = s / cnt;
+  }
+}
+
+void hr__k_mean_c(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C) {
+  meanc_job j = {x, y, C};
+  pthreadpool_parallelize_1d_tile_1d(pool, meanc_tile, &j, (size_t)pixels, HR__EW_TILE, 0);
+}
+
+typedef struct bcast_job { const float *x, *v, *v2; float *y; int64_t C, L; int op, v_first, op2, v2_first; } bcast_job;
+
+/* y = x op v over n floats, v given repeated to the length of a block (L = a multiple of C; n a
+ * multiple of L except the last block): each output is one IEEE operation, as one by one. */
+#define HR__BCAST_LOOP(EXPR)                                 \
+  for (int64_t i = 0; i < n; i += L) {                       \
+    int64_t e = n - i < L ? n - i : L;                       \
+    for (int64_t c = 0; c < e; c++) {                        \
+      float xv = x[i + c], vv = v[c];                        \
+      y[i + c] = EXPR;                                       \
+    }                                                        \
+  }
+HR__CLONES
+static void bcast_run(const float *x, const float *restrict v, float *y, int64_t n, int64_t L, int op, int v_first) {
+  switch (op) {
+    case HR_OP_MUL: HR__BCAST_LOOP(xv * vv) break;
+    case HR_OP_SUB: if (v_first) { HR__BCAST_LOOP(vv - xv) } else { HR__BCAST_LOOP(xv - vv) } break;
+    case HR_OP_REALDIV: if (v_first) { HR__BCAST_LOOP(vv / xv) } else { HR__BCAST_LOOP(xv / vv) } break;
+    default: HR__BCAST_LOOP(xv + vv) break;
+  }
+}
+#undef HR__BCAST_LOOP
+static void bcast_tile(void *ctx, size_t b0, size_t nb) {
+  const bcast_job *j = ctx;
+  int64_t i0 = (int64_t)b0 * j->L, n = (int64_t)nb * j->L, total = j->C; /* C holds the element count here */
+  if (i0 + n > total) n = total - i0;
+  bcast_run(j->x + i0, j->v, j->y + i0, n, j->L, j->op, j->v_first);
+  if (j->v2) bcast_run(j->y + i0, j->v2, j->y + i0, n, j->L, j->op2, j->v2_first);
+}
+
+void hr__k_bcast_c(pthreadpool_t pool, const hr__k_bcast *b, const float *x, const float *v, const float *v2, float *y, int64_t n) {
+  bcast_job j = {x, v, v2, y, n, b->L, b->op, b->v_first, b->op2, b->v2_first};
+  int64_t blocks = (n + b->L - 1) / b->L, per = (HR__EW_TILE + b->L - 1) / b->L;
+  pthreadpool_parallelize_1d_tile_1d(pool, bcast_tile, &j, (size_t)blocks, (size_t)per, 0);
+}
+
+/* ---- the low-resolution guided filter in one pass per row ---- */
+hr_status hr__fgf_lr_init(hr__fgf_lr_k *g, int H, int W, int KH, int KW, const float *const *wv4, const float *const *wh4, float eps,
+                          int chunks) {
+  memset(g, 0, sizeof *g);
+  g->H = H; g->W = W; g->KH = KH; g->KW = KW; g->OH = H - KH + 1; g->OW = W - KW + 1; g->eps = eps;
+  g->chunks = chunks < 1 ? 1 : chunks;
+  if (g->OH < 1 || g->OW < 1) return HR_EINVAL;
+  size_t nv = (size_t)4 * KH * 16, nh = (size_t)4 * KW * 16;
+  g->per_chunk = ((size_t)KH * W * 4 + (size_t)4 * W * 4 + (size_t)4 * g->OW * 4 + 15) & ~(size_t)15;
+  g->mem_bytes = sizeof(float) * (nv + nh + g->per_chunk * (size_t)g->chunks) + 64;
+  g->mem = malloc(g->mem_bytes);
+  if (!g->mem) { g->mem_bytes = 0; return HR_ENOMEM; }
+  float *m = (float *)(((uintptr_t)g->mem + 63) & ~(uintptr_t)63);
+  g->wv = m; g->wh = m + nv; g->scratch = m + nv + nh;
+  for (int q = 0; q < 4; q++) {
+    for (int k = 0; k < KH; k++)
+      for (int i = 0; i < 16; i++) g->wv[((size_t)q * KH + k) * 16 + i] = wv4[q][k * 4 + (i & 3)];
+    for (int k = 0; k < KW; k++)
+      for (int i = 0; i < 16; i++) g->wh[((size_t)q * KW + k) * 16 + i] = wh4[q][k * 4 + (i & 3)];
+  }
+  return HR_OK;
+}
+
+void hr__fgf_lr_free(hr__fgf_lr_k *g) { free(g->mem); memset(g, 0, sizeof *g); }
+
+/* One tap of a box pass over a row of 4-channel pixels: acc[i] += w[i % 4] * v[i] (accumulated
+ * tap after tap from 0, the order the depthwise kernel sums in); w16 holds the tap's 4 weights
+ * repeated 4 times, so whole blocks of 16 vectorise. */
+HR__CLONES
+static void lr_tap(float *restrict acc, const float *restrict w16, const float *restrict v, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; l++) acc[i + l] += w16[l] * v[i + l];
+  for (; i < n; i++) acc[i] += w16[i & 15] * v[i];
+}
+HR__CLONES
+static void lr_tap_prod(float *restrict acc, const float *restrict w16, const float *restrict a, const float *restrict b, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; l++) {
+      float v = a[i + l] * b[i + l];
+      acc[i + l] += w16[l] * v;
+    }
+  for (; i < n; i++) {
+    float v = a[i] * b[i];
+    acc[i] += w16[i & 15] * v;
+  }
+}
+/* A = (mxy - mx*my) / (mxx + (eps - mx*mx)), b = my - A*mx over a row. */
+HR__CLONES
+static void lr_coef(const float *restrict hxy, const float *restrict hx, const float *restrict hy, const float *restrict hxx, int64_t n,
+                    float eps, float *restrict A, float *restrict B) {
+  for (int64_t i = 0; i < n; i++) {
+    float mx = hx[i], my = hy[i];
+    float p1 = mx * my, cxy = hxy[i] - p1, mx2 = mx * mx, e = eps - mx2, d = hxx[i] + e;
+    float a = cxy / d, am = a * mx;
+    A[i] = a;
+    B[i] = my - am;
+  }
+}
+
+typedef struct lr_job { const hr__fgf_lr_k *g; const float *y, *src; float *A, *B; } lr_job;
+static void lr_chunk(void *ctx, size_t chunk) {
+  const lr_job *j = ctx;
+  const hr__fgf_lr_k *g = j->g;
+  int r0 = (int)((int64_t)g->OH * (int64_t)chunk / g->chunks), r1 = (int)((int64_t)g->OH * (int64_t)(chunk + 1) / g->chunks);
+  int64_t n = (int64_t)g->W * 4, no = (int64_t)g->OW * 4;
+  int KH = g->KH, KW = g->KW;
+  /* scratch: KH rows of x, the vertical sums (4 rows of n), the horizontal sums (4 rows of no) */
+  float *xr = g->scratch + g->per_chunk * chunk, *v = xr + (size_t)KH * n, *h = v + 4 * n;
+  /* x rows in a ring of KH: input row iy at slot iy % KH, each made once */
+  for (int oy = r0; oy < r1; oy++) {
+    for (int k = oy == r0 ? 0 : KH - 1; k < KH; k++) {
+      const float *sp = j->src + (int64_t)(oy + k) * g->W * 3;
+      float *xp = xr + (size_t)((oy + k) % KH) * n;
+      for (int px = 0; px < g->W; px++, sp += 3, xp += 4) {
+        float m = 0.f;
+        m += sp[0]; m += sp[1]; m += sp[2];
+        xp[0] = sp[0]; xp[1] = sp[1]; xp[2] = sp[2]; xp[3] = m / 3.f;
+      }
+    }
+    /* vertical: x*y, x, y, x*x */
+    memset(v, 0, sizeof(float) * 4 * (size_t)n);
+    for (int k = 0; k < KH; k++) {
+      const float *xk = xr + (size_t)((oy + k) % KH) * n, *yk = j->y + (int64_t)(oy + k) * n;
+      lr_tap_prod(v, g->wv + (size_t)(0 * KH + k) * 16, xk, yk, n);
+      lr_tap(v + n, g->wv + (size_t)(1 * KH + k) * 16, xk, n);
+      lr_tap(v + 2 * n, g->wv + (size_t)(2 * KH + k) * 16, yk, n);
+      lr_tap_prod(v + 3 * n, g->wv + (size_t)(3 * KH + k) * 16, xk, xk, n);
+    }
+    /* horizontal */
+    memset(h, 0, sizeof(float) * 4 * (size_t)no);
+    for (int q = 0; q < 4; q++)
+      for (int k = 0; k < KW; k++) lr_tap(h + q * no, g->wh + (size_t)(q * KW + k) * 16, v + q * n + 4 * k, no);
+    lr_coef(h, h + no, h + 2 * no, h + 3 * no, no, g->eps, j->A + (int64_t)oy * no, j->B + (int64_t)oy * no);
+  }
+}
+
+void hr__k_fgf_lr(pthreadpool_t pool, const hr__fgf_lr_k *g, const float *y, const float *src, float *A, float *b) {
+  lr_job j = {g, y, src, A, b};
+  pthreadpool_parallelize_1d(pool, lr_chunk, &j, (size_t)g->chunks, 0);
 }

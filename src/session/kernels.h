@@ -3,12 +3,29 @@
 #define HR_SESSION_KERNELS_H
 #include "session/session_impl.h"
 
-/* skip: bit k set = input k is already in place (written by its producer). */
-void hr__k_concat(const hr__tensor *const *in, int n, int axis, hr__tensor *out, uint32_t skip);
-void hr__k_split(const hr__tensor *in, int axis, hr__tensor *out, int n);
-void hr__k_slice(const hr__tensor *in, const int32_t *begin, hr__tensor *out);
-void hr__k_pad(const hr__tensor *in, const int32_t *pads, hr__tensor *out);
-void hr__k_tanh(const float *x, float *y, int64_t n);
+/* Every kernel here takes the session's pool (NULL: the calling thread) and splits its rows or
+ * elements over it; results do not depend on the split.
+ * Concat: skip bit k set = input k is already in place (written by its producer). */
+void hr__k_concat(pthreadpool_t pool, const hr__tensor *const *in, int n, int axis, hr__tensor *out, uint32_t skip);
+void hr__k_split(pthreadpool_t pool, const hr__tensor *in, int axis, hr__tensor *out, int n);
+void hr__k_slice(pthreadpool_t pool, const hr__tensor *in, const int32_t *begin, hr__tensor *out);
+void hr__k_pad(pthreadpool_t pool, const hr__tensor *in, const int32_t *pads, hr__tensor *out);
+void hr__k_tanh(pthreadpool_t pool, const float *x, float *y, int64_t n);
+/* A ConvGRU's last three ops in one pass: y = tanh(x) * m + a, rounded as Tanh, Mul and AddV2 round
+ * (bit-identical). y may be x, m or a exactly (not a partial overlap). */
+void hr__k_tanh_gru(pthreadpool_t pool, const float *x, const float *m, const float *a, float *y, int64_t n);
+/* TF AvgPool (NHWC, SAME or VALID), the reference kernel's sums in its order, rows over the pool. */
+void hr__k_avgpool(pthreadpool_t pool, const hr__attrs *a, const hr__tensor *x, hr__tensor *o);
+/* Mean over the innermost axis (C values per pixel), summed in order as the reference does. */
+void hr__k_mean_c(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C);
+/* y = x op v per pixel, v one value per channel (v op x when v_first); op MUL, SUB, REALDIV, ADD or
+ * ADDV2: one IEEE operation per element, as XNNPACK's broadcasting ops give, without their per-row
+ * calls that cost most when C is small (the image's 3 channels). With v2, a second such op follows
+ * on the result in the same pass (two consecutive ops, the first's result read by the second only):
+ * each rounded as the two ops round. The operands v and v2 are passed repeated to L floats (L a
+ * multiple of C, made at create). */
+typedef struct hr__k_bcast { int64_t L; int op, v_first, op2, v2_first; } hr__k_bcast;
+void hr__k_bcast_c(pthreadpool_t pool, const hr__k_bcast *b, const float *x, const float *v, const float *v2, float *y, int64_t n);
 /* Fused fast-guided-filter tail (see lower.c): alpha (and fgr) at full resolution from low-res A, b.
  * Tables and per-chunk scratch are made once at create (hr__fgf_init); the run allocates nothing. */
 typedef struct hr__fgf {
@@ -44,4 +61,28 @@ void hr__resize_free(hr__resize *r);
 /* o: the output tensor; when out_c_total > 0, o is a wider tensor (out_c_total channels) and this
  * writes x's channels at out_c_off within each pixel. */
 void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o, int out_c_off, int out_c_total);
+/* A resize's output pixel assembled from several sources (a channel concat fused with the resize
+ * that feeds it, and the concat of the resize's input): each source's c channels at channel off,
+ * bilinearly resized from h x w (resize: the r table's taps) or copied (same size as the output). */
+typedef struct hr__k_cat_src { const float *data; int64_t h, w, c, off; int resize; } hr__k_cat_src;
+void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o);
+/* RVM's low-resolution guided filter as one kernel (plan.h, hr__fgf_lr): A and b from y (H x W x 4)
+ * and the image (H x W x 3, its mean as the 4th channel), per output row: the vertical then the
+ * horizontal pass of the four box filters, then the element-wise tail, each value rounded as the
+ * separate ops round it (bit-identical). The weights and per-chunk scratch (one chunk per thread)
+ * are made at create. */
+typedef struct hr__fgf_lr_k {
+  int H, W, OH, OW, KH, KW, chunks;
+  float eps;
+  float *wv, *wh;    /* [4][KH][16] and [4][KW][16]: each tap's 4 channel weights repeated 4 times */
+  float *scratch;    /* chunks x per_chunk floats */
+  size_t per_chunk;
+  void *mem;
+  size_t mem_bytes;
+} hr__fgf_lr_k;
+/* wv4, wh4: the four boxes' weights (KH x 4 and KW x 4 floats each) in the order x*y, x, y, x*x. */
+hr_status hr__fgf_lr_init(hr__fgf_lr_k *g, int H, int W, int KH, int KW, const float *const *wv4, const float *const *wh4, float eps,
+                          int chunks);
+void hr__fgf_lr_free(hr__fgf_lr_k *g);
+void hr__k_fgf_lr(pthreadpool_t pool, const hr__fgf_lr_k *g, const float *y, const float *src, float *A, float *b);
 #endif

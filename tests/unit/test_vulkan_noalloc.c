@@ -58,6 +58,8 @@ int main(void) {
   SKIP("this build has no Vulkan backend (libvulkan-dev / glslc absent at configure time)");
 #else
   hr_test_vulkan_env(0);   /* lavapipe; no validation layer (it allocates) */
+  /* the fence polled rather than waited on (HR_VK_WAIT=spin): no allocation either */
+  setenv("HR_VK_WAIT", "spin", 1);
   Dl_info me;
   if (!dladdr((void *)main, &me)) FATAL("dladdr(main) failed");
   self_base = me.dli_fbase;
@@ -85,6 +87,9 @@ int main(void) {
   for (int i = 0; i < 3; i++) {
     CHECK_EQ_INT(hr_session_push(s, i & 1 ? &fr : &fn, &o), HR_OK);
     CHECK(o.alpha != NULL && o.width == W && o.height == H);
+    /* what the stream's health monitor reads after every frame: the state from the device */
+    const float *sv[8]; size_t sl[8];
+    CHECK(hr_session_state_views(s, sv, sl, 8) == 4);
   }
   CHECK_EQ_INT(hr_session_reset(s), HR_OK);
   CHECK_EQ_INT(hr_session_push(s, &fn, &o), HR_OK);

@@ -32,6 +32,19 @@ static void compare(hr_session *a, hr_session *b, const hr_frame *f, const char 
   CHECKF(mean <= 1e-5 && mx <= 1e-3, "%s frame %d: mean %.3g max %.3g", what, i, mean, mx);
 }
 
+/* the state views of both sessions agree within the alpha bounds' max */
+static void state_views_agree(hr_session *x, hr_session *v, const char *what) {
+  const float *pa[8], *pb[8]; size_t la[8], lb[8];
+  int na = hr_session_state_views(x, pa, la, 8), nb = hr_session_state_views(v, pb, lb, 8);
+  CHECKF(na == 4 && nb == 4, "%s: %d and %d state views", what, na, nb);
+  for (int k = 0; k < na && k < nb; k++) {
+    double mx = 0;
+    CHECK(la[k] == lb[k]);
+    for (size_t j = 0; j < la[k] && la[k] == lb[k]; j++) { double d = fabs((double)pa[k][j] - pb[k][j]); if (d > mx || d != d) mx = d; }
+    CHECKF(mx <= 1e-3, "%s: state r%d differs by %g", what, k + 1, mx);
+  }
+}
+
 int main(void) {
   char mp[1024], dp[1024], err[512];
   if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp)) SKIP("HR_MODEL_DIR unset");
@@ -70,16 +83,19 @@ int main(void) {
   CHECK_EQ_INT(hr_session_reset(x), HR_OK);
   CHECK_EQ_INT(hr_session_reset(v), HR_OK);
   for (int i = 0; i < 3; i++) compare(x, v, &fr_nv12[i], "nv12", i);
-  /* the state views (health) read the device state: equal to XNNPACK's within the bounds */
-  const float *pa[8], *pb[8]; size_t la[8], lb[8];
-  int na = hr_session_state_views(x, pa, la, 8), nb = hr_session_state_views(v, pb, lb, 8);
-  CHECK(na == 4 && nb == 4);
-  for (int k = 0; k < na && k < nb; k++) {
-    double mx = 0;
-    CHECK(la[k] == lb[k]);
-    for (size_t j = 0; j < la[k] && la[k] == lb[k]; j++) { double d = fabs((double)pa[k][j] - pb[k][j]); if (d > mx) mx = d; }
-    CHECKF(mx <= 1e-3, "state r%d differs by %g", k + 1, mx);
-  }
+  /* the state views (health) read the device state: equal to XNNPACK's within the bounds. The
+   * first read copies it once and has the frame's command buffer copy it from then on: the views
+   * after the next frames come from that copy, and a state transfer either way goes through it */
+  state_views_agree(x, v, "after 3 NV12 frames");
+  compare(x, v, &fr_nv12[3], "nv12, state copied by the frame", 0);
+  state_views_agree(x, v, "copied by the frame");
+  compare(x, v, &fr_nv12[2], "nv12, state copied by the frame", 1);
+  hr_test_state_xfer(v, x);
+  compare(x, v, &fr_nv12[1], "vk->xnn state, copied by the frame", 0);
+  hr_test_state_xfer(x, v);
+  state_views_agree(x, v, "xnn->vk state written");
+  compare(x, v, &fr_nv12[0], "xnn->vk state, copied by the frame", 0);
+  state_views_agree(x, v, "after the transfers");
   /* replan both to 96x72: frames of the old size are now resampled on the CPU into an RGBF32
    * input, which the GPU ingests as such; then suspend and resume */
   CHECK_EQ_INT(hr_session_replan(x, 96, 72, 0.5f), HR_OK);

@@ -34,7 +34,8 @@ int cmd_bench(int argc, char **argv) {
     else if (!strcmp(a, "--backend") && v) { be = !strcmp(v, "reference") ? HR_BACKEND_REFERENCE : !strcmp(v, "vulkan") ? HR_BACKEND_VULKAN : HR_BACKEND_XNNPACK; i++; }
     else if (!strcmp(a, "--format") && v) { format = v; i++; }
     else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--ops")) show_ops = 1;
+    else if (!strcmp(a, "--ops")) show_ops = 30;
+    else if (!strcmp(a, "--ops-all")) show_ops = 1 << 30;
     else { fprintf(stderr, "headroom bench: unknown option '%s'\n", a); return 2; }
   }
   if (!model) { fprintf(stderr, "headroom bench: --model is required\n"); return 2; }
@@ -129,8 +130,8 @@ int cmd_bench(int argc, char **argv) {
     for (int c = 0; c < NC; c++)
       if (cus[c] > 0) printf("%-12s %9.2f %9.3f %9.1f\n", classes[c], cus[c] / 1e3, cfl[c] / 1e3, (cfl[c] / 1e3) / (cus[c] / 1e6));
   }
-  if (show_ops) { /* the 30 most expensive ops */
-    for (int r = 0; r < 30; r++) {
+  if (show_ops) { /* the most expensive ops (30, or all with --ops-all) */
+    for (int r = 0; r < show_ops; r++) {
       int best = -1;
       for (int k = 0; k < nops; k++) if (op_acc[k] >= 0 && (best < 0 || op_acc[k] > op_acc[best])) best = k;
       if (best < 0) break;

@@ -56,7 +56,7 @@ static int64_t ov_now_ns(void) {
 static int ov_fail(overlay_ctx *o, int st, const char *what, int averr) {
   char msg[128] = "";
   if (averr && o->ff) o->ff->strerror(averr, msg, sizeof msg);
-  snprintf(o->err, sizeof o->err, "overlay %.120s: %s%s%s", o->path ? o->path : "", what, averr ? ": " : "", msg);
+  snprintf(o->err, sizeof o->err, "overlay %.100s: %.60s%s%.60s", o->path ? o->path : "", what, averr ? ": " : "", msg);
   return st;
 }
 

@@ -1,6 +1,11 @@
 /* The output thread of `headroom run`: runs the sinks on copies of delivered frames, in order, off
  * the live loop's thread. A frame a sink fails on is taken back from the sinks before it (unwrite)
  * and the run stops; frames queued behind it are not written. */
+#include <math.h>
+#include <stddef.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +16,46 @@
 #endif
 #include "cli.h"
 #include "writer.h"
+
+/* Set by the alpha PNG sink's open (writer_alpha8_claim), read by writer_start: one run a process. */
+static int alpha8_claimed;
+
+int writer_alpha8_claim(const run_opts *o) {
+  alpha8_claimed = !o->no_alpha && !o->raw && !o->dump_input && !o->fgr && !o->overlay && !o->composite && !o->out_video &&
+                   !o->v4l2_out && !o->report && !o->depth;
+  return alpha8_claimed;
+}
+
+/* 1 when no sink reads the matte (--no-alpha and no other output of it): the slots keep none. */
+static int alpha_unread(const run_opts *o) {
+  return o->no_alpha && !o->raw && !o->dump_input && !o->fgr && !o->overlay && !o->composite && !o->out_video &&
+         !o->v4l2_out && !o->report && !o->depth;
+}
+
+const uint8_t *writer_alpha8(const run_frame *f) {
+  const writer_slot *s = (const writer_slot *)(const void *)((const char *)f->res - offsetof(writer_slot, res));
+  return s->alpha8 && s->has_alpha8 ? s->alpha8 : NULL;
+}
+
+/* The matte as the alpha PNGs write it (sinks.c's rounding: lrintf, ties to even; NaN -> 0). On the
+ * live loop's thread, in place of the float copy: SSE2 converts with the same rounding (MXCSR's
+ * round to nearest even), clamped first (MAXPS gives its second operand, 0, for NaN). */
+static void quantise(uint8_t *dst, const float *src, size_t n) {
+  size_t i = 0;
+#ifdef __SSE2__
+  const __m128 k = _mm_set1_ps(255.f), lo = _mm_setzero_ps(), hi = _mm_set1_ps(255.f);
+  for (; i + 16 <= n; i += 16) {
+    __m128i q[4];
+    for (int j = 0; j < 4; j++)
+      q[j] = _mm_cvtps_epi32(_mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_loadu_ps(src + i + 4 * j), k), lo), hi));
+    _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm_packus_epi16(_mm_packs_epi32(q[0], q[1]), _mm_packs_epi32(q[2], q[3])));
+  }
+#endif
+  for (; i < n; i++) {
+    float v = src[i];
+    dst[i] = (uint8_t)(v <= 0 ? 0 : v >= 1 ? 255 : lrintf(v * 255.f));
+  }
+}
 
 static void write_slot(writer *w, writer_slot *s) {
   run_frame rf = {s->index, s->done, &s->res, &s->res.record};
@@ -66,10 +111,15 @@ int writer_start(writer *w, run_cfg *cfg, void **data_ctx, void **record_ctx, hr
   memset(w, 0, sizeof *w);
   w->cfg = cfg; w->ctx[0] = data_ctx; w->ctx[1] = record_ctx; w->st_out = st_out;
   size_t n = (size_t)cfg->width * (size_t)cfg->height;
+  w->alpha8 = alpha8_claimed;
+  w->alpha_unread = alpha_unread(cfg->o);
   for (int i = 0; i < WRITER_SLOTS; i++) {
     writer_slot *s = &w->slot[i];
-    s->alpha = malloc(n * sizeof(float));
-    if (!s->alpha) return -1;
+    if (w->alpha_unread) {
+      /* no copy of the matte at all */
+    } else if (w->alpha8 ? !(s->alpha8 = malloc(n ? n : 1)) : !(s->alpha = malloc(n * sizeof(float)))) {
+      return -1;
+    }
     if (cfg->o->raw && cfg->n_state == 0 && !(s->raw = malloc(n * 4 * sizeof(float)))) return -1;
     if (cfg->o->dump_input && !(s->input_f = malloc(n * 3 * sizeof(float)))) return -1;
     if (cfg->o->fgr && !(s->fgr = malloc(n * 3 * sizeof(float)))) return -1;
@@ -97,7 +147,16 @@ int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t in
   s->res.record.health_reason = s->reason;
   s->res.fgr = NULL;
   s->res.model_input = NULL;
-  if (r->alpha) {
+  s->has_alpha8 = 0;
+  if (w->alpha_unread) {   /* nothing reads it (sinks see every frame as without a matte) */
+    s->res.alpha = NULL;
+    s->res.raw = NULL;
+  } else if (r->alpha && w->alpha8) {   /* only the alpha PNGs read it: 8 bits, no float copy */
+    quantise(s->alpha8, r->alpha, (size_t)r->width * (size_t)r->height);
+    s->has_alpha8 = 1;
+    s->res.alpha = NULL;
+    s->res.raw = NULL;
+  } else if (r->alpha) {
     size_t n = (size_t)r->width * (size_t)r->height;
     memcpy(s->alpha, r->alpha, n * sizeof(float));
     s->res.alpha = s->alpha;
@@ -139,7 +198,7 @@ void writer_finish(writer *w) {
     w->started = 0;
   }
   for (int i = 0; i < WRITER_SLOTS; i++) {
-    free(w->slot[i].alpha); free(w->slot[i].raw); free(w->slot[i].input_f); free(w->slot[i].fgr); free(w->slot[i].frame_buf);
+    free(w->slot[i].alpha); free(w->slot[i].alpha8); free(w->slot[i].raw); free(w->slot[i].input_f); free(w->slot[i].fgr); free(w->slot[i].frame_buf);
     memset(&w->slot[i], 0, sizeof w->slot[i]);
   }
 }

@@ -12,6 +12,8 @@
 typedef struct writer_slot {
   hr_stream_result res;        /* the stream's result, its pointers moved into this slot */
   float *alpha, *raw, *input_f, *fgr; /* copies: alpha, the model's own output (stateless models), model input, foreground */
+  uint8_t *alpha8;             /* instead of alpha when the 8-bit matte is all the sinks read (writer_alpha8_claim) */
+  int has_alpha8;              /* this frame's alpha8 is filled (the stream was not suspended) */
   hr_frame frame;              /* the input frame (a copy when a sink reads it, else ts only) */
   void *frame_buf; size_t frame_cap;
   char reason[HR_HEALTH_REASON_LEN];
@@ -27,11 +29,23 @@ typedef struct writer {
   int started;
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  int alpha8;                  /* slots keep the matte as 8 bits (writer_alpha8_claim) */
+  int alpha_unread;            /* no sink reads the matte (--no-alpha, no other output of it): no copy */
   int failed;                  /* a sink failed: the message is in err, the loop stops */
   char err[1024];
   int64_t written;             /* frames every sink took */
   hr_stats *st_out;            /* the writer's time a frame */
 } writer;
+
+/* The alpha PNG sink's open asks whether the slots may carry the matte as 8 bits, quantised by
+ * writer_fill as the PNGs write it (0 at or below 0, 255 at or above 1, else lrintf(255 a)): yes
+ * when the alpha PNGs are the only output that reads the matte (no raw, input dump, foreground,
+ * overlay, composite, report or depth). Then each slot holds W x H bytes instead of W x H floats,
+ * hr_stream_result.alpha in the slot is NULL and writer_alpha8() gives the 8-bit matte (NULL for a
+ * suspended frame). Called before writer_start; 1 when claimed. */
+int writer_alpha8_claim(const run_opts *o);
+/* The 8-bit matte of a frame handed to the sinks by this writer, or NULL (not claimed, suspended). */
+const uint8_t *writer_alpha8(const run_frame *f);
 
 /* Allocate the slots for frames of the run (model size w x h) and start the thread. 0 on success. */
 int writer_start(writer *w, run_cfg *cfg, void **data_ctx, void **record_ctx, hr_stats *st_out);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <vulkan/vulkan.h>
 #include "backend/backend.h"
+#include "backend/vulkan/vk_memory.h"
 #include "graph/ops.h"
 #include "ingest/ingest_kernels.h"
 
@@ -140,7 +141,7 @@ typedef struct vdisp {
   int64_t alt[NCK], n_out;
 } vdisp;
 
-typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size; } vbuf;
+typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size, alloc; } vbuf;
 
 typedef struct vk {
   VkInstance inst;
@@ -174,6 +175,22 @@ typedef struct vk {
   int frame_dev;              /* 0: shaders read the staging buffer itself (HR_VK_FRAME=host) */
   VkCommandBuffer cb_up;      /* re-recorded per frame: the copy of the frame's bytes */
   vbuf rback;                 /* alpha (and fgr) read back (host visible) */
+  /* the state read back (host visible, made at create): filled by a one-off copy at the first
+   * state read after a run, then by the frame's own command buffer (re-recorded once with the copy
+   * at its end: the stream's health monitor reads the state every frame), so a read is a host
+   * conversion, never an allocation or a submit of its own; state writes go through it too */
+  vbuf sback;
+  int64_t sback_off[8];       /* bytes into sback */
+  int sback_rec;              /* cb_main / cb_prof copy the state into sback */
+  int sback_valid;            /* sback holds the device's state (no run or write since) */
+  /* the frame's wait and copy. The frame's rows are copied over a pool of HR_VK_COPY_THREADS
+   * threads of the backend's own (default 4, the caller's included; 1: the caller alone), not over
+   * the session's: in the live loop on the H200 (16 vCPUs, the capture and PNG threads busy) the
+   * session's 16-thread pool took 2.1 ms median, 15.9 ms p99 (a worker waiting for a CPU), one
+   * thread 1.04 / 1.35 ms. HR_VK_WAIT=spin polls the fence (it cost the live loop 1 ms of
+   * latency there). HR_VK_TRACE=1: each frame's copy / submit-to-fence / GPU ms on stderr. */
+  int spin, trace;
+  pthreadpool_t copy_pool;
   int64_t state_off[8];       /* bytes into dbuf */
   int64_t src_off;            /* materialised model input, -1 if none */
   int64_t const_off0, const_bytes;
@@ -291,6 +308,7 @@ static hr_status buf_make(hr_session *s, vk *v, vbuf *b, VkDeviceSize size, VkBu
   int t = mem_type(v, mr.memoryTypeBits, want, prefer);
   if (t < 0) { snprintf(s->err, sizeof s->err, "Vulkan: no memory type for the %s", what); return HR_ENOTSUP; }
   VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = mr.size, .memoryTypeIndex = (uint32_t)t};
+  b->alloc = mr.size;
   VkResult r = vkAllocateMemory(v->dev, &ai, NULL, &b->m);
   if (r != VK_SUCCESS) {
     snprintf(s->err, sizeof s->err, "Vulkan: cannot allocate %.1f MB of device memory for the %s (VkResult %d)",
@@ -308,14 +326,26 @@ static void buf_free(vk *v, vbuf *b) {
   memset(b, 0, sizeof *b);
 }
 
-/* Submit command buffers and wait. */
-static hr_status submit(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n) {
+/* Submit command buffers and wait (spin: poll the fence, then block after 100 ms). */
+static hr_status submit_wait(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n, int spin) {
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cbs};
   VKTRY(vkResetFences(v->dev, 1, &v->fence), "fence reset");
   VKTRY(vkQueueSubmit(v->q, 1, &si, v->fence), "queue submit");
+  if (spin) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+      VkResult r = vkGetFenceStatus(v->dev, v->fence);
+      if (r == VK_SUCCESS) return HR_OK;
+      if (r != VK_NOT_READY) VKTRY(r, "waiting for the GPU");
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 100000000L) break;
+    }
+  }
   VKTRY(vkWaitForFences(v->dev, 1, &v->fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
   return HR_OK;
 }
+static hr_status submit(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n) { return submit_wait(s, v, cbs, n, 0); }
 static hr_status tmp_begin(hr_session *s, vk *v) {
   VKTRY(vkResetCommandBuffer(v->cb_tmp, 0), "command buffer reset");
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -1009,6 +1039,17 @@ static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
   barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, ST_ALL, AC_ALL);
 }
 
+/* Copies of every state slot between dbuf and sback (to_dev: sback -> dbuf), in the device's format. */
+static void state_copies(hr_session *s, vk *v, VkCommandBuffer cb, int to_dev) {
+  const hr__plan *p = s->plan;
+  VkBufferCopy c[8];
+  for (int k = 0; k < p->n_state; k++) {
+    VkDeviceSize d = idx_bytes(v, v->state_off[k] / 4), h = (VkDeviceSize)v->sback_off[k];
+    c[k] = (VkBufferCopy){.srcOffset = to_dev ? h : d, .dstOffset = to_dev ? d : h, .size = (VkDeviceSize)(p->state_bytes[k] / 4 * v->es)};
+  }
+  if (p->n_state) vkCmdCopyBuffer(cb, to_dev ? v->sback.b : v->dbuf.b, to_dev ? v->dbuf.b : v->sback.b, (uint32_t)p->n_state, c);
+}
+
 /* The frame's command buffer: op_times = a timestamp after every op (for profiles: on the H200 they
  * cost 0.35 ms of a 3.8 ms frame), else the frame's first and last only. */
 static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_times) {
@@ -1048,6 +1089,7 @@ static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_t
                       .size = (VkDeviceSize)n * 4};
     vkCmdCopyBuffer(cb, v->dbuf.b, v->rback.b, 1, &c);
   }
+  if (v->sback_rec) state_copies(s, v, cb, 0);
   barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
           VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   VKTRY(vkEndCommandBuffer(cb), "recording");
@@ -1150,7 +1192,8 @@ static void vk_destroy(void *impl) {
     if (v->cpool) vkDestroyCommandPool(v->dev, v->cpool, NULL);
     if (v->fence) vkDestroyFence(v->dev, v->fence, NULL);
     if (v->qp) vkDestroyQueryPool(v->dev, v->qp, NULL);
-    buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback); buf_free(v, &v->fbuf);
+    if (v->copy_pool) pthreadpool_destroy(v->copy_pool);
+    buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback); buf_free(v, &v->fbuf); buf_free(v, &v->sback);
     vkDestroyDevice(v->dev, NULL);
   }
   if (v->msgr) {
@@ -1281,6 +1324,11 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   VkMemoryPropertyFlags stage_pref = sm && !strcmp(sm, "wc") ? 0 : VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
   if ((st = buf_make(s, v, &v->stage, (VkDeviceSize)(FRAME_HDR + (int64_t)p->width * p->height * 12 + 256), use, hv, stage_pref, "frame staging buffer")))
     return st;
+  const char *wm = getenv("HR_VK_WAIT"), *ct = getenv("HR_VK_COPY_THREADS"), *tr = getenv("HR_VK_TRACE");
+  v->spin = wm && !strcmp(wm, "spin");
+  int ncopy = ct && *ct ? atoi(ct) : 4;
+  if (ncopy > 1 && !(v->copy_pool = pthreadpool_create((size_t)ncopy))) return HR_ENOMEM;
+  v->trace = tr && *tr && strcmp(tr, "0");
   const char *fm = getenv("HR_VK_FRAME");
   v->frame_dev = !(fm && !strcmp(fm, "host"));
   if (v->frame_dev &&
@@ -1294,6 +1342,9 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     v->out_off[k] = rb; rb = align256(rb + hr__numel(&p->vals[v->out_val[k]].t) * 4);
   }
   if ((st = buf_make(s, v, &v->rback, (VkDeviceSize)rb, use, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "output read-back buffer"))) return st;
+  int64_t sb = 0;
+  for (int k = 0; k < p->n_state; k++) { v->sback_off[k] = sb; sb = align256(sb + p->state_bytes[k] / 4 * v->es); }
+  if ((st = buf_make(s, v, &v->sback, (VkDeviceSize)(sb ? sb : 256), use, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "state read-back buffer"))) return st;
   VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                  .queueFamilyIndex = v->qf};
   VKTRY(vkCreateCommandPool(v->dev, &cpi, NULL, &v->cpool), "command pool");
@@ -1396,11 +1447,11 @@ static hr_status upload_frame(hr_session *s, vk *v) {
   for (int k = 0; k < np; k++) {
     size_t stride = (rowb[k] + 3) & ~(size_t)3;
     h[3 + k] = (uint32_t)off; h[6 + k] = (uint32_t)stride;
-    /* rows in blocks over the session's worker threads (one thread copies ~8 GB/s: 0.5 ms for
-     * a 1920x1440 NV12 frame) */
+    /* rows in blocks over the copy pool (one thread copies 3-8 GB/s: 0.5-1.3 ms for a 1920x1440
+     * NV12 frame; see copy_pool) */
     copy_job j = {(char *)v->stage.map + off, stride, f->planes[k], f->strides[k], rowb[k], rows[k], (rows[k] + 31) / 32};
     size_t blocks = (rows[k] + j.per - 1) / j.per;
-    if (s->pool && rows[k] * rowb[k] >= ((size_t)1 << 20)) pthreadpool_parallelize_1d(s->pool, copy_rows, &j, blocks, 0);
+    if (v->copy_pool && rows[k] * rowb[k] >= ((size_t)1 << 20)) pthreadpool_parallelize_1d(v->copy_pool, copy_rows, &j, blocks, 0);
     else for (size_t b = 0; b < blocks; b++) copy_rows(&j, b);
     off += stride * rows[k];
   }
@@ -1441,10 +1492,11 @@ static hr_status vk_run(hr_session *s, void *impl) {
   if (v->zero_pending) cbs[n++] = v->cb_zero;
   v->op_times = v->ts_ok && s->profiling;
   cbs[n++] = v->op_times ? v->cb_prof : v->cb_main;
-  if ((st = submit(s, v, cbs, n))) return st;
+  if ((st = submit_wait(s, v, cbs, n, v->spin))) return st;
   v->host_ms[0] = t1 - t0;
   v->host_ms[1] = mono_ms() - t1;
   v->zero_pending = 0;
+  v->sback_valid = v->sback_rec;
   if (v->ts_ok) {
     const hr__plan *p = s->plan;
     VkResult r;
@@ -1464,6 +1516,7 @@ static hr_status vk_run(hr_session *s, void *impl) {
         for (int i = 0; i < p->n_rops; i++) s->op_us[i] = (double)(v->ts[i + 1] - v->ts[i]) * per;
     }
   }
+  if (v->trace) fprintf(stderr, "headroom vulkan: frame copy %.3f ms, submit to fence %.3f ms, GPU %.3f ms\n", v->host_ms[0], v->host_ms[1], v->device_ms);
   return HR_OK;
 }
 
@@ -1495,7 +1548,23 @@ static hr_status xfer(hr_session *s, vk *v, int64_t idx, int64_t n, void *dst, c
 static hr_status vk_state_read(hr_session *s, void *impl, int k, void *dst) {
   vk *v = impl;
   if (v->zero_pending) { memset(dst, 0, (size_t)s->plan->state_bytes[k]); return HR_OK; }
-  return xfer(s, v, v->state_off[k] / 4, s->plan->state_bytes[k] / 4, dst, NULL);
+  if (!v->sback_valid) {
+    /* the state since the last run: one copy of every slot now, and the frame's command buffers
+     * re-recorded once so that every later run leaves it in sback by itself */
+    hr_status st = tmp_begin(s, v);
+    if (st) return st;
+    barrier(v->cb_tmp, ST_ALL, AC_ALL, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    state_copies(s, v, v->cb_tmp, 0);
+    barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL | VK_PIPELINE_STAGE_HOST_BIT, AC_ALL | VK_ACCESS_HOST_READ_BIT);
+    if ((st = tmp_end(s, v))) return st;
+    v->sback_valid = 1;
+    if (!v->sback_rec) {
+      v->sback_rec = 1;
+      if ((st = record_frame(s, v, v->cb_main, 0)) || (v->ts_ok && (st = record_frame(s, v, v->cb_prof, 1)))) return st;
+    }
+  }
+  from_dev(v->fp16, dst, (const char *)v->sback.map + v->sback_off[k], s->plan->state_bytes[k] / 4);
+  return HR_OK;
 }
 static hr_status vk_state_write(hr_session *s, void *impl, int k, const void *src) {
   vk *v = impl;
@@ -1503,8 +1572,18 @@ static hr_status vk_state_write(hr_session *s, void *impl, int k, const void *sr
     hr_status st = submit(s, v, &v->cb_zero, 1);
     if (st) return st;
     v->zero_pending = 0;
+    v->sback_valid = 0;
   }
-  return xfer(s, v, v->state_off[k] / 4, s->plan->state_bytes[k] / 4, NULL, src);
+  /* through sback: slot k there becomes the new state, the others stay what they were */
+  const int64_t n = s->plan->state_bytes[k] / 4;
+  to_dev(v->fp16, (char *)v->sback.map + v->sback_off[k], src, n);
+  hr_status st = tmp_begin(s, v);
+  if (st) return st;
+  barrier(v->cb_tmp, ST_ALL, AC_ALL, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+  VkBufferCopy c = {.srcOffset = (VkDeviceSize)v->sback_off[k], .dstOffset = idx_bytes(v, v->state_off[k] / 4), .size = (VkDeviceSize)(n * v->es)};
+  vkCmdCopyBuffer(v->cb_tmp, v->sback.b, v->dbuf.b, 1, &c);
+  barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL, AC_ALL);
+  return tmp_end(s, v);
 }
 static const float *vk_output(hr_session *s, void *impl, int id) {
   vk *v = impl;
@@ -1519,6 +1598,7 @@ const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_create, vk_destroy, vk_r
 /* ---- test hooks ---- */
 hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1) {
   vk *v = impl;
+  v->sback_valid = 0;
   hr_status st = upload_frame(s, v);
   if (!st && v->frame_dev) st = submit(s, v, &v->cb_up, 1);
   if (st) return st;
@@ -1542,6 +1622,7 @@ hr_status hr__vk_value_read(hr_session *s, void *impl, int id, void *dst) {
 }
 hr_status hr__vk_value_write(hr_session *s, void *impl, int id, const void *src) {
   vk *v = impl;
+  v->sback_valid = 0;
   int64_t o = voff(v, s->plan, id);
   if (o < 0) return HR_EINVAL;
   return xfer(s, v, o, hr__numel(&s->plan->vals[id].t), NULL, src);
@@ -1577,5 +1658,69 @@ hr_status hr__vk_probe(char *desc, size_t n) {
   }
   static const char *types[] = {"other", "integrated GPU", "discrete GPU", "virtual GPU", "CPU"};
   snprintf(desc, n, "%s (%s)", bp.deviceName, bp.deviceType <= VK_PHYSICAL_DEVICE_TYPE_CPU ? types[bp.deviceType] : "?");
+  return HR_OK;
+}
+
+/* ---- device memory (vk_memory.h) ---- */
+/* The layout vk_create_ makes, from the plan alone: keep the two in step (test_vulkan_memory checks
+ * that the sizes asked for are equal). */
+hr_status hr__vk_plan_memory(const hr__plan *p, int fp16, hr__vk_memory *out) {
+  if (!p || !out) return HR_EINVAL;
+  const int64_t es = fp16 ? 2 : 4;
+  int64_t off = align256(p->arena_bytes);
+  for (int k = 0; k < p->n_state; k++) off = align256(off + p->state_bytes[k]);
+  if (p->src_val >= 0 && !p->vals[p->vals[p->src_val].root].src_virtual) off = align256(off + (int64_t)p->width * p->height * 12);
+  /* float constants read by an op, each once */
+  char *seen = calloc((size_t)p->n_vals + 1, 1);
+  if (!seen) return HR_ENOMEM;
+  const int64_t c0 = off;
+  for (int i = 0; i < p->n_rops; i++)
+    for (int k = 0; k < p->rops[i].n_in; k++) {
+      int id = p->rops[i].in[k];
+      const hr__val *x = &p->vals[id];
+      if (x->kind != V_CONST || x->t.dt != HR_DT_FLOAT || !x->t.data || seen[id]) continue;
+      seen[id] = 1; off = align256(off + hr__numel(&x->t) * 4);
+    }
+  memset(seen, 0, (size_t)p->n_vals + 1);
+  int64_t n32 = 0;
+  const char *tail32 = getenv("HR_VK_F32TAIL"), *w32e = getenv("HR_VK_W32");
+  if (fp16 && !(w32e && *w32e == '0')) { n32 = (off - c0) / 4; off = c0; }
+  if (fp16 && !(tail32 && *tail32 == '0')) {
+    int last = -1, ok = 1;
+    for (int i = 0; i < p->n_rops; i++)
+      if (p->rops[i].op == HR_OP_CONV2D || p->rops[i].op == HR_OP_FUSED_CONV2D) last = i;
+    for (int i = last + 1; i < p->n_rops; i++)
+      if (p->rops[i].out_c_total || p->rops[i].in_place_mask) ok = 0;
+    for (int i = last + 1; ok && last >= 0 && i < p->n_rops; i++)
+      for (int k = 0; k < p->rops[i].n_out; k++) {
+        int root = p->vals[p->rops[i].out[k]].root;
+        if (p->vals[root].storage != S_ARENA || seen[root]) continue;
+        seen[root] = 1; n32 += (hr__numel(&p->vals[root].t) + 63) & ~(int64_t)63;
+      }
+  }
+  free(seen);
+  /* the fp32 range starts at a storage-buffer offset alignment: 256 bytes or the device's larger one */
+  int64_t dev = (off / 4 * es + 255) / 256 * 256 + n32 * 4;
+  int64_t frame = FRAME_HDR + (int64_t)p->width * p->height * 12 + 256;
+  int64_t rb = 0, sb = 0;
+  const int ov[2] = {p->alpha_val, p->fgr_val};
+  for (int k = 0; k < 2; k++) if (ov[k] >= 0) rb = align256(rb + hr__numel(&p->vals[ov[k]].t) * 4);
+  for (int k = 0; k < p->n_state; k++) sb = align256(sb + p->state_bytes[k] / 4 * es);
+  const char *fm = getenv("HR_VK_FRAME");
+  int frame_dev = !(fm && !strcmp(fm, "host"));
+  out->device_local = dev + (frame_dev ? frame : 0);
+  out->host_visible = frame + (rb ? rb : 256) + (sb ? sb : 256);
+  return HR_OK;
+}
+
+hr_status hr__vk_session_memory(const hr_session *s, hr__vk_memory *out, hr__vk_memory *requested) {
+  if (!s || !out || s->bk != &hr__backend_vulkan || !s->bimpl) return HR_EINVAL;
+  const vk *v = s->bimpl;
+  out->device_local = (int64_t)(v->dbuf.alloc + v->fbuf.alloc);
+  out->host_visible = (int64_t)(v->stage.alloc + v->rback.alloc + v->sback.alloc);
+  if (requested) {
+    requested->device_local = (int64_t)(v->dbuf.size + (v->fbuf.b ? v->fbuf.size : 0));
+    requested->host_visible = (int64_t)(v->stage.size + v->rback.size + v->sback.size);
+  }
   return HR_OK;
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# threads_scaling.sh: how headroom's frame time scales with threads (issue 15, done-when 5: on a
+# 16-core host, 16 threads >= 10x one thread at 1920x1440 ratio 0.25). Runs `headroom bench` on a
+# synthetic NV12 frame (read in place, as the live loop does) at each thread count, ROUNDS times
+# interleaved (1 2 4 ... then again), and reports each count's median of the rounds' medians and its
+# speed-up over one thread; per-class times (conv, elementwise, copy, ...) at each count are kept in
+# the JSON so a class that does not scale shows. One JSON line on stdout, a table on stderr.
+#
+# usage: bench/threads_scaling.sh [--threads "1 2 4 8 16"] [--size WxH] [--ratio R] [--frames N]
+#                                 [--rounds N] [--format nv12]
+#   --threads LIST  counts to run (default 1 2 4 8 16, cut at nproc; 1 is always run: the baseline)
+#   --frames N      frames timed per run (default 20; 3 warm-up frames first)
+#   --rounds N      runs per count, interleaved (default 3)
+# env: HR_CLI (default build/headroom), HR_MODEL_DIR (default models/).
+# Load from other processes skews the result: the load average at start and end is in the output;
+# run it on an idle host.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+cli=${HR_CLI:-$src/build/headroom}
+models=${HR_MODEL_DIR:-$src/models}
+size=1920x1440 ratio=0.25 frames=20 rounds=3 format=nv12
+ncpu=$(nproc)
+threads=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --threads) threads=$2; shift 2;;
+    --size) size=$2; shift 2;;
+    --ratio) ratio=$2; shift 2;;
+    --frames) frames=$2; shift 2;;
+    --rounds) rounds=$2; shift 2;;
+    --format) format=$2; shift 2;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+    *) echo "threads_scaling: unknown option $1" >&2; exit 2;;
+  esac
+done
+if [ -z "$threads" ]; then
+  for t in 1 2 4 8 16; do [ "$t" -le "$ncpu" ] && threads="$threads $t"; done
+  [ "$ncpu" -gt 16 ] || case " $threads " in *" $ncpu "*) ;; *) threads="$threads $ncpu";; esac
+fi
+threads=$(echo "1 $threads" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
+[ -x "$cli" ] || { echo "threads_scaling: $cli not built" >&2; exit 1; }
+[ -f "$models/rvm.json" ] || { echo "threads_scaling: $models/rvm.json missing" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "threads_scaling: python3 is needed" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hr_threads.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+la0=$(cut -d' ' -f1-3 /proc/loadavg)
+cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //' || echo unknown)
+echo "threads_scaling: rvm $size ratio $ratio $format, threads: $threads, $rounds rounds of $frames frames; $ncpu CPUs ($cpu); load $la0" >&2
+for r in $(seq "$rounds"); do
+  for t in $threads; do
+    "$cli" bench --model "$models/rvm.json" --size "$size" --ratio "$ratio" --format "$format" --threads "$t" \
+      --frames "$frames" --json > "$tmp/run.json"
+    printf '%s %s\n' "$t" "$(tail -n 1 "$tmp/run.json")" >> "$tmp/all.txt"
+  done
+done
+la1=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$tmp/all.txt" "$size" "$ratio" "$format" "$ncpu" "$cpu" "$la0" "$la1" "$rounds" "$frames" <<'EOF'
+import json, statistics as st, sys
+path, size, ratio, fmt, ncpu, cpu, la0, la1, rounds, frames = sys.argv[1:]
+runs = {}
+for line in open(path):
+    t, j = line.split(" ", 1)
+    runs.setdefault(int(t), []).append(json.loads(j))
+res = {}
+for t, v in sorted(runs.items()):
+    classes = {}
+    for x in v:
+        for c, y in x.get("classes", {}).items():
+            classes.setdefault(c, []).append(y["ms"])
+    res[t] = {"median_ms": round(st.median(x["median_ms"] for x in v), 2),
+              "runs_ms": [round(x["median_ms"], 2) for x in v],
+              "classes_ms": {c: round(st.median(y), 3) for c, y in classes.items()}}
+base = res[1]["median_ms"]
+for t in res:
+    res[t]["speedup"] = round(base / res[t]["median_ms"], 2)
+print("threads  median ms  speed-up  (runs)", file=sys.stderr)
+for t, r in res.items():
+    print(f"{t:7d}  {r['median_ms']:9.2f}  {r['speedup']:7.2f}x  {r['runs_ms']}", file=sys.stderr)
+top = max(res)
+out = {"bench": "threads_scaling", "model": "rvm", "size": size, "ratio": float(ratio), "format": fmt, "cpus": int(ncpu), "cpu": cpu,
+       "rounds": int(rounds), "frames": int(frames), "loadavg_start": [float(x) for x in la0.split()],
+       "loadavg_end": [float(x) for x in la1.split()], "threads": {str(t): r for t, r in res.items()},
+       "max_threads": top, "speedup_max": res[top]["speedup"], "target": "16 threads >= 10x 1 thread",
+       "target_met": (res[16]["speedup"] >= 10) if 16 in res else None}
+print(json.dumps(out))
+EOF

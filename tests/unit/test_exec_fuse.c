@@ -1,0 +1,81 @@
+/* The CPU engine's fusions (exec.c, issue 15) change no float: RVM on real frames, the fused
+ * engine (ConvGRU tanh + gate arithmetic, the low-resolution guided filter as one kernel, resize
+ * with the concats around it, per-channel binary ops and their pairs, our AvgPool and channel
+ * mean) against every op on its own kernel (HR_EXEC_FUSE=0), at two sizes, alpha and foreground
+ * compared bit for bit over frames with the recurrent state carried, the fused session on two
+ * threads and the plain one on one (the split over the pool must not matter either). Also checks
+ * that each fusion happened (a plan that stopped matching would silently test nothing) and that
+ * the guided-filter group's kernel and the per-channel pair are where the plan says. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "headroom.h"
+#include "headroom/io.h"
+#include "hr_test_frames.h"
+
+#define NF 3
+
+static hr_session *make(hr_model *m, int w, int h, int threads, int fuse) {
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = w; p.height = h; p.downsample_ratio = 0.25f; p.threads = threads; p.backend = HR_BACKEND_XNNPACK;
+  p.want_fgr = true;
+  if (!fuse) setenv("HR_EXEC_FUSE", "0", 1);
+  hr_session *s = NULL;
+  char err[512] = "";
+  hr_status st = hr_session_create_err(m, &p, &s, err, sizeof err);
+  unsetenv("HR_EXEC_FUSE");
+  CHECKF(st == HR_OK, "create (fuse %d): %s", fuse, err);
+  return s;
+}
+
+/* How many ops run on kernel kind `kind` (the first word of hr_session_op_detail). */
+static int count_kind(const hr_session *s, const char *kind) {
+  hr_plan_info pi;
+  hr_session_get_plan(s, &pi);
+  int n = 0;
+  size_t l = strlen(kind);
+  for (int i = 0; i < pi.n_ops; i++) {
+    const char *d = hr_session_op_detail(s, i);
+    n += d && !strncmp(d, kind, l) && d[l] == ' ';
+  }
+  return n;
+}
+
+int main(void) {
+  hr_model *m; hr_source *src; hr_frame fr[NF];
+  if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_exec_fuse"); }
+  int sizes[2][2] = {{fr[0].width, fr[0].height}, {640, 480}};
+  for (int z = 0; z < 2; z++) {
+    int w = sizes[z][0], h = sizes[z][1];
+    hr_session *a = make(m, w, h, 2, 1), *b = make(m, w, h, 1, 0);
+    if (!a || !b) { hr_session_destroy(a); hr_session_destroy(b); break; }
+    const char *kinds[] = {"tanhgru", "fgflr", "resizecat", "bcast", "avgpool", "fused"};
+    for (int k = 0; k < 6; k++) {
+      int na = count_kind(a, kinds[k]), nb = count_kind(b, kinds[k]);
+      printf("%dx%d: %-9s fused engine %2d ops, plain %d\n", w, h, kinds[k], na, nb);
+      CHECKF(na > 0, "%s never used at %dx%d", kinds[k], w, h);
+      CHECK_EQ_INT(nb, 0);
+    }
+    CHECK_EQ_INT(count_kind(a, "tanhgru"), 4); /* RVM's four ConvGRUs */
+    CHECK_EQ_INT(count_kind(a, "fgflr"), 1);
+    int da = 0, df = 0;
+    for (int i = 0; i < NF; i++) {
+      hr_outputs oa, ob;
+      CHECK_EQ_INT(hr_session_push(a, &fr[i], &oa), HR_OK);
+      CHECK_EQ_INT(hr_session_push(b, &fr[i], &ob), HR_OK);
+      size_t n = (size_t)w * h;
+      da += memcmp(oa.alpha, ob.alpha, n * 4) != 0;
+      CHECK(oa.fgr && ob.fgr);
+      if (oa.fgr && ob.fgr) df += memcmp(oa.fgr, ob.fgr, n * 12) != 0;
+    }
+    printf("%dx%d: %d of %d mattes and %d foregrounds differ (fused, 2 threads, vs plain, 1 thread)\n", w, h, da, NF, df);
+    CHECK_EQ_INT(da, 0);
+    CHECK_EQ_INT(df, 0);
+    hr_session_destroy(a);
+    hr_session_destroy(b);
+  }
+  hr_source_destroy(src);
+  hr_model_destroy(m);
+  return hr_test_finish("test_exec_fuse");
+}

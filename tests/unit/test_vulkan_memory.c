@@ -1,0 +1,66 @@
+/* Device memory of the Vulkan backend (issue 13, point 3: reported beside host memory): the
+ * estimate from the plan alone (hr__vk_plan_memory, no device opened) equals the sizes the backend
+ * asks the driver for when it creates a session at that plan, in fp32 and fp16 storage, at RVM
+ * 128x96 r0.5 and 1920x1440 r0.25 (lavapipe; sessions created, never run); the driver's own
+ * allocation sizes are at least those. An XNNPACK session has no device memory (HR_EINVAL). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "headroom.h"
+#include "hr_test_frames.h"
+#ifdef HR_HAVE_VULKAN
+#include "backend/backend.h"
+#include "backend/vulkan/vk_memory.h"
+
+static void one(hr_model *m, int w, int h, float ratio, int fp16) {
+  char err[512];
+  setenv("HR_VK_FP16", fp16 ? "1" : "0", 1);
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = w; p.height = h; p.downsample_ratio = ratio; p.threads = 1; p.backend = HR_BACKEND_VULKAN;
+  hr_session *s = NULL;
+  hr_status st = hr_session_create_err(m, &p, &s, err, sizeof err);
+  if (st == HR_ENOTSUP) SKIP("no Vulkan device named '%s' here: %s", getenv("HR_VULKAN_DEVICE"), err);
+  if (st) FATAL("Vulkan session %dx%d: %s: %s", w, h, hr_status_name(st), err);
+  hr__vk_memory got, req, est;
+  CHECK_EQ_INT(hr__vk_session_memory(s, &got, &req), HR_OK);
+  CHECK_EQ_INT(hr__vk_plan_memory(s->plan, hr__vk_fp16(s->bimpl), &est), HR_OK);
+  printf("%dx%d r%.2f %s: device-local %.2f MB (estimate %.2f MB, driver %.2f MB), host-visible %.2f MB (estimate %.2f, driver %.2f)\n",
+         w, h, ratio, fp16 ? "fp16" : "fp32", req.device_local / 1e6, est.device_local / 1e6, got.device_local / 1e6,
+         req.host_visible / 1e6, est.host_visible / 1e6, got.host_visible / 1e6);
+  CHECKF(est.device_local == req.device_local, "device-local: estimate %lld, asked %lld", (long long)est.device_local, (long long)req.device_local);
+  CHECKF(est.host_visible == req.host_visible, "host-visible: estimate %lld, asked %lld", (long long)est.host_visible, (long long)req.host_visible);
+  CHECK(got.device_local >= req.device_local && got.host_visible >= req.host_visible);
+  /* the device buffer holds at least the plan's arena and state */
+  hr_plan_info pi;
+  hr_session_get_plan(s, &pi);
+  CHECKF(req.device_local * (fp16 ? 2 : 1) >= (int64_t)pi.arena_bytes, "device-local %lld < arena %lld", (long long)req.device_local, (long long)pi.arena_bytes);
+  hr_session_destroy(s);
+}
+#endif
+
+int main(void) {
+  char mp[1024], err[512];
+  if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp)) SKIP("HR_MODEL_DIR unset");
+#ifndef HR_HAVE_VULKAN
+  return hr_test_finish("test_vulkan_memory (no Vulkan in this build)");
+#else
+  hr_test_vulkan_env(0);
+  hr_model *m;
+  if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
+  one(m, 128, 96, 0.5f, 0);
+  one(m, 128, 96, 0.5f, 1);
+  one(m, 1920, 1440, 0.25f, 0);
+  one(m, 1920, 1440, 0.25f, 1);
+  /* an XNNPACK session: no device memory */
+  hr_session *x = NULL;
+  hr_status st;
+  x = hr_test_rvm_session(m, HR_BACKEND_XNNPACK, 128, 96, 0.5f, &st);
+  if (st) FATAL("XNNPACK session: %s", hr_status_name(st));
+  hr__vk_memory got;
+  CHECK_EQ_INT(hr__vk_session_memory(x, &got, NULL), HR_EINVAL);
+  hr_session_destroy(x);
+  hr_model_destroy(m);
+  return hr_test_finish("test_vulkan_memory");
+#endif
+}
