@@ -744,3 +744,26 @@ void hr__k_fgf_lr(pthreadpool_t pool, const hr__fgf_lr_k *g, const float *y, con
   lr_job j = {g, y, src, A, b};
   pthreadpool_parallelize_1d(pool, lr_chunk, &j, (size_t)g->chunks, 0);
 }
+
+/* ---- a ConvGRU's gates ---- */
+HR__CLONES
+static void gates_run(const hr__k_gates *g, int64_t p0, int64_t np) {
+  int64_t C = g->C, C2 = 2 * C;
+  for (int64_t p = p0; p < p0 + np; p++) {
+    const float *restrict rz = g->rz + p * C2, *restrict h = g->h + p * C, *restrict h2 = g->h2 + p * C, *restrict b = g->b + p * C;
+    float *restrict z = g->z + p * C, *restrict omzh = g->omzh + p * C, *restrict cat = g->cat + p * g->cat_c;
+    for (int64_t c = 0; c < C; c++) {
+      float zv = rz[g->z_off + c], rv = rz[g->r_off + c];
+      float omz = g->k - zv;
+      z[c] = zv;
+      omzh[c] = omz * h[c];
+      cat[g->rh_off + c] = rv * h2[c];
+      cat[g->b_off + c] = b[c];
+    }
+  }
+}
+static void gates_tile(void *ctx, size_t p0, size_t np) { gates_run(ctx, (int64_t)p0, (int64_t)np); }
+
+void hr__k_gru_gates(pthreadpool_t pool, const hr__k_gates *g) {
+  pthreadpool_parallelize_1d_tile_1d(pool, gates_tile, (void *)g, (size_t)g->pixels, 256, 0);
+}
