@@ -24,7 +24,9 @@
 #                                       libspng and libturbojpeg.
 # Env: FRAMES (timed frames, default 300), WARMUP (default 20), CHECK (frames compared with XNNPACK,
 # default 3), JSONL (a file to append the JSON lines to; default stdout only), BUILD (prepare: the
-# build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp16 on the GPU).
+# build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp32 since the
+# fp16 round below), HR_VK_TRACE=1 (run-live: the backend's copy / submit / GPU times per frame),
+# LIVE_FRAMES, LIVE_ARGS (more `headroom run` options), LIVE_CLI (another CLI binary).
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
 # NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
@@ -53,9 +55,25 @@
 # (convt.comp): 1920x1440 r0.25 median 3.47 ms, p99 3.85, GPU 2.82 (conv3x3 1.01, conv1x1 0.85);
 # r0.5 7.39 ms (GPU 6.69); 1920x1080 r0.25 3.00 ms (GPU 2.37); alpha unchanged (mean 1.4e-7).
 #
-# run-live, the same day (the H200's VM: 16 vCPUs, "Intel Xeon Processor"), `HR_VK_TRACE=1
-# bench/vulkan_h200.sh run-live`: 400 of 400 frames delivered at 60.0 fps, none dropped, 400 alpha
-# PNGs = 400 telemetry lines (names match), every frame at 480x360 (no rung change, no replan),
+# Then tiled convolutions with K in chunks of 32 for the 2x2-a-thread tiles, a tiled kernel split 4
+# ways along K inside the workgroup (convtk.comp, for the small layers: 23x30x960 -> 160 went from
+# 67 to ~35 us) and the tuning pass run twice (the first warms the GPU up from its 345 MHz idle
+# clock; tuned cold, one large layer took a 2x slower kernel): 1920x1440 r0.25 median 3.24 ms,
+# p99 3.46, GPU 2.62 (conv3x3 0.93, conv1x1 0.74, elementwise 0.52, depthwise 0.40, copy 0.26,
+# resize 0.08, refiner 0.03; 10 of 63 convolutions tuned to the split-K kernel), frame copy 0.18,
+# 308 fps; r0.5 7.41 ms, p99 7.63 (GPU 6.68); 1920x1080 r0.25 2.83 ms, p99 2.99 (GPU 2.26).
+# Alpha vs XNNPACK (fp32, 3 frames): mean 1.4e-7, max 2.2e-3 (r0.5 2.0e-7 / 6.8e-4; 1080p
+# 1.2e-7 / 1.9e-3). Session create, first on the machine: 2.9 s (tuning twice), later 0.3-0.7 s.
+#
+# run-live with all of the above (`HR_VK_TRACE=1 bench/vulkan_h200.sh run-live`): 400 of 400 frames
+# delivered at 60.0 fps, none dropped, 400 alpha PNGs = 400 telemetry lines (names match), every
+# frame at 480x360 (no rung change, no replan), latency p50 9.6 ms, p99 11.3, max 15.8; infer p50
+# 5.9 / p99 6.8; device_ms p50 4.94 / p99 5.86; frame copy 0.29 / 0.39; PNG writer p50 13.8 /
+# p99 15.5 ms (at 60 fps the writer is the tightest stage: some runs dropped 1-3 frames with its
+# 2 slots busy; with 4 slots, 0 in 3 runs of 3).
+#
+# run-live before the kernel changes (the H200's VM: 16 vCPUs, "Intel Xeon Processor"): 400 of
+# 400 frames delivered at 60.0 fps, none dropped, 400 alpha PNGs = 400 telemetry lines (names match), every frame at 480x360 (no rung change, no replan),
 # latency p50 10.0 ms, p99 11.6 (max 19.3), infer p50 6.0 / p99 6.9, device_ms p50 5.05 / p99 5.94
 # (the GPU clocks down at 30% duty: 3.05 ms back to back), frame copy 0.31 / 0.42 ms, PNG writer
 # (output_ms) p50 13.4 / p99 18.8 ms. One-thread copy (HR_VK_COPY_THREADS=1): copy 1.08 / 1.55,

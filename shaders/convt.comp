@@ -2,17 +2,20 @@
 // Dense convolution as a tiled implicit GEMM: M = output pixels, N = output channels, K = taps x
 // input channels. A workgroup of 256 threads computes a BM-pixel x BN-channel tile, each thread T x
 // T of it (T = 4: BM * BN = 4096; T = 2: 1024, four times the workgroups for small layers), over K
-// in chunks of 16 staged in shared memory. BN and T are specialisation constants (0 and 3).
+// in chunks staged in shared memory. BN and T are specialisation constants (0 and 3).
 // Push constants as conv.comp (p[19] = 0).
 #include "common.glsl"
 layout(constant_id = 0) const int BN = 64;
 layout(constant_id = 3) const int T = 4;
 const int BM = 256 * T * T / BN;
 const int TX = BN / T;
-const int AN = BM / 16;         // A values a thread loads per chunk of 16
-const int BNL = (16 * BN) / 256; // B values (BN >= 16)
-shared float As[16][BM + 1]; // + 1: the stores (a column per thread) fall in distinct banks
-shared float Bs[16][BN + 1];
+// K in chunks of KC: 32 for the small tiles (T = 2: the small layers, where a chunk's time is the
+// loads' latency, not the products), 16 for the large ones (shared memory)
+const int KC = T == 2 ? 32 : 16;
+const int AN = BM * KC / 256;    // A values a thread loads per chunk
+const int BNL = KC * BN / 256;   // B values
+shared float As[KC][BM + 1]; // + 1: the stores (a column per thread) fall in distinct banks
+shared float Bs[KC][BN + 1];
 shared int Pn[BM], Py[BM], Px[BM];
 void main() {
   bool fx = f32(1), fw = f32(2), fb = f32(3), fo = f32(4);
@@ -37,11 +40,11 @@ void main() {
   for (int i = 0; i < T; i++) for (int j = 0; j < T; j++) acc[i][j] = 0.0;
   // The next chunk's loads are issued into registers before this chunk's products, so their
   // latency overlaps the arithmetic (the small layers, few workgroups over a long K, wait on it).
-  int kk = tid % 16;
+  int kk = tid % KC;
   float ra[AN], rb[BNL];
-  for (int k0 = 0; k0 < K + 16; k0 += 16) {
-    if (k0 > 0) {   // chunk k0 - 16, loaded last round, into shared memory
-      for (int j = 0; j < AN; j++) As[kk][tid / 16 + 16 * j] = ra[j];
+  for (int k0 = 0; k0 < K + KC; k0 += KC) {
+    if (k0 > 0) {   // chunk k0 - KC, loaded last round, into shared memory
+      for (int j = 0; j < AN; j++) As[kk][tid / KC + (256 / KC) * j] = ra[j];
       for (int j = 0; j < BNL; j++) { int l = tid + 256 * j; Bs[l / BN][l % BN] = rb[j]; }
       barrier();
     }
@@ -51,7 +54,7 @@ void main() {
       int dy = ky * p[15], dx = kx * p[16];
       bool kok = k < K;
       for (int j = 0; j < AN; j++) {
-        int mi = tid / 16 + 16 * j;
+        int mi = tid / KC + (256 / KC) * j;
         int iy = Py[mi] + dy, ix = Px[mi] + dx;
         ra[j] = (kok && iy >= 0 && iy < H && ix >= 0 && ix < W) ? ldu(fx, p[1] + ((Pn[mi] * H + iy) * W + ix) * C + c) : 0.0;
       }
@@ -62,7 +65,7 @@ void main() {
       }
     }
     if (k0 > 0) {
-      for (int q = 0; q < 16; q++) {
+      for (int q = 0; q < KC; q++) {
         float b[4];
         for (int j = 0; j < T; j++) b[j] = Bs[q][tx * T + j];
         for (int i = 0; i < T; i++) {

@@ -443,6 +443,17 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
     hr__val *x = &p->vals[root_of(p, k ? p->fgf_lr.src : p->fgf_lr.y)];
     if (x->kind == V_DYN && x->storage == S_ARENA && x->last < p->fgf_lr.last) x->last = p->fgf_lr.last;
   }
+  /* A ConvGRU's Split, Sub, Mul, Mul, ConcatV2 after its sigmoid: the CPU backend runs them as one
+   * pass at the Split (exec.c, fuse_gru_gates), writing the later ops' results early, so the Split's
+   * input stays alive through the ConcatV2. Placement only. */
+  for (int r = 0; !st && r + 4 < p->n_rops; r++) {
+    const hr__rop *c = &p->rops[r];
+    if (c->op != HR_OP_SPLIT || c->n_in != 2 || p->rops[r + 1].op != HR_OP_SUB || p->rops[r + 2].op != HR_OP_MUL ||
+        p->rops[r + 3].op != HR_OP_MUL || p->rops[r + 4].op != HR_OP_CONCAT)
+      continue;
+    hr__val *x = &p->vals[root_of(p, c->in[1])];
+    if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 4;
+  }
   /* A channel concat read only by the bilinear resize right after it: the CPU backend fuses the
    * two (exec.c, the resize reads the concat's inputs), so those inputs stay alive through the
    * resize. Placement only: the op list is unchanged. */

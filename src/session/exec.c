@@ -14,7 +14,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -57,6 +57,8 @@ typedef struct kern {
   hr__ingest_plan ing;      /* K_SRC_RESIZE: frame -> processing size */
   hr__resize rs;            /* K_RESIZE column taps */
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
+  hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
+  int gt_v[7];              /* K_GATES: values rz, h, h2, b, z, omzh, cat */
   float *wexp;              /* K_DW1D weights expanded to the row width (VALID fast path) */
   pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
   xdesc xd;                 /* K_XNN: what the operator is (and its kernel-cache key) */
@@ -476,6 +478,68 @@ static int fuse_tanh_gru(hr_session *s, hr__exec *ex, int i) {
   return 1;
 }
 
+static int cat_axis_last(hr_session *s, const hr__rop *r) {
+  if (r->op != HR_OP_CONCAT || !is_const(s, r->in[r->n_in - 1])) return 0;
+  const hr__tensor *o = &s->plan->vals[r->out[0]].t;
+  int ax = ((const int32_t *)s->plan->vals[r->in[r->n_in - 1]].t.data)[0];
+  return o->rank == 4 && o->dt == HR_DT_FLOAT && (ax == 3 || ax == -1);
+}
+
+/* A ConvGRU's gates after its sigmoid, ops i..i+4 of the plan:
+ *   r, z = Split(rz); omz = Sub(k, z); omzh = Mul(omz, h); rh = Mul(r, h2); cat = ConcatV2(b, rh)
+ * with r, omz and rh read by nothing else: one pass at op i writing z, omzh and cat (the later ops
+ * do nothing; no op between them writes, so what they read is intact). Run at the first op: what
+ * it writes early must not meet rz, whose life may end at op i. Bit-identical. */
+static int fuse_gru_gates(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  if (i + 4 >= p->n_rops) return 0;
+  const hr__rop *sp = &p->rops[i], *sb = &p->rops[i + 1], *m1 = &p->rops[i + 2], *m2 = &p->rops[i + 3], *cc = &p->rops[i + 4];
+  if (sp->op != HR_OP_SPLIT || sp->n_out != 2 || sb->op != HR_OP_SUB || m1->op != HR_OP_MUL || m2->op != HR_OP_MUL ||
+      !cat_axis_last(s, cc) || cc->n_in != 3 || cc->in_place_mask)
+    return 0;
+  if (!is_const(s, sp->in[0])) return 0;
+  int ax = ((const int32_t *)p->vals[sp->in[0]].t.data)[0];
+  const hr__tensor *x = &p->vals[sp->in[1]].t, *t0 = &p->vals[sp->out[0]].t;
+  if (x->rank != 4 || (ax != 3 && ax != -1) || x->dt != HR_DT_FLOAT || x->dims[0] != 1 || x->dims[3] != 2 * t0->dims[3]) return 0;
+  int64_t C = t0->dims[3], n = hr__numel(t0);
+#define R_(v) (p->vals[v].root)
+  /* omz = k - z */
+  const hr__val *kv = &p->vals[sb->in[0]];
+  if (kv->kind != V_CONST || kv->t.dt != HR_DT_FLOAT || hr__numel(&kv->t) != 1) return 0;
+  int zi = R_(sb->in[1]) == R_(sp->out[0]) ? 0 : R_(sb->in[1]) == R_(sp->out[1]) ? 1 : -1;
+  if (zi < 0) return 0;
+  int rv = sp->out[1 - zi], zv = sp->out[zi], omz = sb->out[0];
+  /* omzh = omz * h; rh = r * h2 */
+  int a1 = R_(m1->in[0]) == R_(omz) ? 0 : R_(m1->in[1]) == R_(omz) ? 1 : -1;
+  int a2 = R_(m2->in[0]) == R_(rv) ? 0 : R_(m2->in[1]) == R_(rv) ? 1 : -1;
+  if (a1 < 0 || a2 < 0) return 0;
+  int h = m1->in[1 - a1], h2 = m2->in[1 - a2], rh = m2->out[0], omzh = m1->out[0];
+  /* cat = (b, rh) or (rh, b) */
+  int q = R_(cc->in[0]) == R_(rh) ? 0 : R_(cc->in[1]) == R_(rh) ? 1 : -1;
+  if (q < 0) return 0;
+  int b = cc->in[1 - q];
+  /* read by nothing else: r, omz, rh */
+  if (p->vals[R_(rv)].n_readers != 1 || p->vals[R_(omz)].n_readers != 1 || p->vals[R_(rh)].n_readers != 1) return 0;
+  if (!dense_float(s, sp->in[1], 2 * n) || !dense_float(s, h, n) || !dense_float(s, h2, n) || !dense_float(s, b, n) ||
+      !dense_float(s, zv, n) || !dense_float(s, omzh, n) || !dense_float(s, cc->out[0], 2 * n) || !dense_float(s, rh, n))
+    return 0;
+  if (p->vals[b].t.dims[3] != C || p->vals[h].t.dims[3] != C || p->vals[h2].t.dims[3] != C) return 0;
+  int outs[3] = {zv, omzh, cc->out[0]}, ins[4] = {sp->in[1], h, h2, b};
+  for (int o = 0; o < 3; o++) {
+    for (int k = 0; k < 4; k++) if (!apart(s, outs[o], ins[k])) return 0;
+    for (int k = o + 1; k < 3; k++) if (!apart(s, outs[o], outs[k])) return 0;
+  }
+#undef R_
+  kern *kk = &ex->k[i];
+  kk->gt = (hr__k_gates){.C = C, .r_off = zi == 0 ? C : 0, .z_off = zi == 0 ? 0 : C, .rh_off = q == 0 ? 0 : C, .b_off = q == 0 ? C : 0,
+                         .cat_c = 2 * C, .pixels = n / C, .k = *(const float *)kv->t.data};
+  int v[7] = {sp->in[1], h, h2, b, zv, omzh, cc->out[0]};
+  memcpy(kk->gt_v, v, sizeof v);
+  kk->kind = K_GATES;
+  for (int k = 1; k <= 4; k++) ex->k[i + k].kind = K_FUSED;
+  return 1;
+}
+
 /* RVM's low-resolution guided filter (plan.h, hr__fgf_lr) as one kernel at its last op; the plan
  * kept its inputs alive through that op, and A and b must not meet them. */
 static hr_status fuse_fgf_lr(hr_session *s, hr__exec *ex) {
@@ -534,12 +598,6 @@ static int mean_innermost(hr_session *s, const hr__rop *r) {
  * the resize, the concats do nothing. Bit-identical: every channel is computed as before. The
  * output must not meet the first concat's inputs (their lifetimes end before the resize's output
  * begins, so the arena may have put them in the same bytes). */
-static int cat_axis_last(hr_session *s, const hr__rop *r) {
-  if (r->op != HR_OP_CONCAT || !is_const(s, r->in[r->n_in - 1])) return 0;
-  const hr__tensor *o = &s->plan->vals[r->out[0]].t;
-  int ax = ((const int32_t *)s->plan->vals[r->in[r->n_in - 1]].t.data)[0];
-  return o->rank == 4 && o->dt == HR_DT_FLOAT && (ax == 3 || ax == -1);
-}
 static int plain_4d(hr_session *s, int v, const hr__tensor *like) {
   const hr__val *x = &s->plan->vals[v];
   const hr__tensor *t = &x->t;
@@ -652,6 +710,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   int fuse = !(fz && !strcmp(fz, "0"));
   if (s->p.backend == HR_BACKEND_XNNPACK && fuse) {
     for (int i = 0; i < ex->n; i++) i += fuse_tanh_gru(s, ex, i) ? 2 : 0;
+    for (int i = 0; i < ex->n; i++) i += fuse_gru_gates(s, ex, i) ? 4 : 0;
     st = fuse_fgf_lr(s, ex);
   }
   for (int i = 0; i < ex->n && !st; i++) {
@@ -661,7 +720,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     /* On a small machine, waking worker threads costs more than tiny ops take: run them inline. */
     k->pool = (r->flops > 4e6 || hr__numel(&s->plan->vals[r->out[0]].t) > 65536) ? s->pool : NULL;
     if (r->dead) { k->kind = K_NOP; continue; }
-    if (k->kind == K_FUSED || k->kind == K_TANH_GRU || k->kind == K_FGF_LR) continue;
+    if (k->kind == K_FUSED || k->kind == K_TANH_GRU || k->kind == K_FGF_LR || k->kind == K_GATES) continue;
     if (r->op == HR_OP_FGF_TAIL) {
       const hr__tensor *A = &s->plan->vals[r->in[0]].t, *o = &s->plan->vals[r->out[0]].t;
       int chunks = s->pool ? (int)pthreadpool_get_threads_count(s->pool) * 4 : 1;
@@ -825,6 +884,14 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
                           hr__numel(&out[0]));
             break;
           }
+          case K_GATES: {
+            hr__k_gates g = k->gt;
+            g.rz = view(s, k->gt_v[0]).data; g.h = view(s, k->gt_v[1]).data; g.h2 = view(s, k->gt_v[2]).data;
+            g.b = view(s, k->gt_v[3]).data; g.z = view(s, k->gt_v[4]).data; g.omzh = view(s, k->gt_v[5]).data;
+            g.cat = view(s, k->gt_v[6]).data;
+            hr__k_gru_gates(k->pool, &g);
+            break;
+          }
           case K_FGF_LR: {
             const hr__fgf_lr *f = &s->plan->fgf_lr;
             hr__k_fgf_lr(k->pool, &k->lr, view(s, f->y).data, view(s, f->src).data, view(s, f->A).data, view(s, f->b).data);
@@ -859,7 +926,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;

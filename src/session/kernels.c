@@ -211,7 +211,7 @@ hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks,
   memset(g, 0, sizeof *g);
   g->H = H; g->W = W; g->h = h_lr; g->w = w_lr; g->chunks = chunks; g->want_fgr = want_fgr;
   size_t nch = want_fgr ? 4 : 1;
-  size_t per_chunk = (size_t)w_lr * nch * 2 + (size_t)W * 3 + 16;
+  size_t per_chunk = (size_t)w_lr * nch * 2 + (size_t)W * 4 + 16;
   size_t bytes = sizeof(int32_t) * ((size_t)W * 3 + 1) + sizeof(float) * (size_t)W + sizeof(int32_t) * (size_t)H * 2 +
                  sizeof(float) * (size_t)H + sizeof(float) * per_chunk * (size_t)chunks + 256;
   g->mem = calloc(1, bytes);
@@ -247,26 +247,32 @@ typedef struct fgf_job {
 } fgf_job;
 
 /* Alpha-only row: v = a*m + b with a, b interpolated from the low-resolution row and m the mean
- * of the guidance's planar R, G, B rows. Within a run of output columns sharing their taps (l, r)
- * the ends are fixed, so the inner loop is contiguous with no gathers; it is cloned for AVX2 and
- * AVX-512 where the compiler and libc can dispatch at load time. The build is ISO C
+ * of the guidance's planar R, G, B rows. First a and b per output column (runs of columns share
+ * their taps l, r: a = a0 + da*fx), a into the output row and b into bx; then the whole row in
+ * one contiguous loop (runs are only about 1/ratio columns long: too short to vectorise). Cloned
+ * for AVX2 and AVX-512 where the compiler and libc can dispatch at load time. The build is ISO C
  * (-ffp-contract=off): no clone fuses a*m+b, so every clone gives the scalar loop's values bit for
- * bit. */
+ * bit, each value rounded as in v = (a0 + da*fx) * ((R + G + B) / 3) + (b0 + db*fx). */
 HR__CLONES
 static void fgf_alpha_row(const hr__fgf *g, const float *restrict ra, const float *restrict rb, const float *restrict R,
-                          const float *restrict G, const float *restrict B, float *restrict pha, int clip) {
+                          const float *restrict G, const float *restrict B, float *restrict pha, float *restrict bx, int clip) {
   const float *restrict fx = g->fx;
   for (int k = 0; k < g->n_runs; k++) {
     int s = g->run[k], e = g->run[k + 1], l = g->x0[s], r = g->x1[s];
     float a0 = ra[l], da = ra[r] - ra[l], b0 = rb[l], db = rb[r] - rb[l];
-    if (clip)
-      for (int x = s; x < e; x++) {
-        float v = (a0 + da * fx[x]) * ((R[x] + G[x] + B[x]) / 3.f) + (b0 + db * fx[x]);
-        pha[x] = v < 0.f ? 0.f : v > 1.f ? 1.f : v;
-      }
-    else
-      for (int x = s; x < e; x++) pha[x] = (a0 + da * fx[x]) * ((R[x] + G[x] + B[x]) / 3.f) + (b0 + db * fx[x]);
+    for (int x = s; x < e; x++) {
+      pha[x] = a0 + da * fx[x];
+      bx[x] = b0 + db * fx[x];
+    }
   }
+  int W = g->W;
+  if (clip)
+    for (int x = 0; x < W; x++) {
+      float v = pha[x] * ((R[x] + G[x] + B[x]) / 3.f) + bx[x];
+      pha[x] = v < 0.f ? 0.f : v > 1.f ? 1.f : v;
+    }
+  else
+    for (int x = 0; x < W; x++) pha[x] = pha[x] * ((R[x] + G[x] + B[x]) / 3.f) + bx[x];
 }
 
 /* The same for a float RGB frame read in place (the model's own input format): m from the
@@ -309,7 +315,7 @@ static void fgf_chunk(void *ctx, size_t chunk) {
       if (px) fgf_alpha_row_px(g, rowA, rowB, px, pha, j->clip);
       else {
         hr__ingest_row_planar(j->frame, y, src, src + W, src + 2 * (size_t)W);
-        fgf_alpha_row(g, rowA, rowB, src, src + W, src + 2 * (size_t)W, pha, j->clip);
+        fgf_alpha_row(g, rowA, rowB, src, src + W, src + 2 * (size_t)W, pha, src + 3 * (size_t)W, j->clip);
       }
     } else {
       const float *px = hr__ingest_row_view(j->frame, y, src);
@@ -462,6 +468,8 @@ static void resize_row(void *ctx, size_t oy) {
   resize_px(j->r, r0, r1, C, OW, OS, ly, (float *)j->o->data + (int64_t)oy * OW * OS + j->ooff);
 }
 
+/* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
+ * resized (the row's taps computed as resize_row does) or copied. */
 /* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
  * resized (the row's taps computed as resize_row does) or copied. */
 static void resize_cat_row(void *ctx, size_t oy) {
@@ -735,4 +743,27 @@ static void lr_chunk(void *ctx, size_t chunk) {
 void hr__k_fgf_lr(pthreadpool_t pool, const hr__fgf_lr_k *g, const float *y, const float *src, float *A, float *b) {
   lr_job j = {g, y, src, A, b};
   pthreadpool_parallelize_1d(pool, lr_chunk, &j, (size_t)g->chunks, 0);
+}
+
+/* ---- a ConvGRU's gates ---- */
+HR__CLONES
+static void gates_run(const hr__k_gates *g, int64_t p0, int64_t np) {
+  int64_t C = g->C, C2 = 2 * C;
+  for (int64_t p = p0; p < p0 + np; p++) {
+    const float *restrict rz = g->rz + p * C2, *restrict h = g->h + p * C, *restrict h2 = g->h2 + p * C, *restrict b = g->b + p * C;
+    float *restrict z = g->z + p * C, *restrict omzh = g->omzh + p * C, *restrict cat = g->cat + p * g->cat_c;
+    for (int64_t c = 0; c < C; c++) {
+      float zv = rz[g->z_off + c], rv = rz[g->r_off + c];
+      float omz = g->k - zv;
+      z[c] = zv;
+      omzh[c] = omz * h[c];
+      cat[g->rh_off + c] = rv * h2[c];
+      cat[g->b_off + c] = b[c];
+    }
+  }
+}
+static void gates_tile(void *ctx, size_t p0, size_t np) { gates_run(ctx, (int64_t)p0, (int64_t)np); }
+
+void hr__k_gru_gates(pthreadpool_t pool, const hr__k_gates *g) {
+  pthreadpool_parallelize_1d_tile_1d(pool, gates_tile, (void *)g, (size_t)g->pixels, 256, 0);
 }

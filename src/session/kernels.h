@@ -85,4 +85,15 @@ hr_status hr__fgf_lr_init(hr__fgf_lr_k *g, int H, int W, int KH, int KW, const f
                           int chunks);
 void hr__fgf_lr_free(hr__fgf_lr_k *g);
 void hr__k_fgf_lr(pthreadpool_t pool, const hr__fgf_lr_k *g, const float *y, const float *src, float *A, float *b);
+/* A ConvGRU's gates after the sigmoid, in one pass (exec.c, fuse_gru_gates): rz (2C channels) split
+ * into r (channels [r_off, r_off + C)) and z; z written out, omzh = (k - z) * h, and the concat of
+ * b and r * h2 written (r * h2 at channel rh_off of cat's cat_c channels, b's C channels at b_off).
+ * Each value rounded as the separate Split, Sub, Mul, Mul and ConcatV2 give it. */
+typedef struct hr__k_gates {
+  const float *rz, *h, *h2, *b;
+  float *z, *omzh, *cat;
+  int64_t C, r_off, z_off, rh_off, b_off, cat_c, pixels;
+  float k;
+} hr__k_gates;
+void hr__k_gru_gates(pthreadpool_t pool, const hr__k_gates *g);
 #endif

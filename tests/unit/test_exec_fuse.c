@@ -1,5 +1,5 @@
 /* The CPU engine's fusions (exec.c, issue 15) change no float: RVM on real frames, the fused
- * engine (ConvGRU tanh + gate arithmetic, the low-resolution guided filter as one kernel, resize
+ * engine (ConvGRU gates after the sigmoid, tanh + output arithmetic, the low-resolution guided filter as one kernel, resize
  * with the concats around it, per-channel binary ops and their pairs, our AvgPool and channel
  * mean) against every op on its own kernel (HR_EXEC_FUSE=0), at two sizes, alpha and foreground
  * compared bit for bit over frames with the recurrent state carried, the fused session on two
@@ -50,14 +50,15 @@ int main(void) {
     int w = sizes[z][0], h = sizes[z][1];
     hr_session *a = make(m, w, h, 2, 1), *b = make(m, w, h, 1, 0);
     if (!a || !b) { hr_session_destroy(a); hr_session_destroy(b); break; }
-    const char *kinds[] = {"tanhgru", "fgflr", "resizecat", "bcast", "avgpool", "fused"};
-    for (int k = 0; k < 6; k++) {
+    const char *kinds[] = {"tanhgru", "grugates", "fgflr", "resizecat", "bcast", "avgpool", "fused"};
+    for (int k = 0; k < 7; k++) {
       int na = count_kind(a, kinds[k]), nb = count_kind(b, kinds[k]);
       printf("%dx%d: %-9s fused engine %2d ops, plain %d\n", w, h, kinds[k], na, nb);
       CHECKF(na > 0, "%s never used at %dx%d", kinds[k], w, h);
       CHECK_EQ_INT(nb, 0);
     }
     CHECK_EQ_INT(count_kind(a, "tanhgru"), 4); /* RVM's four ConvGRUs */
+    CHECK_EQ_INT(count_kind(a, "grugates"), 4);
     CHECK_EQ_INT(count_kind(a, "fgflr"), 1);
     int da = 0, df = 0;
     for (int i = 0; i < NF; i++) {

@@ -33,6 +33,7 @@ static int alpha_unread(const run_opts *o) {
 }
 
 const uint8_t *writer_alpha8(const run_frame *f) {
+  if (!alpha8_claimed) return NULL;   /* every run_frame is a slot's (write_slot): only then looked into */
   const writer_slot *s = (const writer_slot *)(const void *)((const char *)f->res - offsetof(writer_slot, res));
   return s->alpha8 && s->has_alpha8 ? s->alpha8 : NULL;
 }

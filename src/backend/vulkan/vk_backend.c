@@ -44,6 +44,12 @@ static const uint32_t spv_convt[] =
 static const uint32_t spv_convt_h[] =
 #include "convt_h.spv.h"
     ;
+static const uint32_t spv_convtk[] =
+#include "convtk.spv.h"
+    ;
+static const uint32_t spv_convtk_h[] =
+#include "convtk_h.spv.h"
+    ;
 static const uint32_t spv_meansk[] =
 #include "meansk.spv.h"
     ;
@@ -105,7 +111,7 @@ static const uint32_t spv_cvt_h[] =
 #include "cvt_h.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
 #define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4}
@@ -113,7 +119,7 @@ enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_
 /* tm: the tiled convolution's per-thread tile (specialisation constant 3) */
 static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm; } shaders[P__COUNT] = {
     SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 0),   SH(convt, "convt", 64),
-    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
     SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
 };
@@ -124,11 +130,11 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 /* fp16 storage: which of push constants 1..4 (a dispatch's offsets) lie in the fp32 range, bit k
  * for p[k]: a specialisation constant (common.glsl FMASK), so each pipeline's loads and stores
  * are of one kind with no branch (a branch per access, even uniform, halved the H200's speed) */
-#define MAX_PIPES 256
+#define MAX_PIPES 512
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-#define NCK 8 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
-                 tiled 32x32 / 64x16 (2x2 a thread) */
+#define NCK 9 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
+                 tiled 32x32 / 64x16 (2x2 a thread), tiled 32x32 split 4 ways along K in the workgroup */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -399,7 +405,7 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK};
 static void set_conv_kind(vdisp *d, int c) {
   d->pipe = conv_kinds[c];
   set_grid(d, d->alt[c]);
@@ -501,7 +507,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16 forces one, cycle takes each in turn) */
+       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk forces one, cycle takes each in turn) */
       const char *cv = getenv("HR_VK_CONV");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
@@ -516,12 +522,14 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       else if (cv && !strcmp(cv, "tiled16") && !dw) kind = P_CONVT16;
       else if (cv && !strcmp(cv, "tiled2x32") && !dw) kind = P_CONVT2_32;
       else if (cv && !strcmp(cv, "tiled2x16") && !dw) kind = P_CONVT2_16;
+      else if (cv && !strcmp(cv, "tiledk") && !dw) kind = P_CONVTK;
       ADD(P_CONV, n_out);
       d->n_out = n_out;
       if (!dw) {
         d->alt[0] = n_out; d->alt[1] = can4 ? t4 : -1; d->alt[2] = n_out * 8; d->alt[3] = tiles * LOCAL;
         d->alt[4] = tiles32 * LOCAL; d->alt[5] = tiles16 * LOCAL;
         d->alt[6] = ((npx + 31) / 32) * ((o->dims[3] + 31) / 32) * LOCAL; d->alt[7] = ((npx + 63) / 64) * ((o->dims[3] + 15) / 16) * LOCAL;
+        d->alt[8] = d->alt[6];
       }
       for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
       if (cv && !strcmp(cv, "cycle") && !dw) { /* tests: each kernel in turn, so one plan runs them all */
@@ -1122,36 +1130,43 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = (uint32_t)T * 2 * NCK};
   VKTRY(vkCreateQueryPool(v->dev, &qi, NULL, &qp), "tuning query pool");
   uint64_t *ts = calloc((size_t)T * 2 * NCK, sizeof *ts);
-  hr_status st = ts ? tmp_begin(s, v) : HR_ENOMEM;
-  if (st) { free(ts); vkDestroyQueryPool(v->dev, qp, NULL); return st; }
-  VkCommandBuffer cb = v->cb_tmp;
-  vkCmdResetQueryPool(cb, qp, 0, (uint32_t)T * 2 * NCK);
-  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
+  /* twice, the first pass only warming the GPU up: an idle H200 starts at 345 MHz, and timings
+   * taken while its clock ramps picked a 2x slower kernel for a large layer (191 us, 106 us tuned warm) */
+  hr_status st = ts ? HR_OK : HR_ENOMEM;
   int t = 0;
-  for (int k = 0; k < v->n_disp; k++) {
-    if (v->disp[k].alt[0] < 0) continue;
-    for (int c = 0; c < NCK; c++) {
-      vdisp e = v->disp[k];
-      uint32_t q = (uint32_t)(t * 2 * NCK + c * 2);
-      if (e.alt[c] < 0) { /* not applicable: an empty interval */
-        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
+  for (int pass = 0; !st && pass < 2; pass++) {
+    st = tmp_begin(s, v);
+    if (st) break;
+    VkCommandBuffer cb = v->cb_tmp;
+    vkCmdResetQueryPool(cb, qp, 0, (uint32_t)T * 2 * NCK);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
+    t = 0;
+    for (int k = 0; k < v->n_disp; k++) {
+      if (v->disp[k].alt[0] < 0) continue;
+      for (int c = 0; c < NCK; c++) {
+        vdisp e = v->disp[k];
+        uint32_t q = (uint32_t)(t * 2 * NCK + c * 2);
+        if (e.alt[c] < 0) { /* not applicable: an empty interval */
+          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
+          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q + 1);
+          continue;
+        }
+        set_conv_kind(&e, c);
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, find_pipe(v, e.pipe, e.pc));
+        vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, e.pc);
+        for (int rep = 0; rep < 4; rep++) {
+          if (rep == 1) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
+          vkCmdDispatch(cb, e.gx, e.gy, 1);
+          barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                  VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        }
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q + 1);
-        continue;
       }
-      set_conv_kind(&e, c);
-      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, find_pipe(v, e.pipe, e.pc));
-      vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, e.pc);
-      for (int rep = 0; rep < 4; rep++) {
-        if (rep == 1) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
-        vkCmdDispatch(cb, e.gx, e.gy, 1);
-        barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-      }
-      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q + 1);
+      t++;
     }
-    t++;
+    st = tmp_end(s, v);
   }
-  st = tmp_end(s, v);
+  if (st) { free(ts); vkDestroyQueryPool(v->dev, qp, NULL); return st; }
   if (!st) {
     VkResult r = vkGetQueryPoolResults(v->dev, qp, 0, (uint32_t)T * 2 * NCK, sizeof(uint64_t) * (size_t)T * 2 * NCK, ts, sizeof(uint64_t),
                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
@@ -1174,7 +1189,7 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   }
   if (!st && getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
-            "%d/%d tiled 2x2 32x32/64x16\n", T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7]);
+            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K\n", T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7], picks[8]);
   free(ts);
   vkDestroyQueryPool(v->dev, qp, NULL);
   return st;
