@@ -83,7 +83,7 @@ echo "== ASan+UBSan build"
 cmake -S "$here" -B "$here/build-asan" -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON >/dev/null
 cmake --build "$here/build-asan" -j"$jobs" >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_ctest build-asan ASan -j"$jobs" -E 'tfjs_golden|stability|telemetry_render|perf|cli_gov_kill$|live_replay|live_report|ingest_bench|plan_rss|plan_sessions'
+run_ctest build-asan ASan -j"$jobs" -E 'tfjs_golden|stability|telemetry_render|perf|cli_gov_kill$|live_replay|live_report|ingest_bench|plan_rss|plan_sessions|rss_outputs'
 echo "== Debian packages: build, lintian, install, run from the installed files alone, purge"
 if [ "$(id -u)" = 0 ]; then
   "$here/scripts/deb.sh"

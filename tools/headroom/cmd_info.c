@@ -264,8 +264,9 @@ int cmd_plan(int argc, char **argv) {
     sm.pool_bytes = r.source;
   }
   if (realtime) r.copies = RUN_POOL * frame;
-  /* the output thread's slots (a float copy of alpha each), the sink's 8-bit matte, the PNG writer */
-  r.alpha = (int64_t)WRITER_SLOTS * pi.width * pi.height * 4 + (int64_t)pi.width * pi.height + hr_png_write_memory_estimate(pi.width, pi.height, 1, 8);
+  /* the output thread's slots (the matte as 8 bits each: the alpha PNGs are the only output that
+   * reads it, writer_alpha8_claim), the PNG writer */
+  r.alpha = (int64_t)WRITER_SLOTS * pi.width * pi.height + hr_png_write_memory_estimate(pi.width, pi.height, 1, 8);
   r.total = r.baseline + r.library + r.source + r.copies + r.alpha + r.loop;
   int64_t n_total = pi.total_bytes + (sessions - 1) * pi.session_bytes;
   int resampled = src && (fw != pi.width || fh != pi.height);
@@ -322,9 +323,9 @@ int cmd_plan(int argc, char **argv) {
       printf("source          unknown (give --input SRC, or --input-format for raw frames)\n");
     }
     if (realtime) printf("copies       %8.2f MB (--realtime: the capture thread's %d dense frame copies)\n", r.copies / 1e6, RUN_POOL);
-    printf("outputs      %8.2f MB (%d output slots of float alpha %.2f MB, 8-bit matte %dx%d %.2f MB, PNG writer %.2f MB: zlib deflate, libspng, encoded file)\n",
-           r.alpha / 1e6, WRITER_SLOTS, (double)pi.width * pi.height * 4 * WRITER_SLOTS / 1e6, pi.width, pi.height, (double)pi.width * pi.height / 1e6,
-           (r.alpha - (int64_t)pi.width * pi.height * (1 + 4 * WRITER_SLOTS)) / 1e6);
+    printf("outputs      %8.2f MB (%d output slots of the %dx%d matte as 8 bits %.2f MB, PNG writer %.2f MB: zlib deflate, libspng, encoded file)\n",
+           r.alpha / 1e6, WRITER_SLOTS, pi.width, pi.height, (double)pi.width * pi.height * WRITER_SLOTS / 1e6,
+           (r.alpha - (int64_t)pi.width * pi.height * WRITER_SLOTS) / 1e6);
     printf("run loop     %8.2f MB (code paged in by inference, health and statistics, thread stacks, malloc slack; measured)\n",
            r.loop / 1e6);
     char copies[48] = "";

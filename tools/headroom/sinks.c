@@ -12,6 +12,7 @@
 #include "headroom/io.h"
 #include "headroom/report.h"
 #include "run.h"
+#include "writer.h"
 
 static int errno_fail(char *err, size_t n, const char *what, const char *path, int e) {
   snprintf(err, n, "cannot write %s%s%s: %s", what, *what ? " " : "", path, e ? strerror(e) : "encoder error");
@@ -25,7 +26,9 @@ static int mkdir_in(const char *out, const char *sub, char *err, size_t n) {
   return 0;
 }
 
-/* ---- alpha PNGs: DIR/alpha/NNNNNN.png, 8-bit ---- */
+/* ---- alpha PNGs: DIR/alpha/NNNNNN.png, 8-bit ----
+ * When they are the only output reading the matte, the writer's slots carry it as 8 bits
+ * (writer_alpha8_claim): no float copy and no 8-bit buffer here. */
 typedef struct alpha_sink { const run_cfg *cfg; uint8_t *px; size_t cap; char path[4200]; } alpha_sink;
 
 static int alpha_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
@@ -34,9 +37,11 @@ static int alpha_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
   alpha_sink *a = calloc(1, sizeof *a);
   if (!a) { snprintf(err, n, "out of memory"); return -1; }
   a->cfg = cfg;
-  a->cap = (size_t)cfg->width * (size_t)cfg->height;
-  a->px = malloc(a->cap ? a->cap : 1);
-  if (!a->px) { free(a); snprintf(err, n, "out of memory"); return -1; }
+  if (!writer_alpha8_claim(cfg->o)) {
+    a->cap = (size_t)cfg->width * (size_t)cfg->height;
+    a->px = malloc(a->cap ? a->cap : 1);
+    if (!a->px) { free(a); snprintf(err, n, "out of memory"); return -1; }
+  }
   *ctx = a;
   return 0;
 }
@@ -44,19 +49,23 @@ static int alpha_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
 static int alpha_write(void *ctx, const run_frame *f, char *err, size_t n) {
   alpha_sink *a = ctx;
   const hr_stream_result *r = f->res;
-  if (!r->alpha) return 0;
-  size_t np = (size_t)r->width * (size_t)r->height;
-  if (np > a->cap) { snprintf(err, n, "alpha %dx%d is larger than planned", r->width, r->height); return -1; }
-  for (size_t i = 0; i < np; i++) { float v = r->alpha[i]; a->px[i] = (uint8_t)(v <= 0 ? 0 : v >= 1 ? 255 : lrintf(v * 255.f)); }
+  const uint8_t *px = writer_alpha8(f);
+  if (!px) {
+    if (!r->alpha || !a->px) return 0;
+    size_t np = (size_t)r->width * (size_t)r->height;
+    if (np > a->cap) { snprintf(err, n, "alpha %dx%d is larger than planned", r->width, r->height); return -1; }
+    for (size_t i = 0; i < np; i++) { float v = r->alpha[i]; a->px[i] = (uint8_t)(v <= 0 ? 0 : v >= 1 ? 255 : lrintf(v * 255.f)); }
+    px = a->px;
+  }
   snprintf(a->path, sizeof a->path, "%s/alpha/%06lld.png", a->cfg->o->out, (long long)f->index);
   errno = 0;
-  if (hr_png_write_gray8(a->path, r->width, r->height, a->px, r->width)) return errno_fail(err, n, "", a->path, errno);
+  if (hr_png_write_gray8(a->path, r->width, r->height, px, r->width)) return errno_fail(err, n, "", a->path, errno);
   return 0;
 }
 
 static void alpha_unwrite(void *ctx, const run_frame *f) {
   alpha_sink *a = ctx;
-  if (!f->res->alpha) return;
+  if (!f->res->alpha && !writer_alpha8(f)) return;
   snprintf(a->path, sizeof a->path, "%s/alpha/%06lld.png", a->cfg->o->out, (long long)f->index);
   unlink(a->path);
 }
