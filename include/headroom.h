@@ -211,6 +211,11 @@ typedef struct hr_plan_info {
   int64_t total_bytes;         /* a first session's memory: weight_bytes + kernel_shared_bytes +
                                   session_bytes. hr_model_plan estimates the kernel figures;
                                   hr_session_get_plan reports what was allocated. */
+  int64_t device_bytes;        /* GPU backend (Vulkan): device-local memory, the activations, state,
+                                  weights and the frame's copy on the device; 0 on the CPU backends.
+                                  Not in total_bytes (host memory). */
+  int64_t device_host_bytes;   /* GPU backend: pinned host memory the driver maps (frame staging,
+                                  alpha and state read-back); host memory too, beside total_bytes */
   int n_ops;                   /* ops run per frame */
   double gflop;                /* floating-point work per frame, 1e9 FLOP (multiply-add = 2) */
 } hr_plan_info;

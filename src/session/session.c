@@ -10,6 +10,7 @@
 #include <malloc.h>
 #endif
 #include "session/session_impl.h"
+#include "backend/vulkan/vk_memory.h"
 #include "session/kcache.h"
 #include "backend/backend.h"
 #include "ingest/ingest.h"
@@ -38,7 +39,8 @@ static double now_ms(void) {
 int hr_session_state_views(const hr_session *s, const float **ptrs, size_t *lens, int max) {
   if (!s || !s->plan) return 0;
   int n = s->plan->n_state < max ? s->plan->n_state : max;
-  /* a device backend: refresh the host shadows (a blocking copy; health reads these rarely) */
+  /* a device backend: refresh the host shadows (the stream reads them every frame: Vulkan serves
+   * them from the copy its frame command buffer makes) */
   if (!s->bk->host_arena)
     for (int k = 0; k < n; k++) s->bk->state_read((hr_session *)s, s->bimpl, k, s->state[k]);
   for (int k = 0; k < n; k++) { ptrs[k] = s->state[k]; lens[k] = (size_t)(s->plan->state_bytes[k] / 4); }
@@ -454,6 +456,8 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
 void hr_session_get_plan(const hr_session *s, hr_plan_info *info) {
   memset(info, 0, sizeof *info);
   if (s->plan) plan_info(s->m, s->plan, &s->p, s->kernel_bytes, s->kernel_shared_bytes, info); /* nothing while suspended */
+  hr__vk_memory vm;   /* what the Vulkan backend allocated (HR_EINVAL on the CPU backends) */
+  if (s->plan && hr__vk_session_memory(s, &vm, NULL) == HR_OK) { info->device_bytes = vm.device_local; info->device_host_bytes = vm.host_visible; }
 }
 
 void hr_model_get_memory(const hr_model *m, hr_model_memory *mem) {
@@ -472,6 +476,11 @@ hr_status hr_model_plan(hr_model *m, const hr_session_params *prm, hr_plan_info 
   hr_status st = hr__plan_build(m, w, h, r, prm->want_fgr, plan_flags(prm, w, h), &p, err, err_len);
   if (st) return st;
   plan_info(m, p, prm, p->kernel_bytes_est + hr__exec_table_bytes(p->n_rops), p->kernel_shared_est, info);
+  if (prm->backend == HR_BACKEND_VULKAN) {   /* the backend's buffers from the plan alone (no device opened) */
+    const char *h16 = getenv("HR_VK_FP16");
+    hr__vk_memory vm;
+    if (hr__vk_plan_memory(p, h16 && *h16 == '1', &vm) == HR_OK) { info->device_bytes = vm.device_local; info->device_host_bytes = vm.host_visible; }
+  }
   hr__plan_free(p);
   return HR_OK;
 }

@@ -35,6 +35,13 @@ static void one(hr_model *m, int w, int h, float ratio, int fp16) {
   hr_plan_info pi;
   hr_session_get_plan(s, &pi);
   CHECKF(req.device_local * (fp16 ? 2 : 1) >= (int64_t)pi.arena_bytes, "device-local %lld < arena %lld", (long long)req.device_local, (long long)pi.arena_bytes);
+  /* the public figures: hr_model_plan (no device) = hr_session_get_plan (allocated) = the backend's */
+  hr_plan_info mp;
+  CHECK_EQ_INT(hr_model_plan(m, &p, &mp, err, sizeof err), HR_OK);
+  CHECKF(mp.device_bytes == req.device_local && pi.device_bytes == req.device_local, "device_bytes: plan %lld, session %lld, backend %lld",
+         (long long)mp.device_bytes, (long long)pi.device_bytes, (long long)req.device_local);
+  CHECKF(mp.device_host_bytes == req.host_visible && pi.device_host_bytes == req.host_visible, "device_host_bytes: plan %lld, session %lld, backend %lld",
+         (long long)mp.device_host_bytes, (long long)pi.device_host_bytes, (long long)req.host_visible);
   hr_session_destroy(s);
 }
 #endif
@@ -59,6 +66,9 @@ int main(void) {
   if (st) FATAL("XNNPACK session: %s", hr_status_name(st));
   hr__vk_memory got;
   CHECK_EQ_INT(hr__vk_session_memory(x, &got, NULL), HR_EINVAL);
+  hr_plan_info xi;
+  hr_session_get_plan(x, &xi);
+  CHECK(xi.device_bytes == 0 && xi.device_host_bytes == 0);
   hr_session_destroy(x);
   hr_model_destroy(m);
   return hr_test_finish("test_vulkan_memory");

@@ -191,6 +191,7 @@ typedef struct run_rss {
 int cmd_plan(int argc, char **argv) {
   const char *model = NULL, *profile = NULL, *input_format = NULL, *input = NULL;
   int w = 0, h = 0, json = 0, sessions = 1, measure = 0, realtime = 0; float ratio = 0;
+  hr_backend backend = HR_BACKEND_XNNPACK;
   int64_t baseline = rss_now(); /* this binary and its libraries, before the model: what `run` carries too */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
@@ -204,7 +205,13 @@ int cmd_plan(int argc, char **argv) {
     else if (!strcmp(argv[i], "--input-format") && i + 1 < argc) input_format = argv[++i];
     else if (!strcmp(argv[i], "--input") && i + 1 < argc) input = argv[++i];
     else if (!strcmp(argv[i], "--realtime")) realtime = 1;
-    else if (!strcmp(argv[i], "--sessions") && i + 1 < argc) {
+    else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+      const char *b = argv[++i];
+      if (!strcmp(b, "xnnpack")) backend = HR_BACKEND_XNNPACK;
+      else if (!strcmp(b, "reference")) backend = HR_BACKEND_REFERENCE;
+      else if (!strcmp(b, "vulkan")) backend = HR_BACKEND_VULKAN;
+      else { fprintf(stderr, "headroom plan: --backend wants xnnpack, reference or vulkan, got '%s'\n", b); return 2; }
+    } else if (!strcmp(argv[i], "--sessions") && i + 1 < argc) {
       char *end;
       long n = strtol(argv[++i], &end, 10);
       if (*end || n < 1 || n > 16) { fprintf(stderr, "headroom plan: --sessions wants 1..16, got '%s'\n", argv[i]); return 2; }
@@ -236,7 +243,7 @@ int cmd_plan(int argc, char **argv) {
   hr_model_get_info(m, &mi);
   hr_session_params p;
   hr_session_params_default(&p);
-  p.width = w; p.height = h; p.downsample_ratio = ratio;
+  p.width = w; p.height = h; p.downsample_ratio = ratio; p.backend = backend;
   if (src) {   /* as run: the model's size defaults to the frames'; other sizes are resampled on ingest */
     if (!p.width) { p.width = mi.fixed_width ? mi.fixed_width : fw; p.height = mi.fixed_height ? mi.fixed_height : fh; }
     p.frame_width = fw; p.frame_height = fh;
@@ -286,11 +293,12 @@ int cmd_plan(int argc, char **argv) {
     }
     printf("\"width\":%d,\"height\":%d,\"proc_width\":%d,\"proc_height\":%d,\"ratio\":%g,\"weight_bytes\":%lld,"
            "\"arena_bytes\":%lld,\"state_bytes\":%lld,\"io_bytes\":%lld,\"kernel_bytes\":%lld,\"kernel_shared_bytes\":%lld,"
-           "\"session_bytes\":%lld,\"total_bytes\":%lld,\"sessions\":%d,\"sessions_total_bytes\":%lld,\"ops\":%d,\"gflop\":%.3f}\n",
+           "\"session_bytes\":%lld,\"total_bytes\":%lld,\"sessions\":%d,\"sessions_total_bytes\":%lld,\"ops\":%d,\"gflop\":%.3f,"
+           "\"device_bytes\":%lld,\"device_host_bytes\":%lld}\n",
            pi.width, pi.height, pi.proc_width, pi.proc_height, pi.downsample_ratio, (long long)pi.weight_bytes,
            (long long)pi.arena_bytes, (long long)pi.state_bytes, (long long)pi.io_bytes, (long long)pi.kernel_bytes,
            (long long)pi.kernel_shared_bytes, (long long)pi.session_bytes, (long long)pi.total_bytes, sessions, (long long)n_total,
-           pi.n_ops, pi.gflop);
+           pi.n_ops, pi.gflop, (long long)pi.device_bytes, (long long)pi.device_host_bytes);
   } else {
     printf("input        %dx%d, ratio %g -> processing %dx%d\n", pi.width, pi.height, pi.downsample_ratio, pi.proc_width, pi.proc_height);
     printf("weights      %8.2f MB (shared by all sessions of the model)\n", pi.weight_bytes / 1e6);
@@ -306,6 +314,9 @@ int cmd_plan(int argc, char **argv) {
            pi.kernel_shared_bytes / 1e6);
     printf("total        %8.2f MB (the library's memory, one session)\n", pi.total_bytes / 1e6);
     printf("per session  %8.2f MB (what each further session adds: arena + state + io + kernels)\n", pi.session_bytes / 1e6);
+    if (pi.device_bytes || pi.device_host_bytes)
+      printf("device       %8.2f MB GPU memory (Vulkan: activations, state, weights, the frame's copy) + %.2f MB pinned host memory (staging, read-back)\n",
+             pi.device_bytes / 1e6, pi.device_host_bytes / 1e6);
     if (sessions > 1)
       printf("%2d sessions  %8.2f MB (weights and shared kernels once + %d x per session)\n", sessions, n_total / 1e6, sessions);
     if (src) {

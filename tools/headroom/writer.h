@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include "run.h"
 
-#define WRITER_SLOTS 2
+#define WRITER_SLOTS 4
 
 typedef struct writer_slot {
   hr_stream_result res;        /* the stream's result, its pointers moved into this slot */
