@@ -203,15 +203,17 @@ static void half_pixel_taps(int in_size, int out_size, int32_t *lo, int32_t *hi,
 }
 
 /* ---- fused guided-filter tail ----
- * For each full-resolution row y: A and b (low resolution, 4 channels) are interpolated vertically
- * into a row buffer with TF half-pixel weights, then horizontally per output pixel; the guidance
- * x = (r, g, b, mean(r,g,b)) is read from the frame's row y in place (or converted into scratch);
- * out = A*x + b. pha = out[3] (clipped to [0,1] when the graph clips it), fgr = out[0..2]. */
+ * For each full-resolution row y: A and b (low resolution, 4 channels) are interpolated with TF
+ * half-pixel weights in TF's order, horizontally first (each low-resolution row once into a
+ * full-width row, two kept per chunk: rows y0 and y1 of the taps), then vertically per output pixel;
+ * the guidance x = (r, g, b, mean(r,g,b)) is read from the frame's row y in place (or converted
+ * into scratch); out = A*x + b. pha = out[3] (clipped to [0,1] when the graph clips it), fgr =
+ * out[0..2]. */
 hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks, int want_fgr) {
   memset(g, 0, sizeof *g);
   g->H = H; g->W = W; g->h = h_lr; g->w = w_lr; g->chunks = chunks; g->want_fgr = want_fgr;
-  size_t nch = want_fgr ? 4 : 1;
-  size_t per_chunk = (size_t)w_lr * nch * 2 + (size_t)W * 4 + 16;
+  /* per chunk: the frame's row as planar R, G, B (3 W), the upsampled A and b rows (2 x 2 W) */
+  size_t per_chunk = (size_t)W * 7 + 16;
   size_t bytes = sizeof(int32_t) * ((size_t)W * 3 + 1) + sizeof(float) * (size_t)W + sizeof(int32_t) * (size_t)H * 2 +
                  sizeof(float) * (size_t)H + sizeof(float) * per_chunk * (size_t)chunks + 256;
   g->mem = calloc(1, bytes);
@@ -246,48 +248,62 @@ typedef struct fgf_job {
   int clip;
 } fgf_job;
 
-/* Alpha-only row: v = a*m + b with a, b interpolated from the low-resolution row and m the mean
- * of the guidance's planar R, G, B rows. First a and b per output column (runs of columns share
- * their taps l, r: a = a0 + da*fx), a into the output row and b into bx; then the whole row in
- * one contiguous loop (runs are only about 1/ratio columns long: too short to vectorise). Cloned
- * for AVX2 and AVX-512 where the compiler and libc can dispatch at load time. The build is ISO C
- * (-ffp-contract=off): no clone fuses a*m+b, so every clone gives the scalar loop's values bit for
- * bit, each value rounded as in v = (a0 + da*fx) * ((R + G + B) / 3) + (b0 + db*fx). */
+/* One low-resolution row's alpha channel (a, b: its channel 3, 4 floats apart) across the full
+ * width: runs of output columns share their taps l, r, so a = a0 + da*fx, rounded as TF's
+ * horizontal step top = tl + (tr - tl)*xf. */
 HR__CLONES
-static void fgf_alpha_row(const hr__fgf *g, const float *restrict ra, const float *restrict rb, const float *restrict R,
-                          const float *restrict G, const float *restrict B, float *restrict pha, float *restrict bx, int clip) {
+static void fgf_hrow(const hr__fgf *g, const float *restrict a, const float *restrict b, float *restrict ha, float *restrict hb) {
   const float *restrict fx = g->fx;
   for (int k = 0; k < g->n_runs; k++) {
     int s = g->run[k], e = g->run[k + 1], l = g->x0[s], r = g->x1[s];
-    float a0 = ra[l], da = ra[r] - ra[l], b0 = rb[l], db = rb[r] - rb[l];
+    float a0 = a[4 * l], da = a[4 * r] - a[4 * l], b0 = b[4 * l], db = b[4 * r] - b[4 * l];
     for (int x = s; x < e; x++) {
-      pha[x] = a0 + da * fx[x];
-      bx[x] = b0 + db * fx[x];
+      ha[x] = a0 + da * fx[x];
+      hb[x] = b0 + db * fx[x];
     }
   }
-  int W = g->W;
+}
+
+/* The slot (0 or 1) holding low-resolution row j upsampled, filling the one that does not hold
+ * row keep when neither has j. */
+static int fgf_hslot(const fgf_job *j, int row, int keep, int tag[2], float *ha[2], float *hb[2]) {
+  if (tag[0] == row) return 0;
+  if (tag[1] == row) return 1;
+  int k = tag[0] == keep ? 1 : 0;
+  const size_t off = (size_t)row * j->g->w * 4 + 3;
+  fgf_hrow(j->g, j->A + off, j->B + off, ha[k], hb[k]);
+  tag[k] = row;
+  return k;
+}
+
+/* Alpha-only row: v = a*m + b, a and b the vertical step between the two upsampled rows (TF's
+ * out = top + (bottom - top)*yf), m the mean of the guidance's planar R, G, B rows; one contiguous
+ * loop. Cloned for AVX2 and AVX-512 where the compiler and libc can dispatch at load time. The
+ * build is ISO C (-ffp-contract=off): no clone fuses a*m+b, so every clone gives the scalar loop's
+ * values bit for bit. */
+HR__CLONES
+static void fgf_alpha_row(int W, const float *restrict ha0, const float *restrict ha1, const float *restrict hb0,
+                          const float *restrict hb1, float fy, const float *restrict R, const float *restrict G,
+                          const float *restrict B, float *restrict pha, int clip) {
   if (clip)
     for (int x = 0; x < W; x++) {
-      float v = pha[x] * ((R[x] + G[x] + B[x]) / 3.f) + bx[x];
+      float v = (ha0[x] + (ha1[x] - ha0[x]) * fy) * ((R[x] + G[x] + B[x]) / 3.f) + (hb0[x] + (hb1[x] - hb0[x]) * fy);
       pha[x] = v < 0.f ? 0.f : v > 1.f ? 1.f : v;
     }
   else
-    for (int x = 0; x < W; x++) pha[x] = pha[x] * ((R[x] + G[x] + B[x]) / 3.f) + bx[x];
+    for (int x = 0; x < W; x++)
+      pha[x] = (ha0[x] + (ha1[x] - ha0[x]) * fy) * ((R[x] + G[x] + B[x]) / 3.f) + (hb0[x] + (hb1[x] - hb0[x]) * fy);
 }
 
 /* The same for a float RGB frame read in place (the model's own input format): m from the
  * interleaved row. */
 HR__CLONES
-static void fgf_alpha_row_px(const hr__fgf *g, const float *restrict ra, const float *restrict rb, const float *restrict px,
-                             float *restrict pha, int clip) {
-  const float *restrict fx = g->fx;
-  for (int k = 0; k < g->n_runs; k++) {
-    int s = g->run[k], e = g->run[k + 1], l = g->x0[s], r = g->x1[s];
-    float a0 = ra[l], da = ra[r] - ra[l], b0 = rb[l], db = rb[r] - rb[l];
-    for (int x = s; x < e; x++) {
-      float v = (a0 + da * fx[x]) * ((px[3 * x] + px[3 * x + 1] + px[3 * x + 2]) / 3.f) + (b0 + db * fx[x]);
-      pha[x] = clip ? (v < 0.f ? 0.f : v > 1.f ? 1.f : v) : v;
-    }
+static void fgf_alpha_row_px(int W, const float *restrict ha0, const float *restrict ha1, const float *restrict hb0,
+                             const float *restrict hb1, float fy, const float *restrict px, float *restrict pha, int clip) {
+  for (int x = 0; x < W; x++) {
+    float v = (ha0[x] + (ha1[x] - ha0[x]) * fy) * ((px[3 * x] + px[3 * x + 1] + px[3 * x + 2]) / 3.f) +
+              (hb0[x] + (hb1[x] - hb0[x]) * fy);
+    pha[x] = clip ? (v < 0.f ? 0.f : v > 1.f ? 1.f : v) : v;
   }
 }
 
@@ -295,29 +311,27 @@ static void fgf_chunk(void *ctx, size_t chunk) {
   const fgf_job *j = ctx;
   const hr__fgf *g = j->g;
   int y_begin = (int)((int64_t)g->H * (int64_t)chunk / g->chunks), y_end = (int)((int64_t)g->H * (int64_t)(chunk + 1) / g->chunks);
-  int nch = g->want_fgr ? 4 : 1, c0 = g->want_fgr ? 0 : 3, w = g->w, W = g->W;
-  float *rowA = g->scratch + g->per_chunk * chunk, *rowB = rowA + (size_t)w * nch, *src = rowB + (size_t)w * nch;
+  int w = g->w, W = g->W;
+  float *src = g->scratch + g->per_chunk * chunk;
+  float *ha[2] = {src + 3 * (size_t)W, src + 4 * (size_t)W}, *hb[2] = {src + 5 * (size_t)W, src + 6 * (size_t)W};
+  int tag[2] = {-1, -1};
   for (int y = y_begin; y < y_end; y++) {
-    const float *a0 = j->A + (size_t)g->y0[y] * w * 4, *a1 = j->A + (size_t)g->y1[y] * w * 4;
-    const float *b0 = j->B + (size_t)g->y0[y] * w * 4, *b1 = j->B + (size_t)g->y1[y] * w * 4;
-    float fy = g->fy[y];
-    for (int x = 0; x < w; x++)
-      for (int c = 0; c < nch; c++) {
-        float t = a0[x * 4 + c0 + c], u = a1[x * 4 + c0 + c];
-        rowA[x * nch + c] = t + (u - t) * fy;
-        t = b0[x * 4 + c0 + c]; u = b1[x * 4 + c0 + c];
-        rowB[x * nch + c] = t + (u - t) * fy;
-      }
+    const int j0 = g->y0[y], j1 = g->y1[y];
+    const float fy = g->fy[y];
     float *pha = j->pha + (size_t)y * W;
-    if (nch == 1) {
+    if (!g->want_fgr) {
+      const int k0 = fgf_hslot(j, j0, j1, tag, ha, hb), k1 = fgf_hslot(j, j1, j0, tag, ha, hb);
       /* a float RGB row is read where it lies; any other format is converted to planar rows */
       const float *px = j->frame->fmt == HR_PIX_RGBF32 ? hr__ingest_row_view(j->frame, y, src) : NULL;
-      if (px) fgf_alpha_row_px(g, rowA, rowB, px, pha, j->clip);
+      if (px) fgf_alpha_row_px(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, px, pha, j->clip);
       else {
         hr__ingest_row_planar(j->frame, y, src, src + W, src + 2 * (size_t)W);
-        fgf_alpha_row(g, rowA, rowB, src, src + W, src + 2 * (size_t)W, pha, src + 3 * (size_t)W, j->clip);
+        fgf_alpha_row(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, src, src + W, src + 2 * (size_t)W, pha, j->clip);
       }
     } else {
+      /* all four channels, per pixel, in the same order (the alpha equals the alpha-only path's) */
+      const float *a0 = j->A + (size_t)j0 * w * 4, *a1 = j->A + (size_t)j1 * w * 4;
+      const float *b0 = j->B + (size_t)j0 * w * 4, *b1 = j->B + (size_t)j1 * w * 4;
       const float *px = hr__ingest_row_view(j->frame, y, src);
       float *fgr = j->fgr + (size_t)y * W * 3;
       for (int x = 0; x < W; x++) {
@@ -327,9 +341,9 @@ static void fgf_chunk(void *ctx, size_t chunk) {
         xv[3] = (xv[0] + xv[1] + xv[2]) / 3.f;
         float o[4];
         for (int c = 0; c < 4; c++) {
-          float a = rowA[l * 4 + c] + (rowA[r * 4 + c] - rowA[l * 4 + c]) * fx;
-          float b = rowB[l * 4 + c] + (rowB[r * 4 + c] - rowB[l * 4 + c]) * fx;
-          o[c] = a * xv[c] + b;
+          float ta = a0[l * 4 + c] + (a0[r * 4 + c] - a0[l * 4 + c]) * fx, ua = a1[l * 4 + c] + (a1[r * 4 + c] - a1[l * 4 + c]) * fx;
+          float tb = b0[l * 4 + c] + (b0[r * 4 + c] - b0[l * 4 + c]) * fx, ub = b1[l * 4 + c] + (b1[r * 4 + c] - b1[l * 4 + c]) * fx;
+          o[c] = (ta + (ua - ta) * fy) * xv[c] + (tb + (ub - tb) * fy);
         }
         if (j->clip) o[3] = o[3] < 0.f ? 0.f : o[3] > 1.f ? 1.f : o[3];
         pha[x] = o[3];
