@@ -128,40 +128,32 @@ void hr__k_pad(pthreadpool_t pool, const hr__tensor *in, const int32_t *pads, hr
 }
 
 /* tanh as a clamped rational function (the coefficients of Eigen's fast tanh: degree 13/6 in x,
- * |error| below 1e-6 over the whole range, exact 0 at 0); branch-free, so it vectorises. */
-HR__CLONES
-static void tanh_run(const float *restrict x, float *restrict y, int64_t n) {
+ * |error| below 1e-6 over the whole range, exact 0 at 0); branch-free, so it vectorises (inlined
+ * into each clone below). */
+static inline float tanh_rat(float v) {
   const float a1 = 4.89352455891786e-03f, a3 = 6.37261928875436e-04f, a5 = 1.48572235717979e-05f,
               a7 = 5.12229709037114e-08f, a9 = -8.60467152213735e-11f, a11 = 2.00018790482477e-13f,
               a13 = -2.76076847742355e-16f;
   const float b0 = 4.89352518554385e-03f, b2 = 2.26843463243900e-03f, b4 = 1.18534705686654e-04f,
               b6 = 1.19825839466702e-06f;
-  for (int64_t i = 0; i < n; i++) {
-    float v = x[i];
-    v = v < -7.90531110763549805f ? -7.90531110763549805f : v > 7.90531110763549805f ? 7.90531110763549805f : v;
-    float v2 = v * v;
-    float p = ((((((a13 * v2 + a11) * v2 + a9) * v2 + a7) * v2 + a5) * v2 + a3) * v2 + a1) * v;
-    float q = ((b6 * v2 + b4) * v2 + b2) * v2 + b0;
-    y[i] = p / q;
-  }
+  v = v < -7.90531110763549805f ? -7.90531110763549805f : v > 7.90531110763549805f ? 7.90531110763549805f : v;
+  float v2 = v * v;
+  float p = ((((((a13 * v2 + a11) * v2 + a9) * v2 + a7) * v2 + a5) * v2 + a3) * v2 + a1) * v;
+  float q = ((b6 * v2 + b4) * v2 + b2) * v2 + b0;
+  return p / q;
+}
+
+HR__CLONES
+static void tanh_run(const float *restrict x, float *restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = tanh_rat(x[i]);
 }
 
 /* The GRU's output in the same pass: y = tanh(x) * m + a (m = 1 - z, a = z * h), each product and
  * sum rounded as the separate ops round them. */
 HR__CLONES
 static void tanh_gru_run(const float *x, const float *m, const float *a, float *y, int64_t n) {
-  const float a1 = 4.89352455891786e-03f, a3 = 6.37261928875436e-04f, a5 = 1.48572235717979e-05f,
-              a7 = 5.12229709037114e-08f, a9 = -8.60467152213735e-11f, a11 = 2.00018790482477e-13f,
-              a13 = -2.76076847742355e-16f;
-  const float b0 = 4.89352518554385e-03f, b2 = 2.26843463243900e-03f, b4 = 1.18534705686654e-04f,
-              b6 = 1.19825839466702e-06f;
   for (int64_t i = 0; i < n; i++) {
-    float v = x[i];
-    v = v < -7.90531110763549805f ? -7.90531110763549805f : v > 7.90531110763549805f ? 7.90531110763549805f : v;
-    float v2 = v * v;
-    float p = ((((((a13 * v2 + a11) * v2 + a9) * v2 + a7) * v2 + a5) * v2 + a3) * v2 + a1) * v;
-    float q = ((b6 * v2 + b4) * v2 + b2) * v2 + b0;
-    float c = p / q, mc = c * m[i];
+    float mc = tanh_rat(x[i]) * m[i];
     y[i] = mc + a[i];
   }
 }
