@@ -20,17 +20,19 @@
 /* Set by the alpha PNG sink's open (writer_alpha8_claim), read by writer_start: one run a process. */
 static int alpha8_claimed;
 
+/* 1 when an output other than the alpha PNGs reads the matte (as floats, or drawn, or fused). */
+static int matte_read_elsewhere(const run_opts *o) {
+  return o->raw || o->dump_input || o->fgr || o->overlay || o->composite || o->out_video || o->v4l2_out || o->report ||
+         o->depth;
+}
+
 int writer_alpha8_claim(const run_opts *o) {
-  alpha8_claimed = !o->no_alpha && !o->raw && !o->dump_input && !o->fgr && !o->overlay && !o->composite && !o->out_video &&
-                   !o->v4l2_out && !o->report && !o->depth;
+  alpha8_claimed = !o->no_alpha && !matte_read_elsewhere(o);
   return alpha8_claimed;
 }
 
 /* 1 when no sink reads the matte (--no-alpha and no other output of it): the slots keep none. */
-static int alpha_unread(const run_opts *o) {
-  return o->no_alpha && !o->raw && !o->dump_input && !o->fgr && !o->overlay && !o->composite && !o->out_video &&
-         !o->v4l2_out && !o->report && !o->depth;
-}
+static int alpha_unread(const run_opts *o) { return o->no_alpha && !matte_read_elsewhere(o); }
 
 const uint8_t *writer_alpha8(const run_frame *f) {
   if (!alpha8_claimed) return NULL;   /* every run_frame is a slot's (write_slot): only then looked into */
