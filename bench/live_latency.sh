@@ -5,8 +5,8 @@
 # the other in one run. Per case, over the frames after the controller settled (the last rung
 # change + 2 frames): delivered fps, drops, infer p50/p99, latency p50/p99 (capture -> delivered to
 # the output thread), output thread p50. Each case runs in the modes of MODES (default "shrink
-# tail"): shrink = the network on every frame at the rung that fits the budget; tail =
-# --tail-every-frame (the network on its own thread, the full-resolution tail on every frame; its
+# tail"): shrink = the network on every frame at the rung that fits the budget (--no-tail); tail =
+# the default (--tail-every-frame: the network on its own thread, the full-resolution tail on every frame; its
 # network time and coefficient age are printed too). Usage: bench/live_latency.sh [FRAMES=400]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +21,7 @@ for mode in ${MODES:-shrink tail}; do
 for thr in 1 2; do
   for outs in none alpha alpha+raw; do
     case $outs in none) o=(--no-alpha);; alpha) o=();; alpha+raw) o=(--raw);; esac
-    [ "$mode" = tail ] && o+=(--tail-every-frame)
+    [ "$mode" = shrink ] && o+=(--no-tail)
     rm -rf "$T/o"
     "$CLI" run --model rvm --input "$T/x.nv12" --input-format nv12:1920x1440@60 --realtime --threads $thr "${o[@]}" \
       --out "$T/o" --telemetry "$T/t.jsonl" --quiet

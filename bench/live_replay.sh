@@ -108,9 +108,9 @@ summary_adaptive() {   # NAME BUDGET
 }
 
 # 2. adaptive
-run_live adaptive_16.7 --budget-ms 16.7
+run_live adaptive_16.7 --budget-ms 16.7 --no-tail   # the processing-size ladder (the default live mode, the tail on every frame: bench/live_latency.sh)
 summary_adaptive adaptive_16.7 16.7
-run_live "adaptive_$budget" --budget-ms "$budget"
+run_live "adaptive_$budget" --budget-ms "$budget" --no-tail
 summary_adaptive "adaptive_$budget" "$budget"
 
 # 3. fixed heavy

@@ -94,7 +94,7 @@ typedef struct hr_session_params {
                                   0 = frames arrive at width x height and are read in place. */
   float downsample_ratio;      /* RVM's downsample_ratio in (0,1]; 0 = auto (processing side
                                   ~512 px). Ignored by models without it. Default 0. */
-  int threads;                 /* worker threads for kernels; 0 = number of online CPUs. Default 0. */
+  int threads;                 /* worker threads for kernels; 0 = hr_cpu_count(). Default 0. */
   hr_backend backend;          /* Default HR_BACKEND_XNNPACK. */
   bool stateless;              /* zero the state before every frame (for comparison). Default false. */
   bool want_fgr;               /* also produce RVM's foreground colour output. Default false. */

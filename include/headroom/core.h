@@ -39,6 +39,9 @@ typedef enum hr_status {
  * against, and the FFmpeg loaded in the process ("not loaded" if none; libheadroom_io loads it).
  * Static string, made on the first call; thread-safe. */
 HR_API const char *hr_version(void);
+/* The CPUs this process may run on (its affinity mask: a cgroup cpuset or taskset narrows it), at
+ * least 1; what a thread count of 0 means. */
+HR_API int hr_cpu_count(void);
 
 /* "HR_EINVAL" etc.; "HR_UNKNOWN" for values not in the table. Static strings. */
 HR_API const char *hr_status_name(hr_status s);

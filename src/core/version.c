@@ -1,5 +1,10 @@
 /* hr_version: the library's version and the versions of the libraries it runs on, as one line. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
+#include <sched.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -27,4 +32,13 @@ static void version_make(void) {
 const char *hr_version(void) {
   pthread_once(&version_once, version_make);
   return version_line;
+}
+
+int hr_cpu_count(void) {
+#ifdef CPU_COUNT
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
 }

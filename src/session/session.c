@@ -283,7 +283,7 @@ hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_sess
   if (m->fixed_w) { if (!w) w = m->fixed_w; if (!h) h = m->fixed_h; }
   hr_status st = HR_OK;
   if (w <= 0 || h <= 0) st = serr(s, HR_EINVAL, "no input size (%dx%d): the model has no fixed size, set width and height", w, h);
-  int threads = s->p.threads > 0 ? s->p.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = s->p.threads > 0 ? s->p.threads : hr_cpu_count();
   s->p.threads = threads;
   if (!st) s->pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
   if (!st && threads > 1 && !s->pool) st = serr(s, HR_ENOMEM, "cannot create a pool of %d threads", threads);

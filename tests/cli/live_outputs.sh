@@ -4,7 +4,9 @@
 # threads, then a 1920x1080 replay on the default threads (one fewer than the CPUs, live: checked). The budget is 1 ms, so that the controller steps down after
 # every other frame on any machine (the replay runs at 15 fps so that even a slow sanitizer build
 # delivers enough frames for several changes). Runs in the Release pass and under ASan+UBSan (this script does
-# not judge time: bench/live_replay.sh does). The last run adds --tail-every-frame. Checks, for every run: exit 0; the controller changed
+# not judge time: bench/live_replay.sh does). These runs take the default live mode, the tail on every
+# frame (the network on its own thread; the first line says so); the last adds --no-tail (the
+# processing size alone adapts, the network on every frame). Checks, for every run: exit 0; the controller changed
 # rung at least once while outputs were being written (the path that crashed: an output read after
 # the replan freed its arena); every delivered frame has its PNG, its raw file and one telemetry
 # line, and nothing else is there; frame indices strictly increase; PNG sizes are the model size.
@@ -30,12 +32,15 @@ run_case() {  # name W H threads frames [more run options]
   set -e
   grep -E "frames in|replans" "$T/log" | sed "s/^/$name: /"
   if [ $rc -ne 0 ]; then echo "FAIL: $name: exit $rc"; tail -20 "$T/log"; fail=1; return; fi
+  local mode="tail every frame"; [[ " $* " == *" --no-tail "* ]] && mode=""
+  if [ -n "$mode" ] && ! head -1 "$T/log" | grep -q ", adaptive, $mode\$"; then echo "FAIL: $name: not in the tail-every-frame mode by default: $(head -1 "$T/log")"; fail=1; fi
+  if [ -z "$mode" ] && head -1 "$T/log" | grep -q "tail every frame"; then echo "FAIL: $name: --no-tail ignored: $(head -1 "$T/log")"; fail=1; fi
   if [ "$thr" = default ]; then   # live, the kernel threads leave a CPU to capture and outputs
     local want=$(( $(nproc) > 1 ? $(nproc) - 1 : 1 ))
     head -1 "$T/log" | grep -q ", $want threads\?, realtime" || { echo "FAIL: $name: not $want kernel threads by default: $(head -1 "$T/log")"; fail=1; }
   fi
   node - "$T/o" "$name" "$*" <<'JS' || fail=1
-const fs = require('fs'), dir = process.argv[2], name = process.argv[3], tail = process.argv[4].includes('--tail-every-frame'), bad = [];
+const fs = require('fs'), dir = process.argv[2], name = process.argv[3], tail = !process.argv[4].includes('--no-tail'), bad = [];
 const lines = fs.readFileSync(dir + '/t.jsonl', 'utf8').split('\n').filter((l) => l);
 const rows = lines.map((l) => JSON.parse(l));
 const pngs = fs.readdirSync(dir + '/alpha').sort(), raws = fs.readdirSync(dir + '/raw').sort();
@@ -47,7 +52,7 @@ if (tail) {
   /* every matte made by the tail from a network run of this or an earlier frame, and said so */
   const odd = rows.filter((r) => !(Number.isInteger(r.coef_age) && r.coef_age >= 0 && r.net_ms > 0));
   if (odd.length) bad.push(`${odd.length} lines without coef_age / net_ms, e.g. ${JSON.stringify(odd[0])}`);
-} else if (rows.some((r) => r.coef_age !== null)) bad.push('coef_age set without --tail-every-frame');
+} else if (rows.some((r) => r.coef_age !== null)) bad.push('coef_age set with --no-tail');
 const ratios = new Set(rows.map((r) => r.ratio));
 if (ratios.size < 2) bad.push(`the processing size never changed (ratios: ${[...ratios]})`);
 const png = fs.readFileSync(dir + '/alpha/' + pngs[pngs.length - 1]);
@@ -58,10 +63,11 @@ console.log(`${name}: ${rows.length} frames delivered, ${pngs.length} PNGs (${w}
 if (bad.length) { console.log(`FAIL: ${name}: ` + bad.join(`\nFAIL: ${name}: `)); process.exit(1); }
 JS
 }
+# the network on its own thread, the tail on every frame (the default): the network's budget is
+# 4 x 1 ms, so it steps down at every run while the tail's mattes are written
 run_case "1920x1440 1 thread" 1920 1440 1 120
 run_case "1920x1440 2 threads" 1920 1440 2 120
 run_case "1920x1080 default threads" 1920 1080 default 90
-# the network on its own thread, the tail on every frame: the network's budget is 4 x 1 ms, so it
-# steps down at every run while the tail's mattes are written
-run_case "1920x1440 tail every frame" 1920 1440 1 120 --tail-every-frame
+# the processing size alone: the network on every delivered frame, replanned every other frame
+run_case "1920x1440 1 thread --no-tail" 1920 1440 1 120 --no-tail
 [ $fail -eq 0 ] && echo "live_outputs: all runs complete" || exit 1

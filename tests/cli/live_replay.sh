@@ -49,7 +49,7 @@ echo "smallest rung (ratio $smallest) p50 $cal_p50 ms -> budget $budget ms (16.7
 # double every frame's cost for seconds (visible in the telemetry as a jump at an unchanged ratio).
 # A retry is announced; two failures fail the test.
 adaptive() {
-  "$CLI" run --model "$MODEL" --input "$T/x.nv12" --input-format nv12:${W}x$H@15 --out "$T/a" --realtime \
+  "$CLI" run --model "$MODEL" --input "$T/x.nv12" --input-format nv12:${W}x$H@15 --out "$T/a" --realtime --no-tail \
     --threads 1 --budget-ms "$budget" --no-alpha --telemetry "$T/a.jsonl" 2> "$T/a.log" || { echo "FAIL: adaptive run exited with $?"; cat "$T/a.log"; exit 1; }
   grep "frames in" "$T/a.log"
   stats "$T/a.jsonl" --budget "$budget" --fps 15 > "$T/a.json"

@@ -27,6 +27,19 @@ static int save_state(hr_session *s, const char *path) {
   return -1;
 }
 
+/* The stream; where the tail every frame was chosen by default (TAIL_AUTO) and this model or
+ * backend cannot run it, the processing size alone adapts, and the first line says why. */
+static hr_stream *stream_create(hr_model *m, hr_stream_params *p, const run_opts *o, char *err, size_t err_len) {
+  hr_stream *s = NULL;
+  hr_status st = hr_stream_create(m, p, &s, err, err_len);
+  if (st == HR_ENOTSUP && o->tail_every_frame == TAIL_AUTO) {
+    if (!o->quiet) fprintf(stderr, "headroom run: %s: adapting by the processing size alone\n", err);
+    p->tail_every_frame = false;
+    st = hr_stream_create(m, p, &s, err, err_len);
+  }
+  return st ? NULL : s;
+}
+
 int cmd_run(int argc, char **argv) {
   run_opts o;
   if (run_parse(argc, argv, &o)) return 2;
@@ -58,16 +71,16 @@ int cmd_run(int argc, char **argv) {
   /* Live, the capture and output threads need a core of their own: kernel threads default to one
    * fewer than the CPUs (on 2 CPUs the pool's spinning workers and the capture thread otherwise
    * wait on each other: p99 latency 16.1 ms on 1 thread against 71.1 on 2 here, outputs off). */
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  long ncpu = hr_cpu_count();
   p.session.threads = o.threads ? o.threads : o.realtime && ncpu > 1 ? (int)ncpu - 1 : 0;
   p.session.backend = o.backend;
   p.session.stateless = o.stateless; p.session.scene_cut_reset = o.scene_cut; p.session.want_fgr = o.fgr;
   p.budget_ms = o.budget_ms; p.adapt = o.adapt; p.inject = o.inject;
-  p.tail_every_frame = o.tail_every_frame; p.net_budget_ms = o.net_budget_ms;
+  p.tail_every_frame = o.tail_every_frame != 0; p.net_budget_ms = o.net_budget_ms;
   p.governor = o.profile || o.ballast; p.governor_observe_only = o.no_governor;
   if (o.profile && hr_gov_profile_parse(o.profile, &p.profile, err, sizeof err)) { fprintf(stderr, "headroom run: --profile: %s\n", err); goto out; }
   if (depth_open(&cfg.depth, &o, &p, err, sizeof err)) { fprintf(stderr, "headroom run: --depth: %s\n", err); goto out; }
-  if (hr_stream_create(m, &p, &stream, err, sizeof err)) { fprintf(stderr, "headroom run: %s\n", err); goto out; }
+  if (!(stream = stream_create(m, &p, &o, err, sizeof err))) { fprintf(stderr, "headroom run: %s\n", err); goto out; }
   hr_session *s = hr_stream_session(stream);
   if (o.state_in) {
     void *buf = NULL; size_t len = 0;
@@ -91,10 +104,10 @@ int cmd_run(int argc, char **argv) {
   if (hr_stats_create(&st_frame) || hr_stats_create(&st_out) || hr_stats_create(&st_lat) || hr_flow_create(&flow)) goto out;
   const int nthr = p.session.threads ? p.session.threads : (int)(ncpu > 0 ? ncpu : 1);
   if (!o.quiet)
-    fprintf(stderr, "headroom run: %s -> %s, model %s at %dx%d ratio %g (processing %dx%d), plan %.1f MB, %s, %d thread%s%s%s\n",
+    fprintf(stderr, "headroom run: %s -> %s, model %s at %dx%d ratio %g (processing %dx%d), plan %.1f MB, %s, %d thread%s%s%s%s\n",
             hr_source_describe(src), o.out, mi.name, pi.width, pi.height, pi.downsample_ratio, pi.proc_width,
             pi.proc_height, pi.total_bytes / 1e6, hr_session_backend(s), nthr, nthr == 1 ? "" : "s",
-            o.realtime ? ", realtime" : "", o.adapt ? ", adaptive" : "");
+            o.realtime ? ", realtime" : "", o.adapt ? ", adaptive" : "", p.tail_every_frame ? ", tail every frame" : "");
   if (capture_start(&cap, src, flow, o.realtime, o.start)) { fprintf(stderr, "headroom run: cannot start capture thread\n"); goto out; }
   if (writer_start(&wr, &cfg, sink_ctx[0], sink_ctx[1], st_out)) { fprintf(stderr, "headroom run: out of memory for the output slots\n"); goto out; }
   double t_start = cli_now_ms(), last_status = 0;

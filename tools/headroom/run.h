@@ -4,12 +4,14 @@
 #include "headroom.h"
 #include "run_hooks.h"
 
+enum { TAIL_AUTO = 2 };
+
 typedef struct run_opts {
   const char *model, *input, *out, *input_format, *state_in, *state_out, *telemetry, *report, *overlay;
   const char *profile, *ballast, *inject, *depth;
   const char *composite, *fallback, *out_video, *v4l2_out;   /* sink_composite.c */
   int w, h, frames, start, raw, dump_input, stateless, threads, scene_cut, quiet, realtime, adapt, no_governor;
-  int tail_every_frame;
+  int tail_every_frame;         /* 0 off, 1 asked (--tail-every-frame), TAIL_AUTO: on where possible */
   double net_budget_ms;
   int no_alpha, status, fgr;
   float ratio;

@@ -26,8 +26,11 @@ static void run_usage(void) {
           "  --adapt               move the processing resolution to keep p99 within the budget (on with --realtime)\n"
           "  --fixed               never adapt\n"
           "  --tail-every-frame    run the network on its own thread at the rate it reaches, and the full-resolution\n"
-          "                        guided-filter tail on every frame with its newest coefficients (RVM)\n"
-          "  --net-budget-ms MS    with --tail-every-frame and adapting: the network's run-time budget (default 4 x budget)\n"
+          "                        guided-filter tail on every frame with its newest coefficients (RVM on the CPU;\n"
+          "                        the default with --realtime when adapting, where the model and backend allow it)\n"
+          "  --no-tail             adapt by the processing size alone (the network runs on every delivered frame)\n"
+          "  --net-budget-ms MS    in that mode, adapting: the network's run-time budget (default 4 x budget up to 66.8 ms,\n"
+          "                        at least 0.8 x budget; a run that fits the frame is waited for: no lag)\n"
           "memory\n"
           "  --profile P           ceiling profile: a14 a15 a16 m1 cgroup none SAFE:KILL (MB)\n"
           "  --ballast R[:MAX]     play the host app: allocate R MB/s up to MAX MB in this process\n"
@@ -59,6 +62,7 @@ int run_parse(int argc, char **argv, run_opts *o) {
   o->depth_scale = 1000;
   o->depth_window_ms = 16;
   o->adapt = -1;
+  o->tail_every_frame = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -106,6 +110,7 @@ int run_parse(int argc, char **argv, run_opts *o) {
     else if (!strcmp(a, "--adapt")) o->adapt = 1;
     else if (!strcmp(a, "--fixed")) o->adapt = 0;
     else if (!strcmp(a, "--tail-every-frame")) o->tail_every_frame = 1;
+    else if (!strcmp(a, "--no-tail")) o->tail_every_frame = 0;
     else if (!strcmp(a, "--no-governor")) o->no_governor = 1;
     else if (!strcmp(a, "--no-alpha")) o->no_alpha = 1;
     else if (!strcmp(a, "--fgr")) o->fgr = 1;
@@ -119,6 +124,12 @@ int run_parse(int argc, char **argv, run_opts *o) {
   if (!(o->budget_ms > 0)) { fprintf(stderr, "headroom run: --budget-ms must be > 0\n"); return -1; }
   if (o->net_budget_ms < 0) { fprintf(stderr, "headroom run: --net-budget-ms must be > 0\n"); return -1; }
   if (o->adapt < 0) o->adapt = o->realtime;
+  /* Live and adapting on the CPU, the tail on every frame is the first answer to a frame that does
+   * not fit: at 1920x1440 @60 p99 latency 14.7 / 10.4 ms on 1 / 2 threads against 34.5 / 14.0 by
+   * the processing size alone (bench/live_latency.sh). Where the model or backend cannot run it,
+   * cmd_run falls back to the processing size and says so (TAIL_AUTO). */
+  if (o->tail_every_frame < 0)
+    o->tail_every_frame = o->realtime && o->adapt && !o->fgr && o->backend != HR_BACKEND_VULKAN && o->backend != HR_BACKEND_REFERENCE ? TAIL_AUTO : 0;
   /* telemetry is always written when a report is asked (the report is made from it) */
   if (o->report && !o->telemetry) { snprintf(o->tel_path, sizeof o->tel_path, "%s/telemetry.jsonl", o->out); o->telemetry = o->tel_path; }
   o->status = !o->quiet && isatty(2);
