@@ -10,10 +10,16 @@
  * share, capture-to-matte latency p50/p99.
  *
  *   live_quality MODEL CLIP.nv12 WxH [--fps 60] [--frames N] [--threads T] [--budget-ms 16.7]
+ *     [--base-threads T (the offline base mattes; default --threads)] [--cpus N (after the base
+ *     mattes, the live runs on CPUs 0..N-1 only: a small machine on a large one)]
  *                [--base-ratio 0.266667] [--modes shrink,tail] [--net-budget-ms MS] [--label NAME]
  * Modes: shrink (the network on every frame at the rung that fits the budget), tail
  * (tail_every_frame: the network on a worker at its own rate, the tail on every frame). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <fcntl.h>
+#include <sched.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,7 +51,7 @@ static double quant(double *v, int n, double p) {
 
 int main(int argc, char **argv) {
   if (argc < 4) { fprintf(stderr, "usage: live_quality MODEL CLIP.nv12 WxH [options]\n"); return 2; }
-  int W = 0, H = 0, frames = 0, threads = 2;
+  int W = 0, H = 0, frames = 0, threads = 2, base_threads = 0, cpus = 0;
   double fps = 60, budget = 1000.0 / 60.0, net_budget = 0, base_ratio = 512.0 / 1920.0;
   const char *modes = "shrink,tail", *label = "";
   if (sscanf(argv[3], "%dx%d", &W, &H) != 2 || W <= 0 || H <= 0) { fprintf(stderr, "live_quality: bad size '%s'\n", argv[3]); return 2; }
@@ -58,6 +64,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--net-budget-ms")) net_budget = atof(v);
     else if (!strcmp(a, "--base-ratio")) base_ratio = atof(v);
     else if (!strcmp(a, "--modes")) modes = v;
+    else if (!strcmp(a, "--base-threads")) base_threads = atoi(v);
+    else if (!strcmp(a, "--cpus")) cpus = atoi(v);
     else if (!strcmp(a, "--label")) label = v;
     else { fprintf(stderr, "live_quality: unknown option %s\n", a); return 2; }
   }
@@ -88,6 +96,7 @@ int main(int argc, char **argv) {
   hr_session_params sp;
   hr_session_params_default(&sp);
   sp.width = W; sp.height = H; sp.downsample_ratio = (float)base_ratio; sp.threads = threads;
+  if (base_threads > 0) sp.threads = base_threads;
   hr_session *s = NULL;
   if (hr_session_create_err(m, &sp, &s, err, sizeof err)) { fprintf(stderr, "live_quality: %s\n", err); return 1; }
   double t0 = now_s();
@@ -99,8 +108,15 @@ int main(int argc, char **argv) {
   hr_plan_info pi;
   hr_session_get_plan(s, &pi);
   printf("%s%sbase %dx%d (ratio %.4f): %d frames, %.0f ms a frame offline, %d threads\n", label, *label ? ": " : "", pi.proc_width,
-         pi.proc_height, base_ratio, n, (now_s() - t0) * 1e3 / (2 * n), threads);
+         pi.proc_height, base_ratio, n, (now_s() - t0) * 1e3 / (2 * n), sp.threads);
   hr_session_destroy(s);
+  sp.threads = threads;
+  if (cpus > 0) {   /* threads made from here on (the stream's) inherit the mask */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c = 0; c < cpus; c++) CPU_SET(c, &set);
+    if (sched_setaffinity(0, sizeof set, &set)) { perror("sched_setaffinity"); return 1; }
+  }
   char mbuf[64];
   snprintf(mbuf, sizeof mbuf, "%s", modes);
   for (char *mode = strtok(mbuf, ","); mode; mode = strtok(NULL, ",")) {

@@ -85,10 +85,12 @@ typedef struct hr_stream_params {
    * network run). A push then costs the tail, not the network; the matte follows the frame's
    * edges at once and the person's motion with the network's lag (record.coef_age frames).
    * With adapt, the controller keeps the network's run time within net_budget_ms instead of the
-   * frame's time within budget_ms. Default false. */
+   * frame's time within budget_ms. When the last run took less than 0.9 x budget_ms minus the
+   * push's own work, the push waits for its own frame's run (coef_age 0). Default false. */
   bool tail_every_frame;
-  double net_budget_ms;        /* the network's run-time budget in that mode; 0 = 4 x budget_ms.
-                                  Default 0. */
+  double net_budget_ms;        /* the network's run-time budget in that mode; 0 = the lag bound:
+                                  4 x budget_ms up to 66.8 ms, but at least 0.8 x budget_ms (a run
+                                  that fits the frame is waited for). Default 0. */
   /* health */
   const hr_health_params *health; /* NULL = hr_health_params_default() with state names r1..r8 */
   /* Testing hook, not a stable interface: a fault spec for hr_fault_create ("black-input@60:20"),

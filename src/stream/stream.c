@@ -45,6 +45,8 @@ struct hr_stream {
   int statm_fd;                /* /proc/self/statm for RSS without a governor, -1 if none */
   hr__tailrun tail;            /* tail_every_frame: the network's worker and the tail (tail.h) */
   int tail_on;
+  int tail_wait;               /* wait for a frame's own run when it fits the budget (HR_TAIL_WAIT=0: never) */
+  double tail_cost_ms;         /* the last push's own share (source resize + tail) */
   hr__depth *depth;            /* depth fusion (depth.h), NULL when off */
   char err[512];
 };
@@ -188,6 +190,8 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     st = hr__tail_start(&s->tail, nice ? atoi(nice) : TAIL_NICE, err, err_len);
     if (st) goto fail;
     s->tail_on = 1;
+    const char *w = getenv("HR_TAIL_WAIT");   /* for measurements: 0 = always the newest published */
+    s->tail_wait = !w || atoi(w) != 0;
     hr__tail_call(&s->tail, make_session, &job);
   } else {
     make_session(&job);
@@ -217,6 +221,16 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
 fail:
   hr_stream_destroy(s);
   return st;
+}
+
+/* The network's run-time budget in tail-every-frame mode. The matte's lag is about one network run:
+ * it is bounded in time, 66.8 ms (4 frames at 60 fps, where this mode was measured against the
+ * processing-size ladder), but never below 0.8 x the frame budget, where a run fits the frame
+ * itself and the push waits for it (no lag at all: a 10 fps camera). */
+static double net_budget(const hr_stream_params *p) {
+  if (p->net_budget_ms > 0) return p->net_budget_ms;
+  const double lag = 4 * p->budget_ms < 66.8 ? 4 * p->budget_ms : 66.8;
+  return lag > 0.8 * p->budget_ms ? lag : 0.8 * p->budget_ms;
 }
 
 /* Step 1 of a push: apply what the previous frame decided. Returns the events it raised. */
@@ -383,17 +397,21 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     hr_status st;
     if (split) {
       hr__tail_out to;
-      st = hr__tail_push(&s->tail, &s->cur, n, &to);
+      /* a network run that fits the frame's budget beside this push's own work is waited for:
+       * where the network keeps up (a slow camera, a small rung) the matte has no lag */
+      const double wait = s->tail_wait ? 0.9 * s->p.budget_ms - s->tail_cost_ms : 0;
+      st = hr__tail_push(&s->tail, &s->cur, n, wait, &to);
       if (st) return fail(s, st, "frame %lld: %s", (long long)n, s->tail.net_st ? s->tail.net_err : hr_session_last_error(s->s));
       memset(&o, 0, sizeof o);
       o.alpha = o.raw = to.alpha; o.raw_channels = 1;
       o.width = to.width; o.height = to.height;
-      o.ingest_ms = to.src_ms; o.infer_ms = to.tail_ms;
+      o.ingest_ms = to.src_ms; o.infer_ms = to.wait_ms + to.tail_ms;
+      s->tail_cost_ms = to.src_ms + to.tail_ms;
       rec->net_ms = to.net_ms;
       rec->coef_age = n - to.coef_frame;
       /* the controller sees each network run once: its time against the network's budget */
       if (s->p.adapt && to.new_coef)
-        hr__ladder_observe(&s->lad, to.net_ms, s->p.net_budget_ms > 0 ? s->p.net_budget_ms : 4 * s->p.budget_ms);
+        hr__ladder_observe(&s->lad, to.net_ms, net_budget(&s->p));
     } else {
       st = hr_session_push(s->s, &s->cur, &o);
 #ifdef HR_HAVE_VULKAN

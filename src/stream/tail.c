@@ -122,7 +122,10 @@ hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len) {
   t->pub = t->reading = -1;
   t->nice = nice;
   if (pthread_mutex_init(&t->mu, NULL)) { snprintf(err, err_len, "tail-every-frame: cannot make a mutex"); return HR_ENOMEM; }
-  if (pthread_cond_init(&t->cv, NULL)) {
+  pthread_condattr_t ca;   /* the wait for a frame's own run has a deadline on the monotonic clock */
+  int cok = !pthread_condattr_init(&ca) && !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) && !pthread_cond_init(&t->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (!cok) {
     pthread_mutex_destroy(&t->mu);
     snprintf(err, err_len, "tail-every-frame: cannot make a condition variable");
     return HR_ENOMEM;
@@ -173,12 +176,13 @@ void hr__tail_destroy(hr__tailrun *t) {
   memset(t, 0, sizeof *t);
 }
 
-hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__tail_out *o) {
+hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double wait_ms, hr__tail_out *o) {
   memset(o, 0, sizeof *o);
   if (!t->ok || f->width != t->si.W || f->height != t->si.H) return HR_EMISUSE;
   double t0 = now_ms();
   /* a network run on this frame when the worker is free: only this thread starts runs, so an idle
    * worker stays idle until the job is posted, and the arena is ours meanwhile */
+  int posted = 0;
   if (hr__tail_idle(t)) {
     if (t->net_st) return t->net_st;
     if (t->reset_pending) { hr_session_reset(t->s); t->reset_pending = 0; }   /* before this frame's run */
@@ -188,11 +192,22 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__ta
     t->job = 1; t->busy = 1; t->job_frame = frame;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
+    posted = 1;
   }
   double t1 = now_ms();
   /* the newest coefficients (the first frame after a prepare waits for its own run) */
   pthread_mutex_lock(&t->mu);
   while (t->pub < 0 && t->busy) pthread_cond_wait(&t->cv, &t->mu);
+  /* this frame's own run, when the last one took no longer than the caller can wait: then the
+   * matte has no lag at all; a run that overruns the deadline is left to finish on its own */
+  if (posted && wait_ms > 0 && t->pub >= 0 && t->coef_ms[t->pub] <= wait_ms) {
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    const long long ns = (long long)dl.tv_nsec + (long long)(wait_ms * 1e6);
+    dl.tv_sec += (time_t)(ns / 1000000000); dl.tv_nsec = (long)(ns % 1000000000);
+    while (t->busy && t->job_frame == frame)
+      if (pthread_cond_timedwait(&t->cv, &t->mu, &dl)) break;
+  }
   if (t->pub < 0) { pthread_mutex_unlock(&t->mu); return t->net_st ? t->net_st : HR_EMISUSE; }
   const int slot = t->pub;
   const int h = t->coef_h[slot], w = t->coef_w[slot];
@@ -210,6 +225,7 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__ta
   o->alpha = t->alpha;
   o->width = t->si.W; o->height = t->si.H;
   o->src_ms = t1 - t0;
+  o->wait_ms = t2 - t1;
   o->tail_ms = now_ms() - t2;
   return HR_OK;
 }

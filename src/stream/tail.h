@@ -55,6 +55,8 @@ typedef struct hr__tail_out {
   int64_t coef_frame;          /* the frame whose network run made the coefficients used */
   double net_ms;               /* that run's time */
   double src_ms, tail_ms;      /* this frame's share on the caller's thread */
+  double wait_ms;              /* time spent waiting for coefficients (the first run, or this
+                                  frame's own run) */
   int new_coef;                /* the coefficients are newer than the previous frame's: a run
                                   finished since (each run is seen so once) */
 } hr__tail_out;
@@ -79,8 +81,10 @@ void hr__tail_drain(hr__tailrun *t);
 int hr__tail_idle(hr__tailrun *t);
 /* Frame f (at the plan's size; borrowed for the call): start a network run on it when the worker is
  * idle (its resize to the processing size runs here, on the caller's thread), then the tail on f
- * with the newest coefficients (waiting for the first run after a prepare). */
-hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, hr__tail_out *o);
+ * with the newest coefficients (waiting for the first run after a prepare). When a run was started
+ * on f and the last run took at most wait_ms, wait up to wait_ms for f's own coefficients (0: never
+ * wait). */
+hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double wait_ms, hr__tail_out *o);
 /* Stop the worker and free everything. NULL-safe on a zeroed struct. */
 void hr__tail_destroy(hr__tailrun *t);
 #endif

@@ -8,7 +8,10 @@
  *     in [0, 1], coef_age never negative, the network ran fewer times than frames were pushed;
  * (3) steady-state pushes allocate nothing, on either thread (positive control counts 1);
  * (4) refusals: with the foreground output, and on a backend that cannot split, create fails
- *     and says why. */
+ *     and says why;
+ * (5) a network run that fits the frame's budget is waited for: with a budget no run can miss,
+ *     every matte is the plain session's of the same frame, bit for bit, coef_age 0 (cases 1 and 2
+ *     set a budget no run fits, so that they never wait). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,7 @@ static void params(hr_stream_params *p, const hr_frame *f) {
 static void split_equals_whole(hr_model *m, const hr_frame *fr) {
   hr_stream_params p;
   params(&p, &fr[0]);
+  p.budget_ms = 0.001;   /* no run fits: the tail never waits for its own frame's */
   hr_stream *st = NULL;
   char err[512];
   CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
@@ -95,6 +99,7 @@ static void free_running(hr_model *m, const hr_frame *fr) {
   hr_stream_params p;
   params(&p, &fr[0]);
   p.adapt = true; p.net_budget_ms = 0.01;   /* every network run is over budget: step down */
+  p.budget_ms = 0.001;                       /* and none is waited for */
   hr_stream *st = NULL;
   char err[512];
   CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
@@ -179,6 +184,38 @@ static void refusals(hr_model *m, const hr_frame *fr) {
   printf("reference backend: %s\n", err);
 }
 
+/* (5) */
+static void waits_when_it_fits(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  params(&p, &fr[0]);
+  p.budget_ms = 1e5;   /* every run fits: each push waits for its own frame's coefficients */
+  hr_stream *st = NULL;
+  hr_session *ref = NULL;
+  char err[512];
+  CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
+  CHECK_EQ_INT(hr_session_create(m, &p.session, &ref), HR_OK);
+  if (!st || !ref) { printf("create: %s\n", err); hr_stream_destroy(st); hr_session_destroy(ref); return; }
+  int differ = 0, fresh = 0;
+  for (int i = 0; i < NF; i++) {
+    hr_outputs o;
+    CHECK_EQ_INT(hr_session_push(ref, &fr[i], &o), HR_OK);
+    hr_stream_result r;
+    CHECK_EQ_INT(hr_stream_push(st, &fr[i], &r), HR_OK);
+    if (!r.alpha || !o.alpha) { CHECK(r.alpha && o.alpha); break; }
+    differ += memcmp(r.alpha, o.alpha, (size_t)o.width * o.height * 4) != 0;
+    fresh += r.record.coef_age == 0;
+  }
+  hr_stream_stats ss;
+  hr_stream_get_stats(st, &ss);
+  printf("waiting for runs that fit: %d frames, %d mattes differ from the plain session's, %d with coef_age 0, %lld network runs\n",
+         NF, differ, fresh, (long long)ss.net_runs);
+  CHECK_EQ_INT(differ, 0);
+  CHECK_EQ_INT(fresh, NF);
+  CHECK_EQ_INT(ss.net_runs, NF);
+  hr_stream_destroy(st);
+  hr_session_destroy(ref);
+}
+
 int main(void) {
   if (!HR_COUNTING) printf("AddressSanitizer build: allocation counting off (ASan owns malloc); the output checks run\n");
   hr_model *m; hr_source *src; hr_frame fr[NF];
@@ -187,6 +224,7 @@ int main(void) {
   free_running(m, fr);
   noalloc(m, fr);
   refusals(m, fr);
+  waits_when_it_fits(m, fr);
   hr_source_destroy(src);
   hr_model_destroy(m);
   return hr_test_finish("test_stream_tail");
