@@ -2,7 +2,7 @@
 # The live loop as a user runs it (issue 12): `headroom run --realtime` on a 1920x1440 NV12 @60
 # replay of the sam2 bedroom clip, adaptive, with alpha PNGs AND raw floats written, on 1 and 2
 # threads, then a 1920x1080 replay on the default threads (one fewer than the CPUs, live: checked). The budget is 1 ms, so that the controller steps down after
-# every other frame on any machine (the replay runs at 15 fps so that even a slow sanitizer build
+# every other frame on any machine (the replay runs at 15 fps, 5 under ASan, so that even a slow sanitizer build
 # delivers enough frames for several changes). Runs in the Release pass and under ASan+UBSan (this script does
 # not judge time: bench/live_replay.sh does). These runs take the default live mode, the tail on every
 # frame (the network on its own thread; the first line says so); the last adds --no-tail (the
@@ -18,6 +18,10 @@ for need in "$CLI" "$MODEL" "$DATA/sam2-bedroom/bedroom.mp4"; do [ -e "$need" ] 
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
+# Under ASan+UBSan (a Debug build) a network run at 512x384 takes seconds: the clip is replayed at 5
+# fps there, so that the tail-every-frame runs see several network runs and a rung change.
+fps=15
+grep -q -a -m1 __asan_init "$CLI" && fps=5
 run_case() {  # name W H threads frames [more run options]
   local name=$1 W=$2 H=$3 thr=$4 n=$5
   shift 5
@@ -26,7 +30,7 @@ run_case() {  # name W H threads frames [more run options]
   local targ=(--threads "$thr")
   [ "$thr" = default ] && targ=()
   set +e
-  "$CLI" run --model "$MODEL" --input "$T/x.nv12" --input-format nv12:${W}x$H@15 --out "$T/o" --realtime --raw \
+  "$CLI" run --model "$MODEL" --input "$T/x.nv12" --input-format nv12:${W}x$H@$fps --out "$T/o" --realtime --raw \
     --budget-ms 1 "${targ[@]}" --telemetry "$T/o/t.jsonl" "$@" 2> "$T/log"
   local rc=$?
   set -e
