@@ -246,9 +246,10 @@ typedef struct fgf_job {
 HR__CLONES
 static void fgf_hrow(const hr__fgf *g, const float *restrict a, const float *restrict b, float *restrict ha, float *restrict hb) {
   const float *restrict fx = g->fx;
+  const int cs = g->alpha_only_coef ? 1 : 4;   /* the alpha's stride in A and B */
   for (int k = 0; k < g->n_runs; k++) {
     int s = g->run[k], e = g->run[k + 1], l = g->x0[s], r = g->x1[s];
-    float a0 = a[4 * l], da = a[4 * r] - a[4 * l], b0 = b[4 * l], db = b[4 * r] - b[4 * l];
+    float a0 = a[cs * l], da = a[cs * r] - a[cs * l], b0 = b[cs * l], db = b[cs * r] - b[cs * l];
     for (int x = s; x < e; x++) {
       ha[x] = a0 + da * fx[x];
       hb[x] = b0 + db * fx[x];
@@ -262,7 +263,7 @@ static int fgf_hslot(const fgf_job *j, int row, int keep, int tag[2], float *ha[
   if (tag[0] == row) return 0;
   if (tag[1] == row) return 1;
   int k = tag[0] == keep ? 1 : 0;
-  const size_t off = (size_t)row * j->g->w * 4 + 3;
+  const size_t off = j->g->alpha_only_coef ? (size_t)row * j->g->w : (size_t)row * j->g->w * 4 + 3;
   fgf_hrow(j->g, j->A + off, j->B + off, ha[k], hb[k]);
   tag[k] = row;
   return k;

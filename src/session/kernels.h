@@ -30,6 +30,8 @@ void hr__k_bcast_c(pthreadpool_t pool, const hr__k_bcast *b, const float *x, con
  * Tables and per-chunk scratch are made once at create (hr__fgf_init); the run allocates nothing. */
 typedef struct hr__fgf {
   int H, W, h, w, chunks, want_fgr;
+  int alpha_only_coef;   /* A and B hold the alpha channel only (h x w, the stream's compact
+                            copies), not RVM's h x w x 4 tensors; only without want_fgr. Init: 0 */
   int32_t *x0, *x1, *y0, *y1;
   float *fx, *fy;
   int32_t *run;      /* output columns with the same taps (x0, x1): run k is [run[k], run[k+1]) */
@@ -41,7 +43,8 @@ typedef struct hr__fgf {
 } hr__fgf;
 hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks, int want_fgr);
 void hr__fgf_free(hr__fgf *g);
-/* The tail on a given frame (guidance, at H x W) with given low-resolution A and B (h x w x 4):
+/* The tail on a given frame (guidance, at H x W) with given low-resolution A and B (h x w x 4, or
+ * h x w with alpha_only_coef):
  * pha (H x W), fgr (H x W x 3, only when g->want_fgr). pool NULL: on the calling thread. */
 void hr__fgf_run(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, float *pha, float *fgr, int clip,
                  pthreadpool_t pool);

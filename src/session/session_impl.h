@@ -69,7 +69,8 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1);
  * recurrent state only), and the tail runs apart on any frame with any A and b. */
 typedef struct hr__split_info {
   int src_end, tail;           /* op indices as above */
-  int lr_h, lr_w;              /* A and b: lr_h x lr_w x 4 floats each */
+  int lr_h, lr_w;              /* A and b: lr_h x lr_w x 4 floats each in the plan (the alpha is
+                                  channel 3) */
   int H, W;                    /* the frame and the matte */
   int clip;                    /* the tail clips alpha to [0, 1] */
 } hr__split_info;
@@ -78,7 +79,8 @@ typedef struct hr__split_info {
 int hr__split_query(const hr_session *s, hr__split_info *si);
 /* Ops [0, src_end) on frame f (at the plan's size): the network's input, in the arena. */
 hr_status hr__split_run_src(hr_session *s, const hr__split_info *si, const hr_frame *f);
-/* Ops [src_end, tail), then A and b copied out (lr_h * lr_w * 4 floats each). No allocation; safe
+/* Ops [src_end, tail), then the alpha's channel of A and b copied out (lr_h * lr_w floats each: the
+ * tail needs no other without the foreground; hr__fgf.alpha_only_coef reads them). No allocation; safe
  * on another thread than the caller's as long as nothing else runs the session meanwhile. */
 hr_status hr__split_run_net(hr_session *s, const hr__split_info *si, float *A, float *B);
 #endif

@@ -65,10 +65,10 @@ hr_status hr__split_run_net(hr_session *s, const hr__split_info *si, float *A, f
   hr_status st = run_range(s, si->src_end, si->tail);
   if (st) return st;
   const hr__rop *t = &s->plan->rops[si->tail];
-  size_t n = (size_t)si->lr_h * si->lr_w * 4 * sizeof(float);
+  const size_t n = (size_t)si->lr_h * si->lr_w;
   hr__tensor a = hr__plan_view(s->plan, t->in[0], s->arena, s->state, NULL);
   hr__tensor b = hr__plan_view(s->plan, t->in[1], s->arena, s->state, NULL);
-  memcpy(A, a.data, n);
-  memcpy(B, b.data, n);
+  const float *pa = a.data, *pb = b.data;
+  for (size_t i = 0; i < n; i++) { A[i] = pa[4 * i + 3]; B[i] = pb[4 * i + 3]; }   /* the alpha's channel */
   return HR_OK;
 }

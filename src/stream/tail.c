@@ -42,7 +42,7 @@ static void *worker(void *arg) {
     int slot = 0;
     while (slot == t->pub || slot == t->reading) slot++;   /* three slots: one is always free */
     const int64_t frame = t->job_frame;
-    const size_t n = (size_t)t->si.lr_h * t->si.lr_w * 4;
+    const size_t n = (size_t)t->si.lr_h * t->si.lr_w;
     pthread_mutex_unlock(&t->mu);
     double t0 = now_ms();
     hr_status st = hr__split_run_net(t->s, &t->si, t->coef[slot], t->coef[slot] + n);
@@ -90,7 +90,7 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
   t->reset_pending = 0;
   t->ok = hr__split_query(t->s, &t->si);
   if (!t->ok) { t->pub = t->reading = -1; return HR_OK; }
-  size_t need = (size_t)t->si.lr_h * t->si.lr_w * 8;
+  size_t need = (size_t)t->si.lr_h * t->si.lr_w * 2;   /* A then B, the alpha's channel only */
   if (!keep || need > t->coef_cap) t->pub = t->reading = -1;
   if (need > t->coef_cap) {
     for (int k = 0; k < 3; k++) {
@@ -113,6 +113,7 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
     hr__fgf_free(&t->fgf[k]);
     hr_status st = hr__fgf_init(&t->fgf[k], t->si.lr_h, t->si.lr_w, t->si.H, t->si.W, 1, 0);
     if (st) { t->ok = 0; t->pub = t->reading = -1; return st; }
+    t->fgf[k].alpha_only_coef = 1;
   }
   return HR_OK;
 }
@@ -217,7 +218,7 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double
   o->net_ms = t->coef_ms[slot];
   pthread_mutex_unlock(&t->mu);
   double t2 = now_ms();
-  const size_t n = (size_t)h * w * 4;
+  const size_t n = (size_t)h * w;
   const hr__fgf *g = tables_for(t, h, w);   /* kept by prepare for the coefficients it kept */
   unsigned csr = hr__ftz_begin();   /* as the in-session tail runs */
   hr__fgf_run(g, f, t->coef[slot], t->coef[slot] + n, t->alpha, NULL, t->si.clip, NULL);

@@ -9,7 +9,8 @@
  * else that touches the session (replan, suspend, resume, reset, state save or load, fault
  * injection into the state) waits for the worker first (hr__tail_drain); the stream does that.
  *
- * Memory: the worker's thread, three coefficient slots (2 x lr_h x lr_w x 4 floats each, sized for
+ * Memory: the worker's thread, three coefficient slots (2 x lr_h x lr_w floats each: the alpha's
+ * channel of A and b, sized for
  * the largest plan seen), the tail's tables (hr__fgf) and the H x W matte are allocated at create
  * and at hr__tail_prepare after a plan change; a frame allocates nothing. */
 #ifndef HR_STREAM_TAIL_H
@@ -33,7 +34,7 @@ typedef struct hr__tailrun {
   int reset_pending;           /* zero the state before the next run is posted (no wait for the
                                   run in flight; its coefficients are still shown once) */
   int64_t job_frame;           /* the frame the running job came from */
-  float *coef[3];              /* A then B, each lr_h x lr_w x 4 */
+  float *coef[3];              /* A then B, each lr_h x lr_w (the alpha's channel) */
   size_t coef_cap;             /* floats per slot */
   int pub, reading;            /* slot published last (-1: none since prepare), slot the tail reads */
   int64_t coef_frame[3];       /* the frame each slot's coefficients came from */

@@ -49,6 +49,11 @@ static int64_t frame_bytes(const char *spec) {
  * stream's health and statistics buffers and telemetry record (~0.4 MB), the capture, worker and
  * main threads' stacks, and malloc's slack above the library's own account. */
 #define RUN_LOOP_BYTES (2000 * 1000)
+/* What the tail every frame (run --realtime's default on the CPU) adds beyond its matte and
+ * coefficient slots: the network thread's stack and what the split run pages in beyond the plan.
+ * Measured, 1920x1440 r0.25 raw NV12: 139.1 MiB peak against 120.3 with --no-tail, 15.7 MB of it
+ * the matte and slots. */
+#define RUN_TAIL_THREAD_BYTES (4000 * 1000)
 
 int cmd_info(int argc, char **argv) {
   const char *model = NULL;
@@ -185,12 +190,14 @@ typedef struct run_rss {
   int64_t copies;        /* --realtime: the capture thread's dense copies */
   int64_t alpha;         /* alpha PNGs: the sink's 8-bit matte + the PNG writer */
   int64_t loop;          /* the live loop's own (RUN_LOOP_BYTES) */
+  int64_t tail;          /* --realtime on the CPU with a guided-filter tail: the tail every frame's
+                            matte, coefficient slots, tables and network thread */
   int64_t total;
 } run_rss;
 
 int cmd_plan(int argc, char **argv) {
   const char *model = NULL, *profile = NULL, *input_format = NULL, *input = NULL;
-  int w = 0, h = 0, json = 0, sessions = 1, measure = 0, realtime = 0; float ratio = 0;
+  int w = 0, h = 0, json = 0, sessions = 1, measure = 0, realtime = 0, no_tail = 0; float ratio = 0;
   hr_backend backend = HR_BACKEND_XNNPACK;
   int64_t baseline = rss_now(); /* this binary and its libraries, before the model: what `run` carries too */
   for (int i = 1; i < argc; i++) {
@@ -205,6 +212,7 @@ int cmd_plan(int argc, char **argv) {
     else if (!strcmp(argv[i], "--input-format") && i + 1 < argc) input_format = argv[++i];
     else if (!strcmp(argv[i], "--input") && i + 1 < argc) input = argv[++i];
     else if (!strcmp(argv[i], "--realtime")) realtime = 1;
+    else if (!strcmp(argv[i], "--no-tail")) no_tail = 1;
     else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
       const char *b = argv[++i];
       if (!strcmp(b, "xnnpack")) backend = HR_BACKEND_XNNPACK;
@@ -274,7 +282,13 @@ int cmd_plan(int argc, char **argv) {
   /* the output thread's slots (the matte as 8 bits each: the alpha PNGs are the only output that
    * reads it, writer_alpha8_claim), the PNG writer */
   r.alpha = (int64_t)WRITER_SLOTS * pi.width * pi.height + hr_png_write_memory_estimate(pi.width, pi.height, 1, 8);
-  r.total = r.baseline + r.library + r.source + r.copies + r.alpha + r.loop;
+  /* run --realtime's default on the CPU for RVM (stream/tail.h): the H x W float matte, three
+   * slots of the alpha's A and b (bounded by the processing size), the tail's tables and the
+   * network thread's stack (RUN_TAIL_THREAD_BYTES, measured) */
+  if (realtime && !no_tail && mi.has_ratio && backend == HR_BACKEND_XNNPACK)
+    r.tail = (int64_t)pi.width * pi.height * 4 + 3 * 2 * (int64_t)pi.proc_width * pi.proc_height * 4 +
+             2 * ((int64_t)pi.width * 40 + (int64_t)pi.height * 12) + RUN_TAIL_THREAD_BYTES;
+  r.total = r.baseline + r.library + r.source + r.copies + r.alpha + r.loop + r.tail;
   int64_t n_total = pi.total_bytes + (sessions - 1) * pi.session_bytes;
   int resampled = src && (fw != pi.width || fh != pi.height);
   if (json) {
@@ -282,9 +296,9 @@ int cmd_plan(int argc, char **argv) {
            (long long)(sm.pool_bytes + r.copies), (long long)r.total);
     printf("\"source_bytes\":%lld,\"source_pool_bytes\":%lld,\"source_file_bytes\":%lld,\"source_decoder_bytes\":%lld,"
            "\"source_frames_bytes\":%lld,\"source_code_bytes\":%lld,\"realtime_copy_bytes\":%lld,\"alpha_png_bytes\":%lld,"
-           "\"run_loop_bytes\":%lld,", (long long)r.source, (long long)sm.pool_bytes, (long long)sm.file_bytes,
+           "\"run_loop_bytes\":%lld,\"tail_bytes\":%lld,", (long long)r.source, (long long)sm.pool_bytes, (long long)sm.file_bytes,
            (long long)sm.decoder_bytes, (long long)sm.frames_bytes, (long long)sm.code_bytes, (long long)r.copies,
-           (long long)r.alpha, (long long)r.loop);
+           (long long)r.alpha, (long long)r.loop, (long long)r.tail);
     if (src) {
       printf("\"source\":\"");
       for (const char *c = hr_source_describe(src); *c; c++) printf(*c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
@@ -339,11 +353,15 @@ int cmd_plan(int argc, char **argv) {
            (r.alpha - (int64_t)pi.width * pi.height * WRITER_SLOTS) / 1e6);
     printf("run loop     %8.2f MB (code paged in by inference, health and statistics, thread stacks, malloc slack; measured)\n",
            r.loop / 1e6);
-    char copies[48] = "";
+    if (r.tail)
+      printf("tail         %8.2f MB (--realtime, tail every frame: the %dx%d float matte, 3 slots of the alpha's A and b, the network's thread; --no-tail: none)\n",
+             r.tail / 1e6, pi.width, pi.height);
+    char copies[48] = "", tail[32] = "";
     if (realtime) snprintf(copies, sizeof copies, " + copies %.1f", r.copies / 1e6);
+    if (r.tail) snprintf(tail, sizeof tail, " + tail %.1f", r.tail / 1e6);
     printf("headroom run %8.2f MB expected peak RSS of this CLI: %.1f MB binary and libraries (measured now) + total %.1f"
-           " + source %.1f%s + alpha PNGs %.1f + run loop %.1f\n", r.total / 1e6, r.baseline / 1e6, r.library / 1e6,
-           r.source / 1e6, copies, r.alpha / 1e6, r.loop / 1e6);
+           " + source %.1f%s + alpha PNGs %.1f + run loop %.1f%s\n", r.total / 1e6, r.baseline / 1e6, r.library / 1e6,
+           r.source / 1e6, copies, r.alpha / 1e6, r.loop / 1e6, tail);
     printf("ops/frame    %d, %.2f GFLOP\n", pi.n_ops, pi.gflop);
   }
 out:
