@@ -27,7 +27,8 @@ static void run_usage(void) {
           "  --fixed               never adapt\n"
           "  --tail-every-frame    run the network on its own thread at the rate it reaches, and the full-resolution\n"
           "                        guided-filter tail on every frame with its newest coefficients (RVM on the CPU;\n"
-          "                        the default with --realtime when adapting, where the model and backend allow it)\n"
+          "                        the default with --realtime when adapting to a budget under 50 ms, where the model\n"
+          "                        and backend allow it)\n"
           "  --no-tail             adapt by the processing size alone (the network runs on every delivered frame)\n"
           "  --net-budget-ms MS    in that mode, adapting: the network's run-time budget (default 4 x budget up to 66.8 ms,\n"
           "                        at least 0.8 x budget; a run that fits the frame is waited for: no lag)\n"
@@ -124,12 +125,19 @@ int run_parse(int argc, char **argv, run_opts *o) {
   if (!(o->budget_ms > 0)) { fprintf(stderr, "headroom run: --budget-ms must be > 0\n"); return -1; }
   if (o->net_budget_ms < 0) { fprintf(stderr, "headroom run: --net-budget-ms must be > 0\n"); return -1; }
   if (o->adapt < 0) o->adapt = o->realtime;
-  /* Live and adapting on the CPU, the tail on every frame is the first answer to a frame that does
-   * not fit: at 1920x1440 @60 p99 latency 14.7 / 10.4 ms on 1 / 2 threads against 34.5 / 14.0 by
-   * the processing size alone (bench/live_latency.sh). Where the model or backend cannot run it,
-   * cmd_run falls back to the processing size and says so (TAIL_AUTO). */
+  /* Live and adapting on the CPU at camera rates (a budget under 50 ms), the tail on every frame is
+   * the first answer to a frame that does not fit. Measured with bench/live_quality.c on 2 CPUs of
+   * an idle Xeon, 1 kernel thread, 1920x1440, pixels off > 0.1 against the base matte (tuning
+   * clips bedroom and vtest 0-119): at 60 fps the processing-size ladder misses the budget (p99
+   * 35-36 ms, 5-6% dropped) where the tail keeps it (p99 10.5-11.7, none dropped) at about the same
+   * quality (7.3 vs 7.5%, 2.0 vs 1.7%); at 30 fps the same quality (4.4 vs 4.3%, 1.9 vs 1.7%) at
+   * half the latency (p99 12.3-12.5 vs 22-26 ms); at 15 fps a tie (2.37 vs 2.36%, p99 ~60 ms both);
+   * at 10 fps (768x576, budget 100 ms) the ladder is better (0.80 vs 1.34%): the network fits every
+   * frame at a larger size. Where the model or backend cannot run it, cmd_run falls back to the
+   * ladder and says so (TAIL_AUTO). */
   if (o->tail_every_frame < 0)
-    o->tail_every_frame = o->realtime && o->adapt && !o->fgr && o->backend != HR_BACKEND_VULKAN && o->backend != HR_BACKEND_REFERENCE ? TAIL_AUTO : 0;
+    o->tail_every_frame = o->realtime && o->adapt && o->budget_ms < 50 && !o->fgr && o->backend != HR_BACKEND_VULKAN &&
+                                  o->backend != HR_BACKEND_REFERENCE ? TAIL_AUTO : 0;
   /* telemetry is always written when a report is asked (the report is made from it) */
   if (o->report && !o->telemetry) { snprintf(o->tel_path, sizeof o->tel_path, "%s/telemetry.jsonl", o->out); o->telemetry = o->tel_path; }
   o->status = !o->quiet && isatty(2);
