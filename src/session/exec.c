@@ -55,6 +55,9 @@ typedef struct kern {
   kkind kind;
   hr__fgf fgf;              /* K_FGF tables */
   hr__ingest_plan ing;      /* K_SRC_RESIZE: frame -> processing size */
+  int ing_parts;            /* K_SRC_RESIZE: row ranges run over the pool, each with its row scratch */
+  float *ing_rows;          /* K_SRC_RESIZE: ing_parts x 6 x out_w_pad floats, 64-byte aligned */
+  void *ing_mem;
   hr__resize rs;            /* K_RESIZE column taps */
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
@@ -732,6 +735,14 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       const hr__tensor *o = &s->plan->vals[r->out[0]].t;
       k->kind = K_SRC_RESIZE;
       st = hr__ingest_plan_init(&k->ing, s->plan->width, s->plan->height, (int)o->dims[2], (int)o->dims[1]);
+      /* one row range per thread (at 4x down no input row is shared between output rows) */
+      k->ing_parts = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
+      if (k->ing_parts > (int)o->dims[1]) k->ing_parts = (int)o->dims[1];
+      if (!st && k->ing_parts > 1) {
+        k->ing_mem = malloc(sizeof(float) * 6 * (size_t)k->ing.out_w_pad * (size_t)k->ing_parts + 64);
+        if (!k->ing_mem) st = HR_ENOMEM;
+        else k->ing_rows = (float *)(((uintptr_t)k->ing_mem + 63) & ~(uintptr_t)63);
+      }
       continue;
     }
     if (s->p.backend == HR_BACKEND_XNNPACK) {
@@ -787,13 +798,15 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     }
   }
   for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_pair(s, ex, i);
+
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
     s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
                        (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) +
-                       (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
+                       (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) +
+                       (ex->k[i].ing_mem ? (int64_t)(sizeof(float) * 6 * (size_t)ex->k[i].ing.out_w_pad * (size_t)ex->k[i].ing_parts + 64) : 0) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
                        (ex->k[i].wexp ? (int64_t)hr__numel(&s->plan->vals[s->plan->rops[i].in[1]].t) / s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] *
                                             s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
@@ -813,6 +826,7 @@ void hr__exec_destroy(hr__exec *ex) {
     free(ex->k[i].band);
     hr__fgf_free(&ex->k[i].fgf);
     hr__ingest_plan_free(&ex->k[i].ing);
+    free(ex->k[i].ing_mem);
     hr__resize_free(&ex->k[i].rs);
     free(ex->k[i].wexp);
     free(ex->k[i].bvec);
@@ -825,6 +839,14 @@ void hr__exec_destroy(hr__exec *ex) {
 static double now_us(void) {
   struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* The source resize in row ranges over the pool (hr__ingest_resample_part), each with its scratch. */
+typedef struct src_job { const kern *k; const hr_frame *f; float *dst; ptrdiff_t stride; } src_job;
+static void src_part(void *ctx, size_t part) {
+  const src_job *j = ctx;
+  hr__ingest_resample_part(&j->k->ing, j->f, j->dst, j->stride, (int)part, j->k->ing_parts,
+                           j->k->ing_rows + 6 * (size_t)j->k->ing.out_w_pad * part);
 }
 
 hr_status hr__exec_run(hr_session *s, hr__exec *ex) { return hr__exec_run_range(s, ex, 0, ex->n); }
@@ -913,7 +935,14 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
             break;
           }
           case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0], r->out_c_off, r->out_c_total); break;
-          case K_SRC_RESIZE: hr__ingest_resample_rgbf(&k->ing, &s->cur, out[0].data, out[0].dims[2] * 3); break;
+          case K_SRC_RESIZE:
+            if (k->ing_parts > 1) {
+              src_job sj = {k, &s->cur, out[0].data, out[0].dims[2] * 3};
+              pthreadpool_parallelize_1d(s->pool, src_part, &sj, (size_t)k->ing_parts, 0);
+            } else {
+              hr__ingest_resample_rgbf(&k->ing, &s->cur, out[0].data, out[0].dims[2] * 3);
+            }
+            break;
           default: hr__op_exec_ref(r->node ? r->node : &r->syn, inp, r->n_in, out, r->n_out); break;
         }
     }
