@@ -14,7 +14,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_DW2D
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_DW2D, K_GAP
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -729,6 +729,16 @@ static void fuse_bcast_pair(hr_session *s, hr__exec *ex, int i) {
   a->bvec = NULL;
 }
 
+/* A Mean over the height and width of one NHWC float image: our kernel (hr__k_gap), over the
+ * pool by channel blocks (XNNPACK's global average pooling runs a batch of one on one thread). */
+static int gap_fits(hr_session *s, const hr__rop *r) {
+  xdesc d;
+  if (r->op != HR_OP_MEAN || !describe_xnn(s, r, &d) || d.xk != X_GAP || d.n != 1) return 0;
+  const hr__plan *p = s->plan;
+  return p->vals[r->in[0]].t.dt == HR_DT_FLOAT && p->vals[p->vals[r->in[0]].root].storage != S_SRC &&
+         hr__numel(&p->vals[r->out[0]].t) == (int64_t)d.ch;
+}
+
 /* Depthwise convolutions our direct kernel (kernels.c, hr__k_dw2d) runs faster than XNNPACK's
  * indirect one: stride 1, multiplier 1, 16 or 32 channels (RVM's first, 180x240x16 3x3 at 1920x1440
  * r0.25). Measured per shape against XNNPACK (1 thread, AVX-512, caches as after the producer,
@@ -818,6 +828,11 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       if (dw2d_fits(s, r, &k->dw)) {
         k->kind = K_DW2D;
         k->dw_op = i;
+        continue;
+      }
+      if (gap_fits(s, r)) { /* with and without HR_EXEC_FUSE: the two engines compare bit for bit */
+        k->kind = K_GAP;
+        k->pool = hr__numel(&s->plan->vals[r->in[0]].t) > 65536 ? s->pool : NULL; /* by what it reads */
         continue;
       }
       if (fuse && r->op == HR_OP_AVGPOOL && s->plan->vals[r->out[0]].t.dt == HR_DT_FLOAT && s->plan->vals[r->out[0]].t.rank == 4) {
@@ -998,6 +1013,11 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
             hr__k_dw1d(k->pool, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0], k->wexp);
             break;
           }
+          case K_GAP: {
+            const hr__tensor *xt = &p->vals[r->in[0]].t;
+            hr__k_gap(k->pool, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
+            break;
+          }
           case K_DW2D: {
             const hr__rop *rd = &p->rops[k->dw_op];
             const hr__tensor *xt = &p->vals[rd->in[0]].t, *ot = &p->vals[rd->out[0]].t;
@@ -1027,7 +1047,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "dw2d"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "dw2d", "gap"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;

@@ -977,3 +977,33 @@ void hr__k_dw2d(pthreadpool_t pool, const hr__dw2d *d, const float *x, int64_t H
   else
     for (int64_t oy = 0; oy < OH; oy++) dw2d_row16(&j, oy, 0, blocks);
 }
+
+/* ---- mean over the pixels (global average pooling) ---- */
+#define HR__GAP_GROUP 1024 /* channels a task sums at most (its sums on the stack) */
+typedef struct gap_job { const float *x; float *y; int64_t pixels, C, gw; } gap_job;
+/* Channels [c0, c0 + gw) of every pixel, pixel after pixel (rows read in order). */
+HR__CLONES
+static void gap_group(void *ctx, size_t g) {
+  const gap_job *j = ctx;
+  int64_t c0 = (int64_t)g * j->gw, cn = j->C - c0 < j->gw ? j->C - c0 : j->gw;
+  float acc[HR__GAP_GROUP];
+  for (int64_t c = 0; c < cn; c++) acc[c] = 0.f;
+  const float *x = j->x + c0;
+  for (int64_t p = 0; p < j->pixels; p++, x += j->C)
+    for (int64_t c = 0; c < cn; c++) acc[c] += x[c];
+  float n = (float)j->pixels;
+  for (int64_t c = 0; c < cn; c++) j->y[c0 + c] = acc[c] / n;
+}
+
+void hr__k_gap(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C) {
+  /* one group per thread (16-channel multiples), none wider than HR__GAP_GROUP */
+  int64_t threads = pool ? (int64_t)pthreadpool_get_threads_count(pool) : 1, blocks = (C + 15) / 16;
+  int64_t groups = threads < blocks ? threads : blocks;
+  if (groups < (C + HR__GAP_GROUP - 1) / HR__GAP_GROUP) groups = (C + HR__GAP_GROUP - 1) / HR__GAP_GROUP;
+  int64_t gw = (blocks + groups - 1) / groups * 16;
+  if (gw > HR__GAP_GROUP) gw = HR__GAP_GROUP;
+  gap_job j = {x, y, pixels, C, gw};
+  size_t ng = (size_t)((C + gw - 1) / gw);
+  if (pool && ng > 1) pthreadpool_parallelize_1d(pool, gap_group, &j, ng, 0);
+  else for (size_t g = 0; g < ng; g++) gap_group(&j, g);
+}

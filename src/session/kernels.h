@@ -108,4 +108,8 @@ typedef struct hr__dw2d {
 } hr__dw2d;
 void hr__k_dw2d(pthreadpool_t pool, const hr__dw2d *d, const float *x, int64_t H, int64_t W, int64_t C, const float *w,
                 const float *bias, float *y, int64_t OH, int64_t OW);
+/* Mean over the pixels of one image (TF Mean over H and W; NHWC, pixels x C floats in, C out):
+ * each channel summed over the pixels in order, then divided by their count; 16-channel blocks
+ * over the pool (XNNPACK 2022's global average pooling splits only the batch: one thread here). */
+void hr__k_gap(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C);
 #endif

@@ -6,7 +6,8 @@
  * threads and the plain one on one (the split over the pool must not matter either). Also checks
  * that each fusion happened (a plan that stopped matching would silently test nothing) and that
  * the guided-filter group's kernel and the per-channel pair are where the plan says. Also: the
- * first depthwise convolution on our direct kernel in both engines (dw2d), and the banded
+ * first depthwise convolution on our direct kernel in both engines (dw2d), so are the means over
+ * the pixels (gap), and the banded
  * convolutions cut into 3x as many bands (HR_BAND_SPLIT=3, what a 16-thread pool gets) give the
  * same bits as the plan's bands. */
 #include <stdio.h>
@@ -59,6 +60,10 @@ int main(void) {
     printf("%dx%d: dw2d      fused engine %2d ops, plain %d\n", w, h, dwa, dwb);
     CHECK(dwa > 0);
     CHECK_EQ_INT(dwa, dwb);
+    int ga = count_kind(a, "gap"), gb = count_kind(b, "gap");
+    printf("%dx%d: gap       fused engine %2d ops, plain %d\n", w, h, ga, gb);
+    CHECK_EQ_INT(ga, 9); /* RVM's eight squeeze-excitation means and LR-ASPP's */
+    CHECK_EQ_INT(gb, 9);
     /* the cut bands are operators of other shapes: more band operators, other templates */
     hr_plan_info pa, pc;
     hr_session_get_plan(a, &pa);
