@@ -96,9 +96,22 @@
 #  prefetch) lost to the SIMT kernels on every layer: the tuner picked it 0 times of 63; forced
 #  everywhere the frame took 6.15 ms of GPU (conv3x3 2.43, conv1x1 2.65) and alpha was 2.5e-5 / 0.012
 #  from XNNPACK's, past the fp32 bound even with the split. So it is off by default.
-#  Where the 2.0 ms goal stands (3.07 now): GPU 2.75 of which ~0.2 the alpha over PCIe, ~200
+#  Then the squeeze-excitation means (meansk.comp) over 8 outputs a workgroup, 32 threads each
+#  along the reduced axis (was 32 outputs, 8 threads: a 45x60x72 mean ran 3 workgroups, ~19 us):
+#   1920x1440 r0.25: 2.972 / 3.074 ms, GPU 2.683 (336 fps); elementwise 0.444 -> 0.378
+#     conv3x3 0.927, conv1x1 0.735, elementwise 0.378, depthwise 0.395, copy 0.257, resize 0.081, refiner 0.214
+#   1920x1440 r0.5: 6.925 / 8.359 (one run with host spikes; frame copy 0.31), GPU 6.477
+#     conv3x3 2.618, conv1x1 1.342, elementwise 0.694, depthwise 1.186, copy 0.478, resize 0.270, refiner 0.214
+#   1920x1080 r0.25: 2.721 / 4.336 (spikes as above), GPU 2.289
+#     conv3x3 0.746, conv1x1 0.691, elementwise 0.368, depthwise 0.327, copy 0.253, resize 0.068, refiner 0.161
+#   Alpha vs XNNPACK, 3 frames, fp32: 1.36e-7 / 2.2e-3 (r0.5 2.9e-7 / 6.8e-4, 1080p 1.2e-7 / 1.8e-3).
+#  Tried and dropped: the squeeze-excitation's x * s folded into the 1x1 convolution after it (the
+#  input scaled per channel on load, 8 Mul dispatches fewer, 194 dispatches): elementwise 0.378 ->
+#  0.336 but conv1x1 0.735 -> 0.835 (an extra load per multiply-add in the split-reduction kernel):
+#  GPU 2.683 -> 2.746 ms at r0.25, 2.289 -> 2.352 at 1080p, 6.477 -> 6.481 at r0.5.
+#  Where the 2.0 ms goal stands (2.97 now): GPU 2.68 of which ~0.2 the alpha over PCIe, ~200
 #  dependent dispatches (~2.3 us each on the device), the decoder's 3x3 convolutions (the five
-#  largest 0.56 ms profiled, at 5-11 TFLOP/s); the host side 0.32 (frame copy 0.17, upload, submit).
+#  largest 0.56 ms profiled, at 5-11 TFLOP/s); the host side ~0.3 (frame copy 0.16, upload, submit).
 #
 # run-live with all of the above (`HR_VK_TRACE=1 bench/vulkan_h200.sh run-live`): 400 of 400 frames
 # delivered at 60.0 fps, none dropped, 400 alpha PNGs = 400 telemetry lines (names match), every

@@ -634,7 +634,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         else if (first >= 0 && k <= last) R *= x->dims[k];
         else inner *= x->dims[k];
       }
-      if (outer * inner < 65536 && R >= 64) { ADD(P_MEANSK, outer * inner * 8); d->pc[0] = (int32_t)(outer * inner); }
+      if (outer * inner < 65536 && R >= 64) { ADD(P_MEANSK, outer * inner * 32); d->pc[0] = (int32_t)(outer * inner); }
       else ADD(P_MEAN, outer * inner);
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]);
       d->pc[3] = (int32_t)R; d->pc[4] = (int32_t)inner;
