@@ -228,7 +228,31 @@ static void hpass_scalar(const hr__ingest_plan *p, const hr_frame *f, int y, flo
   }
 }
 
+/* Horizontal pass for float RGB frames (the model's own input format, e.g. bench and TF.js
+ * comparisons): the scalar definition's loads and lerp without its per-tap format switch; the same
+ * values. Cloned for AVX2 / AVX-512 where GCC can (gathers), plain loops elsewhere. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(HR_INGEST_NO_CLONES)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void hpass_rgbf32(const hr__ingest_plan *p, const hr_frame *f, int y, float *restrict slot) {
+  const uint8_t *row = (const uint8_t *)f->planes[0] + (ptrdiff_t)y * f->strides[0];
+  const int wp = p->out_w_pad, ow = p->out_w;
+  const int32_t *restrict lo = p->x_lo, *restrict hi = p->x_hi;
+  const float *restrict fr = p->x_frac;
+  for (int c = 0; c < 3; c++) {
+    float *restrict d = slot + (size_t)c * wp;
+    for (int o = 0; o < ow; o++) {
+      const float L = ld_f32(row + (size_t)lo[o] * 12 + 4 * c), R = ld_f32(row + (size_t)hi[o] * 12 + 4 * c);
+      d[o] = L + (R - L) * fr[o];
+    }
+  }
+}
+
 static void hpass(const hr__ingest_plan *p, const hr_frame *f, int y, float *slot) {
+  if (f->fmt == HR_PIX_RGBF32 && !p->scalar) {
+    hpass_rgbf32(p, f, y, slot);
+    return;
+  }
 #ifdef HR__INGEST_HAVE_SSE2
   if (!p->scalar && p->simd_ok && hr__ingest_sse2_hpass(p, f, y, slot)) {
     hpass_scalar(p, f, y, slot, p->x_fix, p->n_fix);
