@@ -11,7 +11,10 @@
 #   --threads LIST  counts to run (default 1 2 4 8 16, cut at nproc; 1 is always run: the baseline)
 #   --frames N      frames timed per run (default 20; 3 warm-up frames first)
 #   --rounds N      runs per count, interleaved (default 3)
-# env: HR_CLI (default build/headroom), HR_MODEL_DIR (default models/).
+# env: HR_CLI (default build/headroom), HR_MODEL_DIR (default models/). Engine switches pass through
+# to every run, for A/B on the same host: HR_BAND_SPLIT=1 keeps the plan's convolution bands as they
+# are (default: cut into ceil(4 threads / bands) <= 4 above 2 threads, exec.c), HR_EXEC_FUSE=0 runs
+# every op on its own kernel.
 # Load from other processes skews the result: the load average at start and end is in the output;
 # run it on an idle host.
 set -euo pipefail
@@ -29,7 +32,7 @@ while [ $# -gt 0 ]; do
     --frames) frames=$2; shift 2;;
     --rounds) rounds=$2; shift 2;;
     --format) format=$2; shift 2;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
     *) echo "threads_scaling: unknown option $1" >&2; exit 2;;
   esac
 done

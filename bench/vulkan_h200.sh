@@ -65,6 +65,54 @@
 # Alpha vs XNNPACK (fp32, 3 frames): mean 1.4e-7, max 2.2e-3 (r0.5 2.0e-7 / 6.8e-4; 1080p
 # 1.2e-7 / 1.9e-3). Session create, first on the machine: 2.9 s (tuning twice), later 0.3-0.7 s.
 #
+# 2026-12-02 UTC (H200, driver 580.159.04, fp32 storage, 300 frames; before = HEAD bee80e6+ that
+# day, same machine): three changes, each A/B in one run at 1920x1440 r0.25 (switches in brackets):
+#  - epilogue chains whose output the plan put over the convolution's input get a slot of their own
+#    (chain_slots; HR_VK_SLOTS=0 off): 17 more chains fold (HardSwish, depthwise + batch-norm
+#    Mul/Add + HardSwish, GRU Sigmoid), 225 -> 201 dispatches, 215 -> 190 barriers, +26 MB device
+#    memory; GPU 2.667 -> 2.573 ms (elementwise 0.546 -> 0.441), wall 3.317 -> 3.204 (blocking wait)
+#  - the frame's wait: asleep for the shorter of the last two waits less 0.3 ms, then polling
+#    (HR_VK_WAIT=block / spin, HR_VK_SPIN_MS): 3.204 -> 3.134 ms, p99 3.48 -> 3.23 (pure spin 3.080)
+#  - alpha written by the guided-filter kernel straight into the host-visible read-back buffer, no
+#    copy after the frame (HR_VK_ALPHA=copy): wall 3.134 -> 3.07-3.09; the GPU time now includes the
+#    11 MB crossing PCIe (refiner 0.03 -> 0.21 ms; the copy it replaces took ~0.23 ms after the
+#    last timestamp)
+#  All together, before -> after (median / p99 wall ms, GPU ms; GPU ms by class):
+#   1920x1440 r0.25: 3.305 / 3.575, GPU 2.649 -> 3.068 / 3.169, GPU 2.748 (326 fps)
+#     before: conv3x3 0.925, conv1x1 0.736, elementwise 0.546, depthwise 0.392, copy 0.255, resize 0.080, refiner 0.027
+#     after:  conv3x3 0.928, conv1x1 0.741, elementwise 0.444, depthwise 0.395, copy 0.259, resize 0.081, refiner 0.214
+#   1920x1440 r0.5:  7.474 / 7.772, GPU 6.732 -> 7.168 / 7.274, GPU 6.739
+#     after:  conv3x3 2.616, conv1x1 1.341, elementwise 0.968 (1.179 before), depthwise 1.188, copy 0.479, resize 0.270, refiner 0.214
+#   1920x1080 r0.25: 2.889 / 3.117, GPU 2.282 -> 2.671 / 2.785, GPU 2.339 (374 fps)
+#     after:  conv3x3 0.748, conv1x1 0.698, elementwise 0.414 (0.499), depthwise 0.328, copy 0.255, resize 0.068, refiner 0.161
+#   Alpha vs XNNPACK (3 frames): 1.35e-7 / 2.2e-3 (r0.5 1.9e-7 / 6.8e-4, 1080p 1.2e-7 / 1.9e-3),
+#   unchanged. fp16 storage: 3.344 ms (GPU 3.025), alpha 4.9e-5 / 0.019. run-live: 400 of 400 at
+#   480x360, none dropped, latency p50 9.1 / p99 10.8 / max 12.3 ms (was 9.6 / 11.3 / 15.8),
+#   device_ms 5.05 / 6.11, frame copy 0.35 / 0.43.
+#  Tensor cores: the H200 has VK_NV_cooperative_matrix (16x16x16, 16x8x16, 16x8x8 fp16 -> fp16 or
+#  fp32; 8-bit integer 16x16x32 / 16x8x32), VK_KHR_cooperative_matrix and _NV_cooperative_matrix2.
+#  A first implicit-GEMM kernel on them (convmma.comp, HR_VK_MMA=1: 128x32 / 128x16 tiles, fp32
+#  operands split into two fp16 each, 3 products a step, staged through shared memory, no
+#  prefetch) lost to the SIMT kernels on every layer: the tuner picked it 0 times of 63; forced
+#  everywhere the frame took 6.15 ms of GPU (conv3x3 2.43, conv1x1 2.65) and alpha was 2.5e-5 / 0.012
+#  from XNNPACK's, past the fp32 bound even with the split. So it is off by default.
+#  Then the squeeze-excitation means (meansk.comp) over 8 outputs a workgroup, 32 threads each
+#  along the reduced axis (was 32 outputs, 8 threads: a 45x60x72 mean ran 3 workgroups, ~19 us):
+#   1920x1440 r0.25: 2.972 / 3.074 ms, GPU 2.683 (336 fps); elementwise 0.444 -> 0.378
+#     conv3x3 0.927, conv1x1 0.735, elementwise 0.378, depthwise 0.395, copy 0.257, resize 0.081, refiner 0.214
+#   1920x1440 r0.5: 6.925 / 8.359 (one run with host spikes; frame copy 0.31), GPU 6.477
+#     conv3x3 2.618, conv1x1 1.342, elementwise 0.694, depthwise 1.186, copy 0.478, resize 0.270, refiner 0.214
+#   1920x1080 r0.25: 2.721 / 4.336 (spikes as above), GPU 2.289
+#     conv3x3 0.746, conv1x1 0.691, elementwise 0.368, depthwise 0.327, copy 0.253, resize 0.068, refiner 0.161
+#   Alpha vs XNNPACK, 3 frames, fp32: 1.36e-7 / 2.2e-3 (r0.5 2.9e-7 / 6.8e-4, 1080p 1.2e-7 / 1.8e-3).
+#  Tried and dropped: the squeeze-excitation's x * s folded into the 1x1 convolution after it (the
+#  input scaled per channel on load, 8 Mul dispatches fewer, 194 dispatches): elementwise 0.378 ->
+#  0.336 but conv1x1 0.735 -> 0.835 (an extra load per multiply-add in the split-reduction kernel):
+#  GPU 2.683 -> 2.746 ms at r0.25, 2.289 -> 2.352 at 1080p, 6.477 -> 6.481 at r0.5.
+#  Where the 2.0 ms goal stands (2.97 now): GPU 2.68 of which ~0.2 the alpha over PCIe, ~200
+#  dependent dispatches (~2.3 us each on the device), the decoder's 3x3 convolutions (the five
+#  largest 0.56 ms profiled, at 5-11 TFLOP/s); the host side ~0.3 (frame copy 0.16, upload, submit).
+#
 # run-live with all of the above (`HR_VK_TRACE=1 bench/vulkan_h200.sh run-live`): 400 of 400 frames
 # delivered at 60.0 fps, none dropped, 400 alpha PNGs = 400 telemetry lines (names match), every
 # frame at 480x360 (no rung change, no replan), latency p50 9.6 ms, p99 11.3, max 15.8; infer p50
@@ -234,7 +282,7 @@ EOF
   for l in $(ldd .gl/vkbench | awk '/=>/ {print $3}' | grep -E 'XNNPACK|pthreadpool|cpuinfo|cjson|clog'); do cp -L "$l" .gl/lib/; done
   # the CLI without FFmpeg for run-live: its own objects relinked, every av*/sws* symbol a stand-in
   syms=$( (nm -u "$b"/libheadroom_io.a; nm -u "$b"/CMakeFiles/headroom_cli.dir/tools/headroom/*.o) 2>/dev/null |
-         awk '{print $NF}' | grep -E '^(av|sws|swr)' | sort -u)
+         awk '{print $NF}' | grep -E '^(av|sws|swr)' | sort -u || true)
   { echo '/* FFmpeg stand-ins for a CLI without FFmpeg (raw and image sources only): generated by bench/vulkan_h200.sh */'
     echo '#include <stdio.h>'; echo '#include <stdlib.h>'
     echo 'static void noav(const char *f) { fprintf(stderr, "headroom: built without FFmpeg (%s called)\n", f); exit(1); }'

@@ -2,9 +2,16 @@
 // The fused fast-guided-filter tail (lower.c, kernels.c): per full-resolution pixel, A and b
 // (low resolution, 4 channels) interpolated vertically then horizontally with TF half-pixel taps,
 // guidance x = (r, g, b, mean) from the frame; out = A*x + b; pha = out[3] (clipped when asked),
-// fgr = out[0..2]. p: 0 n (H*W), 1 A, 2 b, 3 pha, 4 fgr (-1 none), 5 h, 6 w, 7 H, 8 W, 9 clip.
+// fgr = out[0..2]. p: 0 n (H*W), 1 A, 2 b, 3 pha, 4 fgr (-1 none), 5 h, 6 w, 7 H, 8 W, 9 clip,
+// 10 pha's float offset in the read-back buffer. EPI (p[25]) 1: pha also written there (fp32, the
+// host's memory: no copy after the frame).
 #include "common.glsl"
 #include "frame.glsl"
+layout(std430, binding = 2) writeonly buffer Out { float o[]; };
+void pha_out(int i, float v) {
+  stu(f32(3), p[3] + i, v);
+  if (EPI == 1) o[p[10] + i] = v;
+}
 float lerp4(bool f, int base, int w, int y0, int y1, float fy, int l, int r, float fx, int c) {
   float t = ldu(f, base + (y0 * w + l) * 4 + c), u = ldu(f, base + (y1 * w + l) * 4 + c);
   precise float L = t + (u - t) * fy;
@@ -28,7 +35,7 @@ void main() {
     float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, 3), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, 3);
     precise float v = a * m + b;
     if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
-    stu(f32(3), p[3] + int(i), v);
+    pha_out(int(i), v);
   } else {
     float xv[4] = float[4](px.x, px.y, px.z, m);
     for (int c = 0; c < 4; c++) {
@@ -36,7 +43,7 @@ void main() {
       precise float v = a * xv[c] + b;
       if (c == 3) {
         if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
-        stu(f32(3), p[3] + int(i), v);
+        pha_out(int(i), v);
       } else {
         stu(f32(4), p[4] + int(i) * 3 + c, v);
       }

@@ -83,9 +83,9 @@ void hr__ingest_row_planar_scalar(const hr_frame *f, int y, int x0, float *r, fl
 
 void hr__ingest_row_planar(const hr_frame *f, int y, float *r, float *g, float *b) {
   assert(f && y >= 0 && y < f->height && r && g && b && fmt_supported(f->fmt));
-  int x = 0;
+  int x = hr__ingest_avx512_row_planar(f, y, r, g, b);
 #ifdef HR__INGEST_HAVE_SSE2
-  x = hr__ingest_sse2_row_planar(f, y, r, g, b);
+  if (!x) x = hr__ingest_sse2_row_planar(f, y, r, g, b);
 #endif
   if (x < f->width) hr__ingest_row_planar_scalar(f, y, x, r, g, b);
 }
@@ -228,7 +228,31 @@ static void hpass_scalar(const hr__ingest_plan *p, const hr_frame *f, int y, flo
   }
 }
 
+/* Horizontal pass for float RGB frames (the model's own input format, e.g. bench and TF.js
+ * comparisons): the scalar definition's loads and lerp without its per-tap format switch; the same
+ * values. Cloned for AVX2 / AVX-512 where GCC can (gathers), plain loops elsewhere. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(HR_INGEST_NO_CLONES)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void hpass_rgbf32(const hr__ingest_plan *p, const hr_frame *f, int y, float *restrict slot) {
+  const uint8_t *row = (const uint8_t *)f->planes[0] + (ptrdiff_t)y * f->strides[0];
+  const int wp = p->out_w_pad, ow = p->out_w;
+  const int32_t *restrict lo = p->x_lo, *restrict hi = p->x_hi;
+  const float *restrict fr = p->x_frac;
+  for (int c = 0; c < 3; c++) {
+    float *restrict d = slot + (size_t)c * wp;
+    for (int o = 0; o < ow; o++) {
+      const float L = ld_f32(row + (size_t)lo[o] * 12 + 4 * c), R = ld_f32(row + (size_t)hi[o] * 12 + 4 * c);
+      d[o] = L + (R - L) * fr[o];
+    }
+  }
+}
+
 static void hpass(const hr__ingest_plan *p, const hr_frame *f, int y, float *slot) {
+  if (f->fmt == HR_PIX_RGBF32 && !p->scalar) {
+    hpass_rgbf32(p, f, y, slot);
+    return;
+  }
 #ifdef HR__INGEST_HAVE_SSE2
   if (!p->scalar && p->simd_ok && hr__ingest_sse2_hpass(p, f, y, slot)) {
     hpass_scalar(p, f, y, slot, p->x_fix, p->n_fix);
@@ -253,50 +277,74 @@ static void vpass(const hr__ingest_plan *p, const float *t, const float *b, floa
     }
 }
 
-hr_status hr__ingest_resample_rgbf(hr__ingest_plan *p, const hr_frame *f, float *dst, ptrdiff_t dst_stride) {
-  if (!p || !p->mem || !dst) return HR_EINVAL;
-  if (hr_frame_validate(f, NULL, 0) != HR_OK || !fmt_supported(f->fmt)) return HR_EINVAL;
-  if (dst_stride < (ptrdiff_t)p->out_w * 3) return HR_EINVAL;
-  if (f->width != p->in_w || f->height != p->in_h) return HR_EMISMATCH;
-
+/* Output rows [oy0, oy1) with the given row scratch; the frame and sizes already checked. Returns
+ * the number of input rows interpolated horizontally. */
+static size_t resample_rows(const hr__ingest_plan *p, const hr_frame *f, float *dst, ptrdiff_t dst_stride, int oy0, int oy1,
+                            float *rows) {
   const int ow = p->out_w, oh = p->out_h, wp = p->out_w_pad;
-  const size_t tb = tap_bytes(f->fmt);
   if (ow == p->in_w && oh == p->in_h) {
     /* Same size: every weight is 0 and every tap its own pixel, so this is the plain conversion. */
-    for (int y = 0; y < oh; y++) {
+    for (int y = oy0; y < oy1; y++) {
       float *d = dst + (ptrdiff_t)y * dst_stride;
       if (p->scalar) hr__ingest_row_scalar(f, y, 0, d);
       else hr__ingest_row_rgbf(f, y, d);
     }
-    p->last.read_bytes = (size_t)ow * oh * tb;
-    p->last.written_bytes = (size_t)ow * oh * 12;
-    return HR_OK;
+    return (size_t)(oy1 - oy0);
   }
-
   size_t rows_built = 0;
   int held[2] = {-1, -1};  /* input row each slot holds; reset per call (new frame content) */
-  for (int oy = 0; oy < oh; oy++) {
+  for (int oy = oy0; oy < oy1; oy++) {
     const int yl = p->y_lo[oy], yh = p->y_hi[oy];
     int st = held[0] == yl ? 0 : held[1] == yl ? 1 : -1;
     int sb = held[0] == yh ? 0 : held[1] == yh ? 1 : -1;
     if (st < 0) {
       st = sb == 0 ? 1 : 0;
-      hpass(p, f, yl, p->rows + (size_t)st * 3 * wp);
+      hpass(p, f, yl, rows + (size_t)st * 3 * wp);
       held[st] = yl;
       rows_built++;
       if (yh == yl) sb = st;
     }
     if (sb < 0) {
       sb = st == 0 ? 1 : 0;
-      hpass(p, f, yh, p->rows + (size_t)sb * 3 * wp);
+      hpass(p, f, yh, rows + (size_t)sb * 3 * wp);
       held[sb] = yh;
       rows_built++;
     }
-    vpass(p, p->rows + (size_t)st * 3 * wp, p->rows + (size_t)sb * 3 * wp, p->y_frac[oy],
-          dst + (ptrdiff_t)oy * dst_stride);
+    vpass(p, rows + (size_t)st * 3 * wp, rows + (size_t)sb * 3 * wp, p->y_frac[oy], dst + (ptrdiff_t)oy * dst_stride);
   }
-  p->last.read_bytes = rows_built * 2 * (size_t)ow * tb;
-  p->last.written_bytes = rows_built * 3 * (size_t)wp * 4 + (size_t)ow * oh * 12;
+  return rows_built;
+}
+
+static hr_status resample_check(const hr__ingest_plan *p, const hr_frame *f, const float *dst, ptrdiff_t dst_stride) {
+  if (!p || !p->mem || !dst) return HR_EINVAL;
+  if (hr_frame_validate(f, NULL, 0) != HR_OK || !fmt_supported(f->fmt)) return HR_EINVAL;
+  if (dst_stride < (ptrdiff_t)p->out_w * 3) return HR_EINVAL;
+  if (f->width != p->in_w || f->height != p->in_h) return HR_EMISMATCH;
+  return HR_OK;
+}
+
+hr_status hr__ingest_resample_rgbf(hr__ingest_plan *p, const hr_frame *f, float *dst, ptrdiff_t dst_stride) {
+  hr_status st = resample_check(p, f, dst, dst_stride);
+  if (st) return st;
+  const size_t tb = tap_bytes(f->fmt);
+  size_t built = resample_rows(p, f, dst, dst_stride, 0, p->out_h, p->rows);
+  if (p->out_w == p->in_w && p->out_h == p->in_h) {
+    p->last.read_bytes = (size_t)p->out_w * p->out_h * tb;
+    p->last.written_bytes = (size_t)p->out_w * p->out_h * 12;
+  } else {
+    p->last.read_bytes = built * 2 * (size_t)p->out_w * tb;
+    p->last.written_bytes = built * 3 * (size_t)p->out_w_pad * 4 + (size_t)p->out_w * p->out_h * 12;
+  }
+  return HR_OK;
+}
+
+hr_status hr__ingest_resample_part(const hr__ingest_plan *p, const hr_frame *f, float *dst, ptrdiff_t dst_stride, int part, int parts,
+                                   float *rows) {
+  hr_status st = resample_check(p, f, dst, dst_stride);
+  if (st) return st;
+  if (parts < 1 || part < 0 || part >= parts || !rows || ((uintptr_t)rows & 63)) return HR_EINVAL;
+  int oy0 = (int)((int64_t)p->out_h * part / parts), oy1 = (int)((int64_t)p->out_h * (part + 1) / parts);
+  resample_rows(p, f, dst, dst_stride, oy0, oy1, rows);
   return HR_OK;
 }
 

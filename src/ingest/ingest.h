@@ -109,6 +109,14 @@ void hr__ingest_plan_free(hr__ingest_plan *plan);
  * plan's in_w x in_h. Nothing is written on error. */
 hr_status hr__ingest_resample_rgbf(hr__ingest_plan *plan, const hr_frame *f, float *dst, ptrdiff_t dst_stride);
 
+/* The same, output rows [out_h * part / parts, out_h * (part + 1) / parts) only, with the caller's
+ * row scratch (6 * out_w_pad floats, 64-byte aligned) instead of the plan's: any number of parts
+ * of one plan may run at once on different threads (the plan is only read; plan->last is not
+ * filled). The rows are exactly those the whole call writes. Same returns, and HR_EINVAL for a
+ * bad part or scratch. */
+hr_status hr__ingest_resample_part(const hr__ingest_plan *plan, const hr_frame *f, float *dst, ptrdiff_t dst_stride, int part,
+                                   int parts, float *rows);
+
 /* Row y of the frame converted to float RGB [0,1], width*3 floats (R,G,B interleaved), for the
  * refiner's per-row guidance. The caller has validated f (this runs once per row: no checks beyond
  * asserts); y in 0..height-1. Writes exactly width*12 bytes. */

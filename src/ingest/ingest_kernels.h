@@ -75,6 +75,10 @@ static inline hr__ingest_rows hr__ingest_rows_at(const hr_frame *f, int y) {
 void hr__ingest_row_scalar(const hr_frame *f, int y, int x0, float *dst);
 void hr__ingest_row_planar_scalar(const hr_frame *f, int y, int x0, float *r, float *g, float *b);
 
+/* AVX-512 planar row conversion (NV12 only; 0 for other formats or CPUs without AVX-512F/BW/VL):
+ * converts pixels [0, n) for n a multiple of 16 and returns n, the rest is the caller's. */
+int hr__ingest_avx512_row_planar(const hr_frame *f, int y, float *r, float *g, float *b);
+
 #if defined(__SSE2__)
 #define HR__INGEST_HAVE_SSE2 1
 /* SSE2 row conversion: converts pixels [0, n) for the largest n it handles (a multiple of 4, or

@@ -14,7 +14,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_DW2D, K_GAP
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -55,6 +55,9 @@ typedef struct kern {
   kkind kind;
   hr__fgf fgf;              /* K_FGF tables */
   hr__ingest_plan ing;      /* K_SRC_RESIZE: frame -> processing size */
+  int ing_parts;            /* K_SRC_RESIZE: row ranges run over the pool, each with its row scratch */
+  float *ing_rows;          /* K_SRC_RESIZE: ing_parts x 6 x out_w_pad floats, 64-byte aligned */
+  void *ing_mem;
   hr__resize rs;            /* K_RESIZE column taps */
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
@@ -73,6 +76,8 @@ typedef struct kern {
   hr__k_bcast bc;           /* K_BCAST: the op (and a second one fused after it) */
   int bc_x, bc_v1, bc_v2;   /* K_BCAST: the full operand, the per-channel operands (bc_v2 < 0: one op) */
   float *bvec;              /* K_BCAST: the per-channel operands repeated to bc.L floats each (2 x L) */
+  int dw_op;                /* K_DW2D: the depthwise convolution's op */
+  hr__dw2d dw;              /* K_DW2D: its geometry and clamp */
   int n_src;                /* K_RESIZE_CAT: sources, in output channel order */
   cat_src src[HR__CAT_MAX];
   int bound;                /* set up with this session's pointers (a clone starts with placeholders) */
@@ -324,6 +329,43 @@ static int shareable(const hr_model *m, const xdesc *d) {
   return (!d->w || hr__model_owns(m, d->w)) && (!d->b || hr__model_owns(m, d->b));
 }
 
+/* The bands are the pool's tasks, each run whole by one thread: with many threads the plan's
+ * HR__BAND_MIN_COUNT (24) bands leave threads idle at the end (26 tasks on 16 threads run as two
+ * rounds, 81% busy). Each band between the edge bands is then cut into `split` bands of nearly equal
+ * rows, split = ceil(4 threads / bands) up to 4: 16 threads, 24 bands -> 74 tasks (5 rounds, 92%).
+ * At most two new shapes (q and q + 1 rows), each with less indirection than the band it
+ * replaces, which no longer has a template. Two threads or fewer: the plan's bands as they are. */
+static int band_split(hr_session *s, int nb) {
+  int threads = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
+  const char *e = getenv("HR_BAND_SPLIT"); /* developer switch: force a split (1: never) */
+  if (e && *e) { int v = atoi(e); return v < 1 ? 1 : v > 8 ? 8 : v; }
+  if (threads <= 2 || nb <= 0) return 1;
+  int k = (4 * threads + nb - 1) / nb;
+  return k < 1 ? 1 : k > 4 ? 4 : k;
+}
+
+/* The plan's bands (n of them) with every band that sees no padding cut into up to `split` bands
+ * of whole rows (each keeps at least one row); the input rows and padding of each new band
+ * computed as hr__conv_bands does. Returns the new count (out holds n * split at most). */
+static int split_bands(const hr__band *in, int n, int split, const xdesc *d, hr__band *out) {
+  int m = 0;
+  int64_t eff = (int64_t)(d->kh - 1) * d->dh + 1;
+  for (int i = 0; i < n; i++) {
+    const hr__band *b = &in[i];
+    int parts = split < b->out_rows ? split : (int)b->out_rows;
+    if (parts <= 1 || b->pt || b->pb) { out[m++] = *b; continue; }
+    int64_t y = b->out0;
+    for (int q = 0; q < parts; q++) {
+      int64_t rows = b->out_rows / parts + (q < b->out_rows % parts ? 1 : 0);
+      int64_t a = y * d->sh - d->pt, e = (y + rows - 1) * d->sh - d->pt + eff; /* input rows [a, e), padding included */
+      int64_t i0 = a < 0 ? 0 : a, i1 = e > (int64_t)d->ih ? (int64_t)d->ih : e;
+      out[m++] = (hr__band){y, rows, i0, i1 - i0, (int)(i0 - a), (int)(e - i1)};
+      y += rows;
+    }
+  }
+  return m;
+}
+
 /* A convolution whose indirection buffer would be large runs in horizontal bands (plan.h): a clone
  * per band of its shape's template. Returns the number of bands (0: not banded); *st on failure. */
 static int create_bands(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
@@ -332,11 +374,14 @@ static int create_bands(hr_session *s, const hr__rop *r, kern *k, hr_status *st)
   if (d->xk != X_CONV || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION)) return 0;
   int nb = hr__conv_bands((int64_t)d->n, (int64_t)d->ih, o->dims[1], o->dims[2], (int)d->kh, (int)d->kw, (int)d->sh, (int)d->dh,
                           (int)d->pt, NULL);
-  hr__band *b = nb ? calloc((size_t)nb, sizeof *b) : NULL;
-  k->band = b ? calloc((size_t)nb, sizeof *k->band) : NULL;
   if (!nb) return 0;
-  if (!k->band) { free(b); *st = HR_ENOMEM; return nb; }
-  hr__conv_bands((int64_t)d->n, (int64_t)d->ih, o->dims[1], o->dims[2], (int)d->kh, (int)d->kw, (int)d->sh, (int)d->dh, (int)d->pt, b);
+  int split = band_split(s, nb);
+  hr__band *b0 = calloc((size_t)nb, sizeof *b0), *b = calloc((size_t)nb * (size_t)split, sizeof *b);
+  k->band = b && b0 ? calloc((size_t)nb * (size_t)split, sizeof *k->band) : NULL;
+  if (!k->band) { free(b0); free(b); *st = HR_ENOMEM; return nb; }
+  hr__conv_bands((int64_t)d->n, (int64_t)d->ih, o->dims[1], o->dims[2], (int)d->kh, (int)d->kw, (int)d->sh, (int)d->dh, (int)d->pt, b0);
+  nb = split_bands(b0, nb, split, d, b);
+  free(b0);
   for (int i = 0; i < nb && !*st; i++) {
     xband *xb = &k->band[k->n_band];
     xdesc bd;
@@ -684,6 +729,33 @@ static void fuse_bcast_pair(hr_session *s, hr__exec *ex, int i) {
   a->bvec = NULL;
 }
 
+/* A Mean over the height and width of one NHWC float image: our kernel (hr__k_gap), over the
+ * pool by channel blocks (XNNPACK's global average pooling runs a batch of one on one thread). */
+static int gap_fits(hr_session *s, const hr__rop *r) {
+  xdesc d;
+  if (r->op != HR_OP_MEAN || !describe_xnn(s, r, &d) || d.xk != X_GAP || d.n != 1) return 0;
+  const hr__plan *p = s->plan;
+  return p->vals[r->in[0]].t.dt == HR_DT_FLOAT && p->vals[p->vals[r->in[0]].root].storage != S_SRC &&
+         hr__numel(&p->vals[r->out[0]].t) == (int64_t)d.ch;
+}
+
+/* Depthwise convolutions our direct kernel (kernels.c, hr__k_dw2d) runs faster than XNNPACK's
+ * indirect one: stride 1, multiplier 1, 16 or 32 channels (RVM's first, 180x240x16 3x3 at 1920x1440
+ * r0.25). Measured per shape against XNNPACK (1 thread, AVX-512, caches as after the producer,
+ * min of 30): 180x240x16 3x3 0.52 vs 0.78 ms; at 120-960 channels, dilated 5x5 or 3x3, and strided,
+ * XNNPACK is faster (23x30x960 5x5 dilated 1.84 vs 1.36), so they stay there. Chosen alike with
+ * and without HR_EXEC_FUSE (test_exec_fuse compares the two bit for bit). */
+static int dw2d_fits(hr_session *s, const hr__rop *r, hr__dw2d *dw) {
+  if ((r->op != HR_OP_DWCONV && r->op != HR_OP_FUSED_DWCONV) || !is_const(s, r->in[1])) return 0;
+  if (s->plan->vals[s->plan->vals[r->in[0]].root].storage == S_SRC) return 0;
+  xdesc d;
+  if (!describe_xnn(s, r, &d) || d.xk != X_CONV || d.goc != 1 || d.n != 1) return 0;
+  size_t C = d.groups;
+  if (d.sh != 1 || d.sw != 1 || C % 16 || C > 32) return 0;
+  *dw = (hr__dw2d){(int)d.kh, (int)d.kw, 1, 1, (int)d.dh, (int)d.dw, (int)d.pt, (int)d.pl, d.lo, d.hi};
+  return 1;
+}
+
 int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1)); }
 
 hr_status hr__exec_create(hr_session *s, hr__exec **out) {
@@ -732,6 +804,14 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       const hr__tensor *o = &s->plan->vals[r->out[0]].t;
       k->kind = K_SRC_RESIZE;
       st = hr__ingest_plan_init(&k->ing, s->plan->width, s->plan->height, (int)o->dims[2], (int)o->dims[1]);
+      /* one row range per thread (at 4x down no input row is shared between output rows) */
+      k->ing_parts = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
+      if (k->ing_parts > (int)o->dims[1]) k->ing_parts = (int)o->dims[1];
+      if (!st && k->ing_parts > 1) {
+        k->ing_mem = malloc(sizeof(float) * 6 * (size_t)k->ing.out_w_pad * (size_t)k->ing_parts + 64);
+        if (!k->ing_mem) st = HR_ENOMEM;
+        else k->ing_rows = (float *)(((uintptr_t)k->ing_mem + 63) & ~(uintptr_t)63);
+      }
       continue;
     }
     if (s->p.backend == HR_BACKEND_XNNPACK) {
@@ -744,6 +824,16 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
           k->wexp = hr__dw1d_expand(ra, &s->plan->vals[r->in[0]].t, w, &s->plan->vals[r->out[0]].t);
           continue;
         }
+      }
+      if (dw2d_fits(s, r, &k->dw)) {
+        k->kind = K_DW2D;
+        k->dw_op = i;
+        continue;
+      }
+      if (gap_fits(s, r)) { /* with and without HR_EXEC_FUSE: the two engines compare bit for bit */
+        k->kind = K_GAP;
+        k->pool = hr__numel(&s->plan->vals[r->in[0]].t) > 65536 ? s->pool : NULL; /* by what it reads */
+        continue;
       }
       if (fuse && r->op == HR_OP_AVGPOOL && s->plan->vals[r->out[0]].t.dt == HR_DT_FLOAT && s->plan->vals[r->out[0]].t.rank == 4) {
         k->kind = K_AVGPOOL;
@@ -787,13 +877,15 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     }
   }
   for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_pair(s, ex, i);
+
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
     s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
                        (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) +
-                       (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
+                       (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) +
+                       (ex->k[i].ing_mem ? (int64_t)(sizeof(float) * 6 * (size_t)ex->k[i].ing.out_w_pad * (size_t)ex->k[i].ing_parts + 64) : 0) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
                        (ex->k[i].wexp ? (int64_t)hr__numel(&s->plan->vals[s->plan->rops[i].in[1]].t) / s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] *
                                             s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
@@ -813,6 +905,7 @@ void hr__exec_destroy(hr__exec *ex) {
     free(ex->k[i].band);
     hr__fgf_free(&ex->k[i].fgf);
     hr__ingest_plan_free(&ex->k[i].ing);
+    free(ex->k[i].ing_mem);
     hr__resize_free(&ex->k[i].rs);
     free(ex->k[i].wexp);
     free(ex->k[i].bvec);
@@ -825,6 +918,14 @@ void hr__exec_destroy(hr__exec *ex) {
 static double now_us(void) {
   struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* The source resize in row ranges over the pool (hr__ingest_resample_part), each with its scratch. */
+typedef struct src_job { const kern *k; const hr_frame *f; float *dst; ptrdiff_t stride; } src_job;
+static void src_part(void *ctx, size_t part) {
+  const src_job *j = ctx;
+  hr__ingest_resample_part(&j->k->ing, j->f, j->dst, j->stride, (int)part, j->k->ing_parts,
+                           j->k->ing_rows + 6 * (size_t)j->k->ing.out_w_pad * part);
 }
 
 hr_status hr__exec_run(hr_session *s, hr__exec *ex) { return hr__exec_run_range(s, ex, 0, ex->n); }
@@ -912,8 +1013,28 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
             hr__k_dw1d(k->pool, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0], k->wexp);
             break;
           }
+          case K_GAP: {
+            const hr__tensor *xt = &p->vals[r->in[0]].t;
+            hr__k_gap(k->pool, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
+            break;
+          }
+          case K_DW2D: {
+            const hr__rop *rd = &p->rops[k->dw_op];
+            const hr__tensor *xt = &p->vals[rd->in[0]].t, *ot = &p->vals[rd->out[0]].t;
+            const hr__attrs *da = rd->node ? &rd->node->a : &rd->syn.a;
+            hr__k_dw2d(k->pool, &k->dw, view(s, rd->in[0]).data, xt->dims[1], xt->dims[2], xt->dims[3], p->vals[rd->in[1]].t.data,
+                       da->fused_bias ? p->vals[rd->in[2]].t.data : NULL, out[0].data, ot->dims[1], ot->dims[2]);
+            break;
+          }
           case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0], r->out_c_off, r->out_c_total); break;
-          case K_SRC_RESIZE: hr__ingest_resample_rgbf(&k->ing, &s->cur, out[0].data, out[0].dims[2] * 3); break;
+          case K_SRC_RESIZE:
+            if (k->ing_parts > 1) {
+              src_job sj = {k, &s->cur, out[0].data, out[0].dims[2] * 3};
+              pthreadpool_parallelize_1d(s->pool, src_part, &sj, (size_t)k->ing_parts, 0);
+            } else {
+              hr__ingest_resample_rgbf(&k->ing, &s->cur, out[0].data, out[0].dims[2] * 3);
+            }
+            break;
           default: hr__op_exec_ref(r->node ? r->node : &r->syn, inp, r->n_in, out, r->n_out); break;
         }
     }
@@ -926,7 +1047,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "dw2d", "gap"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;

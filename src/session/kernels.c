@@ -477,8 +477,6 @@ static void resize_row(void *ctx, size_t oy) {
 
 /* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
  * resized (the row's taps computed as resize_row does) or copied. */
-/* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
- * resized (the row's taps computed as resize_row does) or copied. */
 static void resize_cat_row(void *ctx, size_t oy) {
   const resize_job *j = ctx;
   int64_t OW = j->o->dims[2], OS = j->ostride;
@@ -710,6 +708,87 @@ static void lr_coef(const float *restrict hxy, const float *restrict hx, const f
   }
 }
 
+/* The vertical pass of the four boxes over a row, the taps summed in registers: v[q][i] = 0 +
+ * w[q][0] t_q(0)[i] + w[q][1] t_q(1)[i] + ... in tap order (each product rounded, then each sum:
+ * the order and roundings of lr_tap / lr_tap_prod tap after tap, without storing the partial sums),
+ * t_0 = x*y, t_1 = x, t_2 = y, t_3 = x*x; xs[k], ys[k] the rows of tap k. */
+#define HR__LR_KMAX 8
+HR__CLONES
+static void lr_vert(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys, int KH, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    float a0[16] = {0}, a1[16] = {0}, a2[16] = {0}, a3[16] = {0};
+    for (int k = 0; k < KH; k++) {
+      const float *restrict x = xs[k] + i, *restrict y = ys[k] + i;
+      const float *restrict w0 = wv + (size_t)(0 * KH + k) * 16, *restrict w1 = wv + (size_t)(1 * KH + k) * 16;
+      const float *restrict w2 = wv + (size_t)(2 * KH + k) * 16, *restrict w3 = wv + (size_t)(3 * KH + k) * 16;
+      for (int l = 0; l < 16; l++) {
+        float xy = x[l] * y[l], xx = x[l] * x[l];
+        a0[l] += w0[l] * xy;
+        a1[l] += w1[l] * x[l];
+        a2[l] += w2[l] * y[l];
+        a3[l] += w3[l] * xx;
+      }
+    }
+    for (int l = 0; l < 16; l++) { v[i + l] = a0[l]; v[n + i + l] = a1[l]; v[2 * n + i + l] = a2[l]; v[3 * n + i + l] = a3[l]; }
+  }
+  for (; i < n; i++) {
+    float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int k = 0; k < KH; k++) {
+      float x = xs[k][i], y = ys[k][i], xy = x * y, xx = x * x;
+      a0 += wv[(size_t)(0 * KH + k) * 16 + (i & 15)] * xy;
+      a1 += wv[(size_t)(1 * KH + k) * 16 + (i & 15)] * x;
+      a2 += wv[(size_t)(2 * KH + k) * 16 + (i & 15)] * y;
+      a3 += wv[(size_t)(3 * KH + k) * 16 + (i & 15)] * xx;
+    }
+    v[i] = a0; v[n + i] = a1; v[2 * n + i] = a2; v[3 * n + i] = a3;
+  }
+}
+
+/* The horizontal pass (tap k reads 4k floats further: the next pixel), summed in registers in tap
+ * order as lr_tap does, and lr_coef on the four sums: A and b for no floats. */
+static inline float lr_hsum(const float *restrict w16, const float *restrict v, int KW, int64_t i, int l) {
+  float a = 0;
+  for (int k = 0; k < KW; k++) a += w16[(size_t)k * 16 + l] * v[i + 4 * k];
+  return a;
+}
+HR__CLONES
+static void lr_horiz_coef(const float *restrict v, int64_t n, const float *restrict wh, int KW, int64_t no, float eps, float *restrict A,
+                          float *restrict B) {
+  const float *restrict wq[4] = {wh, wh + (size_t)KW * 16, wh + (size_t)2 * KW * 16, wh + (size_t)3 * KW * 16};
+  int64_t i = 0;
+  for (; i + 16 <= no; i += 16) {
+    float h0[16] = {0}, h1[16] = {0}, h2[16] = {0}, h3[16] = {0};
+    for (int k = 0; k < KW; k++) {
+      const float *restrict vv = v + i + 4 * k;
+      const float *restrict w0 = wq[0] + (size_t)k * 16, *restrict w1 = wq[1] + (size_t)k * 16;
+      const float *restrict w2 = wq[2] + (size_t)k * 16, *restrict w3 = wq[3] + (size_t)k * 16;
+      for (int l = 0; l < 16; l++) {
+        h0[l] += w0[l] * vv[l];
+        h1[l] += w1[l] * vv[n + l];
+        h2[l] += w2[l] * vv[2 * n + l];
+        h3[l] += w3[l] * vv[3 * n + l];
+      }
+    }
+    for (int l = 0; l < 16; l++) {
+      float mx = h1[l], my = h2[l];
+      float p1 = mx * my, cxy = h0[l] - p1, mx2 = mx * mx, e = eps - mx2, d = h3[l] + e;
+      float a = cxy / d, am = a * mx;
+      A[i + l] = a;
+      B[i + l] = my - am;
+    }
+  }
+  for (; i < no; i++) {
+    float hxy = lr_hsum(wq[0], v, KW, i, (int)(i & 15)), hx = lr_hsum(wq[1], v + n, KW, i, (int)(i & 15));
+    float hy = lr_hsum(wq[2], v + 2 * n, KW, i, (int)(i & 15)), hxx = lr_hsum(wq[3], v + 3 * n, KW, i, (int)(i & 15));
+    float mx = hx, my = hy;
+    float p1 = mx * my, cxy = hxy - p1, mx2 = mx * mx, e = eps - mx2, d = hxx + e;
+    float a = cxy / d, am = a * mx;
+    A[i] = a;
+    B[i] = my - am;
+  }
+}
+
 typedef struct lr_job { const hr__fgf_lr_k *g; const float *y, *src; float *A, *B; } lr_job;
 static void lr_chunk(void *ctx, size_t chunk) {
   const lr_job *j = ctx;
@@ -729,6 +808,14 @@ static void lr_chunk(void *ctx, size_t chunk) {
         m += sp[0]; m += sp[1]; m += sp[2];
         xp[0] = sp[0]; xp[1] = sp[1]; xp[2] = sp[2]; xp[3] = m / 3.f;
       }
+    }
+    if (KH <= HR__LR_KMAX) {
+      /* vertical (x*y, x, y, x*x), then horizontal and the coefficients, sums kept in registers */
+      const float *xs[HR__LR_KMAX], *ys[HR__LR_KMAX];
+      for (int k = 0; k < KH; k++) { xs[k] = xr + (size_t)((oy + k) % KH) * n; ys[k] = j->y + (int64_t)(oy + k) * n; }
+      lr_vert(v, g->wv, xs, ys, KH, n);
+      lr_horiz_coef(v, n, g->wh, KW, no, g->eps, j->A + (int64_t)oy * no, j->B + (int64_t)oy * no);
+      continue;
     }
     /* vertical: x*y, x, y, x*x */
     memset(v, 0, sizeof(float) * 4 * (size_t)n);
@@ -773,4 +860,151 @@ static void gates_tile(void *ctx, size_t p0, size_t np) { gates_run(ctx, (int64_
 
 void hr__k_gru_gates(pthreadpool_t pool, const hr__k_gates *g) {
   pthreadpool_parallelize_1d_tile_1d(pool, gates_tile, (void *)g, (size_t)g->pixels, 256, 0);
+}
+
+/* ---- 2-D depthwise convolution ---- */
+typedef struct dw2d_job {
+  const hr__dw2d *d; const float *x, *w, *b; float *y; int64_t H, W, C, OH, OW, blocks, bpt;
+} dw2d_job;
+
+/* The epilogue of 16 (or cn) outputs in acc: the clamp. */
+static inline void dw2d_post(const hr__dw2d *d, float *restrict acc, int cn, float *restrict out) {
+  for (int c = 0; c < cn; c++) {
+    float v = acc[c];
+    v = v < d->lo ? d->lo : v;
+    out[c] = v > d->hi ? d->hi : v;
+  }
+}
+
+#if defined(__GNUC__)
+/* 16 floats as one GCC vector (a zmm register in the AVX-512 clone, four xmm elsewhere); loads
+ * and stores through memcpy (unaligned). */
+typedef float hr__v16 __attribute__((vector_size(64)));
+#define v16_ld(p) (*(const hr__v16u *)(const void *)(p))
+typedef float hr__v16u __attribute__((vector_size(64), aligned(4), may_alias));
+#endif
+
+/* One output row, channel blocks [cb0, cb1): per output pixel the bias, then every tap inside the
+ * image in kernel order, then the epilogue. */
+HR__CLONES
+static void dw2d_row16(const dw2d_job *j, int64_t oy, int64_t cb0, int64_t cb1) {
+  const hr__dw2d *d = j->d;
+  const int64_t C = j->C, W = j->W, rowstep = (int64_t)d->dh * W * C;
+  int64_t iy0 = oy * d->sh - d->pt;
+  int ky0 = 0, ky1 = d->KH;
+  while (ky0 < ky1 && iy0 + (int64_t)ky0 * d->dh < 0) ky0++;
+  while (ky1 > ky0 && iy0 + (int64_t)(ky1 - 1) * d->dh >= j->H) ky1--;
+  const float *xr0 = j->x + (iy0 + (int64_t)ky0 * d->dh) * W * C;
+  float acc[16];
+  for (int64_t cb = cb0; cb < cb1; cb++) {
+    int64_t c0 = cb * 16;
+    int cn = C - c0 < 16 ? (int)(C - c0) : 16;
+    for (int64_t ox = 0; ox < j->OW; ox++) {
+      int64_t ix0 = ox * d->sw - d->pl;
+      int kx0 = 0, kx1 = d->KW;
+      while (kx0 < kx1 && ix0 + (int64_t)kx0 * d->dw < 0) kx0++;
+      while (kx1 > kx0 && ix0 + (int64_t)(kx1 - 1) * d->dw >= W) kx1--;
+      float *out = j->y + (oy * j->OW + ox) * C + c0;
+      const float *xr = xr0 + ix0 * C + c0;
+      const float *wr0 = j->w + c0;
+#if defined(__GNUC__)
+      /* four pixels whose taps are all inside the row: four independent sums (one sum is bound by
+       * the adds' latency, not their throughput), each weight loaded once for the four */
+      if (cn == 16 && kx0 == 0 && kx1 == d->KW && ox + 3 < j->OW && ix0 + 3 * d->sw + (int64_t)(d->KW - 1) * d->dw < W) {
+        hr__v16 a0 = j->b ? (hr__v16)v16_ld(j->b + c0) : (hr__v16){0}, a1 = a0, a2 = a0, a3 = a0;
+        const int64_t ps = (int64_t)d->sw * C;
+        for (int ky = ky0; ky < ky1; ky++) {
+          const float *xk = xr + (int64_t)(ky - ky0) * rowstep, *wk = wr0 + (int64_t)ky * d->KW * C;
+          for (int kx = 0; kx < d->KW; kx++) {
+            const hr__v16 wv = v16_ld(wk + (int64_t)kx * C);
+            const float *xp = xk + (int64_t)kx * d->dw * C;
+            a0 += v16_ld(xp) * wv;
+            a1 += v16_ld(xp + ps) * wv;
+            a2 += v16_ld(xp + 2 * ps) * wv;
+            a3 += v16_ld(xp + 3 * ps) * wv;
+          }
+        }
+        memcpy(acc, &a0, sizeof a0);
+        dw2d_post(d, acc, 16, out);
+        memcpy(acc, &a1, sizeof a1);
+        dw2d_post(d, acc, 16, out + C);
+        memcpy(acc, &a2, sizeof a2);
+        dw2d_post(d, acc, 16, out + 2 * C);
+        memcpy(acc, &a3, sizeof a3);
+        dw2d_post(d, acc, 16, out + 3 * C);
+        ox += 3;
+        continue;
+      }
+      if (cn == 16) {
+        hr__v16 a = j->b ? (hr__v16)v16_ld(j->b + c0) : (hr__v16){0};
+        for (int ky = ky0; ky < ky1; ky++) {
+          const float *xk = xr + (int64_t)(ky - ky0) * rowstep, *wk = wr0 + (int64_t)ky * d->KW * C;
+          for (int kx = kx0; kx < kx1; kx++) a += v16_ld(xk + (int64_t)kx * d->dw * C) * v16_ld(wk + (int64_t)kx * C);
+        }
+        memcpy(acc, &a, sizeof a);
+        dw2d_post(d, acc, 16, out);
+        continue;
+      }
+#endif
+      for (int c = 0; c < cn; c++) acc[c] = j->b ? j->b[c0 + c] : 0.f;
+      for (int ky = ky0; ky < ky1; ky++) {
+        const float *xk = xr + (int64_t)(ky - ky0) * rowstep, *wk = wr0 + (int64_t)ky * d->KW * C;
+        for (int kx = kx0; kx < kx1; kx++)
+          for (int c = 0; c < cn; c++) acc[c] += xk[(int64_t)kx * d->dw * C + c] * wk[(int64_t)kx * C + c];
+      }
+      dw2d_post(d, acc, cn, out);
+    }
+  }
+}
+
+static void dw2d_task(void *ctx, size_t oy, size_t t) {
+  const dw2d_job *j = ctx;
+  int64_t cb0 = (int64_t)t * j->bpt, cb1 = cb0 + j->bpt < j->blocks ? cb0 + j->bpt : j->blocks;
+  dw2d_row16(j, (int64_t)oy, cb0, cb1);
+}
+
+void hr__k_dw2d(pthreadpool_t pool, const hr__dw2d *d, const float *x, int64_t H, int64_t W, int64_t C, const float *w,
+                const float *bias, float *y, int64_t OH, int64_t OW) {
+  int64_t blocks = (C + 15) / 16;
+  size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+  dw2d_job j = {d, x, w, bias, y, H, W, C, OH, OW, blocks, 1};
+  /* rows x groups of channel blocks, about 4 tasks a thread or more */
+  int64_t groups = (int64_t)(4 * threads + OH - 1) / OH;
+  if (groups < 1) groups = 1;
+  if (groups > blocks) groups = blocks;
+  j.bpt = (blocks + groups - 1) / groups;
+  size_t nt = (size_t)((blocks + j.bpt - 1) / j.bpt);
+  if (pool) pthreadpool_parallelize_2d(pool, dw2d_task, &j, (size_t)OH, nt, 0);
+  else
+    for (int64_t oy = 0; oy < OH; oy++) dw2d_row16(&j, oy, 0, blocks);
+}
+
+/* ---- mean over the pixels (global average pooling) ---- */
+#define HR__GAP_GROUP 1024 /* channels a task sums at most (its sums on the stack) */
+typedef struct gap_job { const float *x; float *y; int64_t pixels, C, gw; } gap_job;
+/* Channels [c0, c0 + gw) of every pixel, pixel after pixel (rows read in order). */
+HR__CLONES
+static void gap_group(void *ctx, size_t g) {
+  const gap_job *j = ctx;
+  int64_t c0 = (int64_t)g * j->gw, cn = j->C - c0 < j->gw ? j->C - c0 : j->gw;
+  float acc[HR__GAP_GROUP];
+  for (int64_t c = 0; c < cn; c++) acc[c] = 0.f;
+  const float *x = j->x + c0;
+  for (int64_t p = 0; p < j->pixels; p++, x += j->C)
+    for (int64_t c = 0; c < cn; c++) acc[c] += x[c];
+  float n = (float)j->pixels;
+  for (int64_t c = 0; c < cn; c++) j->y[c0 + c] = acc[c] / n;
+}
+
+void hr__k_gap(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C) {
+  /* one group per thread (16-channel multiples), none wider than HR__GAP_GROUP */
+  int64_t threads = pool ? (int64_t)pthreadpool_get_threads_count(pool) : 1, blocks = (C + 15) / 16;
+  int64_t groups = threads < blocks ? threads : blocks;
+  if (groups < (C + HR__GAP_GROUP - 1) / HR__GAP_GROUP) groups = (C + HR__GAP_GROUP - 1) / HR__GAP_GROUP;
+  int64_t gw = (blocks + groups - 1) / groups * 16;
+  if (gw > HR__GAP_GROUP) gw = HR__GAP_GROUP;
+  gap_job j = {x, y, pixels, C, gw};
+  size_t ng = (size_t)((C + gw - 1) / gw);
+  if (pool && ng > 1) pthreadpool_parallelize_1d(pool, gap_group, &j, ng, 0);
+  else for (size_t g = 0; g < ng; g++) gap_group(&j, g);
 }

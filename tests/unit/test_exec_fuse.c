@@ -5,7 +5,11 @@
  * compared bit for bit over frames with the recurrent state carried, the fused session on two
  * threads and the plain one on one (the split over the pool must not matter either). Also checks
  * that each fusion happened (a plan that stopped matching would silently test nothing) and that
- * the guided-filter group's kernel and the per-channel pair are where the plan says. */
+ * the guided-filter group's kernel and the per-channel pair are where the plan says. Also: the
+ * first depthwise convolution on our direct kernel in both engines (dw2d), so are the means over
+ * the pixels (gap), and the banded
+ * convolutions cut into 3x as many bands (HR_BAND_SPLIT=3, what a 16-thread pool gets) give the
+ * same bits as the plan's bands. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +19,18 @@
 
 #define NF 3
 
-static hr_session *make(hr_model *m, int w, int h, int threads, int fuse) {
+static hr_session *make(hr_model *m, int w, int h, int threads, int fuse, const char *band_split) {
   hr_session_params p;
   hr_session_params_default(&p);
   p.width = w; p.height = h; p.downsample_ratio = 0.25f; p.threads = threads; p.backend = HR_BACKEND_XNNPACK;
   p.want_fgr = true;
   if (!fuse) setenv("HR_EXEC_FUSE", "0", 1);
+  if (band_split) setenv("HR_BAND_SPLIT", band_split, 1);
   hr_session *s = NULL;
   char err[512] = "";
   hr_status st = hr_session_create_err(m, &p, &s, err, sizeof err);
   unsetenv("HR_EXEC_FUSE");
+  unsetenv("HR_BAND_SPLIT");
   CHECKF(st == HR_OK, "create (fuse %d): %s", fuse, err);
   return s;
 }
@@ -48,8 +54,23 @@ int main(void) {
   int sizes[2][2] = {{fr[0].width, fr[0].height}, {640, 480}};
   for (int z = 0; z < 2; z++) {
     int w = sizes[z][0], h = sizes[z][1];
-    hr_session *a = make(m, w, h, 2, 1), *b = make(m, w, h, 1, 0);
-    if (!a || !b) { hr_session_destroy(a); hr_session_destroy(b); break; }
+    hr_session *a = make(m, w, h, 2, 1, NULL), *b = make(m, w, h, 1, 0, NULL), *c = make(m, w, h, 2, 1, "3");
+    if (!a || !b || !c) { hr_session_destroy(a); hr_session_destroy(b); hr_session_destroy(c); break; }
+    int dwa = count_kind(a, "dw2d"), dwb = count_kind(b, "dw2d");
+    printf("%dx%d: dw2d      fused engine %2d ops, plain %d\n", w, h, dwa, dwb);
+    CHECK(dwa > 0);
+    CHECK_EQ_INT(dwa, dwb);
+    int ga = count_kind(a, "gap"), gb = count_kind(b, "gap");
+    printf("%dx%d: gap       fused engine %2d ops, plain %d\n", w, h, ga, gb);
+    CHECK_EQ_INT(ga, 9); /* RVM's eight squeeze-excitation means and LR-ASPP's */
+    CHECK_EQ_INT(gb, 9);
+    /* the cut bands are operators of other shapes: more band operators, other templates */
+    hr_plan_info pa, pc;
+    hr_session_get_plan(a, &pa);
+    hr_session_get_plan(c, &pc);
+    printf("%dx%d: kernels %lld + shared %lld bytes, bands cut in 3: %lld + %lld\n", w, h, (long long)pa.kernel_bytes,
+           (long long)pa.kernel_shared_bytes, (long long)pc.kernel_bytes, (long long)pc.kernel_shared_bytes);
+    CHECK(pc.kernel_bytes > pa.kernel_bytes);
     const char *kinds[] = {"tanhgru", "grugates", "fgflr", "resizecat", "bcast", "avgpool", "fused"};
     for (int k = 0; k < 7; k++) {
       int na = count_kind(a, kinds[k]), nb = count_kind(b, kinds[k]);
@@ -60,7 +81,7 @@ int main(void) {
     CHECK_EQ_INT(count_kind(a, "tanhgru"), 4); /* RVM's four ConvGRUs */
     CHECK_EQ_INT(count_kind(a, "grugates"), 4);
     CHECK_EQ_INT(count_kind(a, "fgflr"), 1);
-    int da = 0, df = 0;
+    int da = 0, df = 0, dc = 0;
     for (int i = 0; i < NF; i++) {
       hr_outputs oa, ob;
       CHECK_EQ_INT(hr_session_push(a, &fr[i], &oa), HR_OK);
@@ -69,12 +90,18 @@ int main(void) {
       da += memcmp(oa.alpha, ob.alpha, n * 4) != 0;
       CHECK(oa.fgr && ob.fgr);
       if (oa.fgr && ob.fgr) df += memcmp(oa.fgr, ob.fgr, n * 12) != 0;
+      hr_outputs oc;
+      CHECK_EQ_INT(hr_session_push(c, &fr[i], &oc), HR_OK);
+      dc += memcmp(oa.alpha, oc.alpha, n * 4) != 0 || (oa.fgr && oc.fgr && memcmp(oa.fgr, oc.fgr, n * 12) != 0);
     }
+    printf("%dx%d: %d of %d frames differ with the bands cut in 3 (HR_BAND_SPLIT=3)\n", w, h, dc, NF);
+    CHECK_EQ_INT(dc, 0);
     printf("%dx%d: %d of %d mattes and %d foregrounds differ (fused, 2 threads, vs plain, 1 thread)\n", w, h, da, NF, df);
     CHECK_EQ_INT(da, 0);
     CHECK_EQ_INT(df, 0);
     hr_session_destroy(a);
     hr_session_destroy(b);
+    hr_session_destroy(c);
   }
   hr_source_destroy(src);
   hr_model_destroy(m);

@@ -2,7 +2,9 @@
  * estimate from the plan alone (hr__vk_plan_memory, no device opened) equals the sizes the backend
  * asks the driver for when it creates a session at that plan, in fp32 and fp16 storage, at RVM
  * 128x96 r0.5 and 1920x1440 r0.25 (lavapipe; sessions created, never run); the driver's own
- * allocation sizes are at least those. An XNNPACK session has no device memory (HR_EINVAL). */
+ * allocation sizes are at least those. An XNNPACK session has no device memory (HR_EINVAL).
+ * The epilogue chains' own slots (chain_slots; HR_VK_SLOTS=0: none) count in both, and fold more
+ * ops into the convolutions than without them. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,8 @@
 #include "backend/backend.h"
 #include "backend/vulkan/vk_memory.h"
 
-static void one(hr_model *m, int w, int h, float ratio, int fp16) {
+/* returns the number of ops folded into a convolution's epilogue */
+static int one(hr_model *m, int w, int h, float ratio, int fp16) {
   char err[512];
   setenv("HR_VK_FP16", fp16 ? "1" : "0", 1);
   hr_session_params p;
@@ -42,7 +45,10 @@ static void one(hr_model *m, int w, int h, float ratio, int fp16) {
          (long long)mp.device_bytes, (long long)pi.device_bytes, (long long)req.device_local);
   CHECKF(mp.device_host_bytes == req.host_visible && pi.device_host_bytes == req.host_visible, "device_host_bytes: plan %lld, session %lld, backend %lld",
          (long long)mp.device_host_bytes, (long long)pi.device_host_bytes, (long long)req.host_visible);
+  int folded = 0;
+  for (int i = 0; i < s->plan->n_rops; i++) folded += hr__vk_fused(s->bimpl, i) == 1;
   hr_session_destroy(s);
+  return folded;
 }
 #endif
 
@@ -57,8 +63,14 @@ int main(void) {
   if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
   one(m, 128, 96, 0.5f, 0);
   one(m, 128, 96, 0.5f, 1);
-  one(m, 1920, 1440, 0.25f, 0);
+  int with = one(m, 1920, 1440, 0.25f, 0);
   one(m, 1920, 1440, 0.25f, 1);
+  setenv("HR_VK_SLOTS", "0", 1);
+  int without = one(m, 1920, 1440, 0.25f, 0);
+  one(m, 1920, 1440, 0.25f, 1);
+  unsetenv("HR_VK_SLOTS");
+  printf("ops folded into convolutions at 1920x1440 r0.25: %d with the chains' own slots, %d without\n", with, without);
+  CHECKF(with > without, "folded %d with slots, %d without", with, without);
   /* an XNNPACK session: no device memory */
   hr_session *x = NULL;
   hr_status st;

@@ -7,6 +7,7 @@
  * at the same element offsets (the plan's byte offsets / 4): every sum is fp32 in the shaders, and
  * the host converts weights, state and read-back outputs (alpha and fgr are fp32 on the host). */
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,12 @@ static const uint32_t spv_convtk[] =
     ;
 static const uint32_t spv_convtk_h[] =
 #include "convtk_h.spv.h"
+    ;
+static const uint32_t spv_convmma[] =
+#include "convmma.spv.h"
+    ;
+static const uint32_t spv_convmma_h[] =
+#include "convmma_h.spv.h"
     ;
 static const uint32_t spv_meansk[] =
 #include "meansk.spv.h"
@@ -111,7 +118,7 @@ static const uint32_t spv_cvt_h[] =
 #include "cvt_h.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
 #define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4}
@@ -119,7 +126,7 @@ enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_
 /* tm: the tiled convolution's per-thread tile (specialisation constant 3) */
 static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm; } shaders[P__COUNT] = {
     SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 0),   SH(convt, "convt", 64),
-    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
     SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
 };
@@ -133,8 +140,9 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 #define MAX_PIPES 512
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-#define NCK 9 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
-                 tiled 32x32 / 64x16 (2x2 a thread), tiled 32x32 split 4 ways along K in the workgroup */
+#define NCK 11 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
+                 tiled 32x32 / 64x16 (2x2 a thread), tiled 32x32 split 4 ways along K in the workgroup, tensor-core
+                 128x32 / 128x16 (convmma.comp: HR_VK_MMA=1 where the device has VK_NV_cooperative_matrix's 16x16x16 fp16 -> fp32) */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -193,9 +201,13 @@ typedef struct vk {
    * threads of the backend's own (default 4, the caller's included; 1: the caller alone), not over
    * the session's: in the live loop on the H200 (16 vCPUs, the capture and PNG threads busy) the
    * session's 16-thread pool took 2.1 ms median, 15.9 ms p99 (a worker waiting for a CPU), one
-   * thread 1.04 / 1.35 ms. HR_VK_WAIT=spin polls the fence (it cost the live loop 1 ms of
-   * latency there). HR_VK_TRACE=1: each frame's copy / submit-to-fence / GPU ms on stderr. */
-  int spin, trace;
+   * thread 1.04 / 1.35 ms. The wait: by default asleep for the shorter of the last two frames'
+   * waits less HR_VK_SPIN_MS (0.3), then polling the fence (a blocking wait woke 0.15 ms late on
+   * the H200: 3.31 vs 3.15 ms a frame); HR_VK_WAIT=block: the blocking wait alone; =spin: polling
+   * all along (it cost the live loop 1 ms of latency there: a CPU taken for the whole frame).
+   * HR_VK_TRACE=1: each frame's copy / submit-to-fence / GPU ms on stderr. */
+  int spin, trace;            /* spin: 0 block, 1 poll (HR_VK_WAIT=spin), 2 sleep then poll (default) */
+  double spin_ms, wait_ms[2];  /* the last two plain frames' submit-to-fence ms (0: none) */
   pthreadpool_t copy_pool;
   int64_t state_off[8];       /* bytes into dbuf */
   int64_t src_off;            /* materialised model input, -1 if none */
@@ -208,6 +220,8 @@ typedef struct vk {
   int64_t out_off[2];         /* alpha, fgr: byte offsets in rback, -1 */
   int out_val[2];
   int zero_pending;
+  int mma;                    /* tensor-core convolutions (convmma.comp): VK_NV_cooperative_matrix, 16x16x16 fp16 -> fp32 */
+  int alpha_direct;           /* the guided-filter tail writes alpha into rback itself (fgf.comp EPI 1) */
   char *fused;                /* per op: 1 = its activation runs in the previous op's (a convolution's) epilogue */
   int n_barriers;             /* in the frame's command buffer */
   int elide;                  /* barriers only between dependent dispatches (HR_VK_BARRIERS=all: after each) */
@@ -215,6 +229,7 @@ typedef struct vk {
   int fp16;                   /* the device buffer holds fp16 values (es = 2 bytes an element) */
   int64_t es;
   int64_t *f32off;            /* fp16: per value, its root's element offset in the fp32 range, -1 */
+  int64_t *remap;             /* per value: its root's own slot (layout bytes, chain_slots), -1 */
   int64_t f32_bytes;          /* the fp32 range: bytes, and where it starts in dbuf */
   VkDeviceSize f32_base;
 } vk;
@@ -332,14 +347,23 @@ static void buf_free(vk *v, vbuf *b) {
   memset(b, 0, sizeof *b);
 }
 
-/* Submit command buffers and wait (spin: poll the fence, then block after 100 ms). */
-static hr_status submit_wait(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n, int spin) {
+/* Submit command buffers and wait. spin 0: block on the fence; 1: poll it, then block after 100 ms;
+ * 2: sleep sleep_ms first, then poll (the frame: a blocking wait wakes ~0.15 ms after the GPU is
+ * done on the H200, polling all along takes a CPU for the whole frame). */
+static hr_status submit_wait(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n, int spin, double sleep_ms) {
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cbs};
   VKTRY(vkResetFences(v->dev, 1, &v->fence), "fence reset");
   VKTRY(vkQueueSubmit(v->q, 1, &si, v->fence), "queue submit");
   if (spin) {
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (spin == 2 && sleep_ms > 0) {
+      struct timespec until = t0;
+      long ns = (long)(sleep_ms * 1e6);
+      until.tv_sec += ns / 1000000000L; until.tv_nsec += ns % 1000000000L;
+      if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {}
+    }
     for (;;) {
       VkResult r = vkGetFenceStatus(v->dev, v->fence);
       if (r == VK_SUCCESS) return HR_OK;
@@ -351,7 +375,7 @@ static hr_status submit_wait(hr_session *s, vk *v, const VkCommandBuffer *cbs, u
   VKTRY(vkWaitForFences(v->dev, 1, &v->fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
   return HR_OK;
 }
-static hr_status submit(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n) { return submit_wait(s, v, cbs, n, 0); }
+static hr_status submit(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n) { return submit_wait(s, v, cbs, n, 0, 0); }
 static hr_status tmp_begin(hr_session *s, vk *v) {
   VKTRY(vkResetCommandBuffer(v->cb_tmp, 0), "command buffer reset");
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -381,7 +405,7 @@ static int64_t voff(const vk *v, const hr__plan *p, int id) {
   }
   const hr__val *r = &p->vals[x->root];
   switch (r->storage) {
-    case S_ARENA: return v->f32off[x->root] >= 0 ? F32_BIT + v->f32off[x->root] : r->offset / 4;
+    case S_ARENA: return v->f32off[x->root] >= 0 ? F32_BIT + v->f32off[x->root] : v->remap[x->root] >= 0 ? v->remap[x->root] / 4 : r->offset / 4;
     case S_STATE: return v->state_off[r->slot] / 4;
     case S_SRC: return v->src_off >= 0 ? v->src_off / 4 : -1;
     default: return -1;
@@ -405,7 +429,7 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16};
 static void set_conv_kind(vdisp *d, int c) {
   d->pipe = conv_kinds[c];
   set_grid(d, d->alt[c]);
@@ -507,7 +531,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk forces one, cycle takes each in turn) */
+       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16 forces one, cycle takes each in turn) */
       const char *cv = getenv("HR_VK_CONV");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
@@ -523,6 +547,8 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       else if (cv && !strcmp(cv, "tiled2x32") && !dw) kind = P_CONVT2_32;
       else if (cv && !strcmp(cv, "tiled2x16") && !dw) kind = P_CONVT2_16;
       else if (cv && !strcmp(cv, "tiledk") && !dw) kind = P_CONVTK;
+      else if (cv && !strcmp(cv, "mma") && !dw && v->mma) kind = P_CONVMMA;
+      else if (cv && !strcmp(cv, "mma16") && !dw && v->mma) kind = P_CONVMMA16;
       ADD(P_CONV, n_out);
       d->n_out = n_out;
       if (!dw) {
@@ -530,6 +556,10 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         d->alt[4] = tiles32 * LOCAL; d->alt[5] = tiles16 * LOCAL;
         d->alt[6] = ((npx + 31) / 32) * ((o->dims[3] + 31) / 32) * LOCAL; d->alt[7] = ((npx + 63) / 64) * ((o->dims[3] + 15) / 16) * LOCAL;
         d->alt[8] = d->alt[6];
+        if (v->mma) {
+          d->alt[9] = ((npx + 127) / 128) * ((o->dims[3] + 31) / 32) * LOCAL;
+          d->alt[10] = ((npx + 127) / 128) * ((o->dims[3] + 15) / 16) * LOCAL;
+        }
       }
       for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
       if (cv && !strcmp(cv, "cycle") && !dw) { /* tests: each kernel in turn, so one plan runs them all */
@@ -604,7 +634,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         else if (first >= 0 && k <= last) R *= x->dims[k];
         else inner *= x->dims[k];
       }
-      if (outer * inner < 65536 && R >= 64) { ADD(P_MEANSK, outer * inner * 8); d->pc[0] = (int32_t)(outer * inner); }
+      if (outer * inner < 65536 && R >= 64) { ADD(P_MEANSK, outer * inner * 32); d->pc[0] = (int32_t)(outer * inner); }
       else ADD(P_MEAN, outer * inner);
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]);
       d->pc[3] = (int32_t)R; d->pc[4] = (int32_t)inner;
@@ -641,6 +671,12 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
     case HR_OP_FGF_TAIL: {
       const hr__tensor *A = &p->vals[r->in[0]].t;
       ADD(P_FGF, o->dims[1] * o->dims[2]);
+      /* alpha also straight into the read-back buffer (at float 0 there), which then needs no copy
+       * (HR_VK_ALPHA=copy: the copy after the frame) */
+      const char *am = getenv("HR_VK_ALPHA");
+      if (!(am && !strcmp(am, "copy")) && p->vals[r->out[0]].root == p->vals[p->alpha_val].root && hr__numel(o) == hr__numel(&p->vals[p->alpha_val].t)) {
+        d->pc[25] = 1; d->pc[10] = 0; v->alpha_direct = 1;
+      }
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = (int32_t)voff(v, p, r->out[0]); d->pc[4] = r->n_out > 1 ? (int32_t)voff(v, p, r->out[1]) : -1;
       d->pc[5] = (int32_t)A->dims[1]; d->pc[6] = (int32_t)A->dims[2]; d->pc[7] = (int32_t)o->dims[1]; d->pc[8] = (int32_t)o->dims[2];
@@ -716,8 +752,12 @@ static int plain(const hr__plan *p, int x) {
   if (o == &p->vals[p->vals[p->alpha_val].root] || (p->fgr_val >= 0 && o == &p->vals[p->vals[p->fgr_val].root])) return 0;
   return 1;
 }
-static int64_t bytes_lo(const hr__plan *p, int x) { return p->vals[p->vals[x].root].offset; }
-static int64_t bytes_hi(const hr__plan *p, int x) { return bytes_lo(p, x) + hr__numel(&p->vals[p->vals[x].root].t) * 4; }
+/* Byte range of value x's root: its arena place, or its own slot (remap, see chain_slots) */
+static int64_t bytes_lo(const hr__plan *p, const int64_t *remap, int x) {
+  int root = p->vals[x].root;
+  return remap && remap[root] >= 0 ? remap[root] : p->vals[root].offset;
+}
+static int64_t bytes_hi(const hr__plan *p, const int64_t *remap, int x) { return bytes_lo(p, remap, x) + hr__numel(&p->vals[p->vals[x].root].t) * 4; }
 
 /* A constant operand an epilogue can apply per output channel: a scalar or [..., OC]. 2 = scalar. */
 static int chan_const(const hr__plan *p, int x, int64_t OC) {
@@ -729,9 +769,11 @@ static int chan_const(const hr__plan *p, int x, int64_t OC) {
 }
 
 /* The ops after convolution i (and a Pad before it) that its epilogue can compute (HR_VK_FUSE=0:
- * none; =act: the activation only). */
-static void conv_chain(const vk *v, const hr__plan *p, int i, vchain *c) {
-  (void)v;
+ * none; =act: the activation only). remap: roots moved to slots of their own (NULL: none). Where
+ * the chain's output lies over an input, *want (when given) gets the output's root: with that
+ * root in a slot of its own the chain holds (chain_slots). */
+static void conv_chain(const hr__plan *p, const int64_t *remap, int i, vchain *c, int *want) {
+  if (want) *want = -1;
   memset(c, 0, sizeof *c);
   c->end = i; c->out = p->rops[i].out[0];
   c->mul1 = c->add = c->mul2 = c->res = c->pad = c->pad_in = -1;
@@ -782,22 +824,57 @@ static void conv_chain(const vk *v, const hr__plan *p, int i, vchain *c) {
   if (c->end == i && c->pad < 0) return;
   /* the epilogue writes c->out while the convolution still reads its input: only where they are
    * apart (the planner may have put a later value over the input, dead by then) */
-  int64_t lo = bytes_lo(p, c->out), hi = bytes_hi(p, c->out);
+  int64_t lo = bytes_lo(p, remap, c->out), hi = bytes_hi(p, remap, c->out);
   for (int k = 0; k < r->n_in; k++) {
     int x = k == 0 && c->pad >= 0 ? c->pad_in : r->in[k];
     if (p->vals[x].kind == V_CONST || p->vals[p->vals[x].root].storage != S_ARENA) continue;
-    if (bytes_lo(p, x) < hi && lo < bytes_hi(p, x)) {
+    if (bytes_lo(p, remap, x) < hi && lo < bytes_hi(p, remap, x)) {
+      if (want && c->end != i && p->vals[c->out].root != p->vals[x].root) *want = p->vals[c->out].root;
       if (c->end != i) { /* retry with the Pad alone */
         vchain keep = *c;
         memset(c, 0, sizeof *c);
         c->end = i; c->out = r->out[0]; c->mul1 = c->add = c->mul2 = c->res = -1;
         c->pad = keep.pad; c->pad_in = keep.pad_in; c->pad_t = keep.pad_t; c->pad_l = keep.pad_l;
-        if (c->pad >= 0) { lo = bytes_lo(p, c->out); hi = bytes_hi(p, c->out); k = -1; continue; }
+        if (c->pad >= 0) { lo = bytes_lo(p, remap, c->out); hi = bytes_hi(p, remap, c->out); k = -1; continue; }
       }
       c->pad = -1; c->pad_in = -1;
       return;
     }
   }
+}
+
+/* Slots of their own for the outputs of epilogue chains that the plan put over the convolution's
+ * input (the planner reuses a value's bytes once its last reader runs, and a convolution's output
+ * written over its own input races with it): each such root gets bytes of its own from logical
+ * byte offset off on, in remap (per value, -1 = the plan's place); returns the end. Its readers
+ * read it there (voff), so the ops folded into the epilogue need no dispatch of their own (17
+ * chains of RVM: a HardSwish, a batch norm's Mul/Add after a depthwise convolution, a GRU's
+ * Sigmoid). fp16: not past the last dense convolution (the fp32 tail keeps its places).
+ * HR_VK_SLOTS=0: none. */
+static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t off) {
+  for (int k = 0; k < p->n_vals; k++) remap[k] = -1;
+  const char *e = getenv("HR_VK_SLOTS");
+  if (e && *e == '0') return off;
+  int last = p->n_rops;
+  if (fp16)
+    for (int i = 0; i < p->n_rops; i++)
+      if (p->rops[i].op == HR_OP_CONV2D || p->rops[i].op == HR_OP_FUSED_CONV2D) last = i;
+  for (int i = 0; i < p->n_rops; i++) {
+    vchain c;
+    int want;
+    conv_chain(p, remap, i, &c, &want);
+    if (want < 0 || remap[want] >= 0) continue;
+    conv_chain(p, remap, i, &c, NULL); /* where it ends without the slot (fp16: the tail) */
+    int64_t keep = off;
+    remap[want] = off;
+    off = (off + hr__numel(&p->vals[want].t) * 4 + 255) & ~(int64_t)255;
+    conv_chain(p, remap, i, &c, NULL);
+    int bad = c.end == i || c.end > last || p->vals[c.out].root != want;
+    for (int j = i + 1; !bad && j <= c.end; j++) /* a value in the tail's fp32 range (fp16) stays put */
+      if (fp16 && j > last) bad = 1;
+    if (bad) { remap[want] = -1; off = keep; }
+  }
+  return off;
 }
 
 /* The byte ranges of a dispatch: every non-constant input and output value of its op. */
@@ -862,6 +939,46 @@ static uint32_t pick_device(VkInstance inst, VkPhysicalDevice *pd, VkPhysicalDev
     if (want_device(&pr, want) && type_rank(pr.deviceType) > best_rank) { *pd = pds[k]; best_rank = type_rank(pr.deviceType); *props = pr; }
   }
   return n;
+}
+
+/* Whether the device runs convmma.comp: both extensions, their features, the 16x16x16 fp16 -> fp32
+ * shape at subgroup scope, and 32-thread subgroups. */
+static int mma_ok(vk *v) {
+  uint32_t ne = 0;
+  vkEnumerateDeviceExtensionProperties(v->pd, NULL, &ne, NULL);
+  VkExtensionProperties *ep = calloc(ne ? ne : 1, sizeof *ep);
+  if (!ep) return 0;
+  vkEnumerateDeviceExtensionProperties(v->pd, NULL, &ne, ep);
+  int have = 0;
+  for (uint32_t k = 0; k < ne; k++)
+    have |= (!strcmp(ep[k].extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) ? 1 : 0) |
+            (!strcmp(ep[k].extensionName, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) ? 2 : 0);
+  free(ep);
+  if (have != 3) return 0;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR, .pNext = &cm};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f16};
+  vkGetPhysicalDeviceFeatures2(v->pd, &f2);
+  if (!cm.cooperativeMatrix || !f16.shaderFloat16) return 0;
+  VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+  vkGetPhysicalDeviceProperties2(v->pd, &p2);
+  if (sg.subgroupSize != 32 || p2.properties.limits.maxComputeSharedMemorySize < 40000) return 0;
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV gp =
+      (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(v->inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  if (!gp) return 0;
+  uint32_t n = 0;
+  gp(v->pd, &n, NULL);
+  VkCooperativeMatrixPropertiesNV cp[64];
+  if (n > 64) n = 64;
+  for (uint32_t k = 0; k < n; k++) cp[k] = (VkCooperativeMatrixPropertiesNV){.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+  gp(v->pd, &n, cp);
+  for (uint32_t k = 0; k < n; k++)
+    if (cp[k].MSize == 16 && cp[k].NSize == 16 && cp[k].KSize == 16 && cp[k].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        cp[k].BType == VK_COMPONENT_TYPE_FLOAT16_NV && cp[k].CType == VK_COMPONENT_TYPE_FLOAT32_NV && cp[k].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        cp[k].scope == VK_SCOPE_SUBGROUP_NV)
+      return 1;
+  return 0;
 }
 
 static hr_status make_device(hr_session *s, vk *v) {
@@ -931,6 +1048,21 @@ static hr_status make_device(hr_session *s, vk *v) {
   v->es = v->fp16 ? 2 : 4;
   VkPhysicalDevice16BitStorageFeatures en16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, .storageBuffer16BitAccess = VK_TRUE};
   VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = v->fp16 ? &en16 : NULL, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
+  /* tensor cores (HR_VK_MMA=1, off by default): VK_NV_cooperative_matrix with 16x16x16 fp16 x
+   * fp16 -> fp32 at subgroup scope, 32-thread subgroups and fp16 arithmetic; convmma.comp then
+   * joins the tuner's candidates. On the H200 (2026-12-02) it lost to the SIMT kernels on every
+   * layer (the tuner picked it 0 times of 63; forced everywhere the 1920x1440 r0.25 frame took
+   * 6.15 ms of GPU, conv3x3 2.43 + conv1x1 2.65 ms vs 0.93 + 0.74) and its alpha was 2.5e-5 from
+   * XNNPACK's on average (fp32 storage; past the 1e-5 bound even with the split operands) */
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV encm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR enf16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR, .shaderFloat16 = VK_TRUE};
+  const char *dexts[2] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME};
+  const char *mm = getenv("HR_VK_MMA");
+  if (mm && *mm == '1' && mma_ok(v)) {
+    v->mma = 1;
+    encm.pNext = (void *)di.pNext; enf16.pNext = &encm; di.pNext = &enf16;
+    di.enabledExtensionCount = 2; di.ppEnabledExtensionNames = dexts;
+  }
   VKTRY(vkCreateDevice(v->pd, &di, NULL, &v->dev), "device creation");
   vkGetDeviceQueue(v->dev, v->qf, 0, &v->q);
   return HR_OK;
@@ -938,7 +1070,7 @@ static hr_status make_device(hr_session *s, vk *v) {
 
 static int is_conv_kind(int k) { for (int c = 0; c < NCK; c++) if (conv_kinds[c] == k) return 1; return 0; }
 static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
-  int mask = dmask(pc), epi = is_conv_kind(k) ? pc[25] : 0;
+  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_FGF ? pc[25] : 0;
   for (int q = 0; q < v->n_ptab; q++)
     if (v->ptab[q].k == k && v->ptab[q].mask == mask && v->ptab[q].epi == epi) return v->ptab[q].pl;
   return VK_NULL_HANDLE;
@@ -947,7 +1079,7 @@ static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
 static hr_status make_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
   if (find_pipe(v, k, pc)) return HR_OK;
   if (v->n_ptab == MAX_PIPES) { snprintf(s->err, sizeof s->err, "Vulkan: more than %d pipelines", MAX_PIPES); return HR_ENOTSUP; }
-  int mask = dmask(pc), epi = is_conv_kind(k) ? pc[25] : 0;
+  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_FGF ? pc[25] : 0;
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
                                 .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
     VkShaderModule mod;
@@ -1080,7 +1212,7 @@ static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_t
     fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches, %d barriers, buffer %.1f MB\n", v->props.deviceName, p->n_rops,
             v->n_disp, v->n_barriers, (double)v->dbuf.size / 1e6);
   for (int k = 0; k < 2; k++) {
-    if (v->out_val[k] < 0) continue;
+    if (v->out_val[k] < 0 || (k == 0 && v->alpha_direct)) continue;
     int64_t n = hr__numel(&p->vals[v->out_val[k]].t);
     int64_t o = voff(v, p, v->out_val[k]);
     if (v->fp16 && o < F32_BIT) { /* converted to fp32 on the way out */
@@ -1189,7 +1321,8 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   }
   if (!st && getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
-            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K\n", T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7], picks[8]);
+            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16\n", T, picks[0], picks[1], picks[2], picks[3], picks[4],
+            picks[5], picks[6], picks[7], picks[8], picks[9], picks[10]);
   free(ts);
   vkDestroyQueryPool(v->dev, qp, NULL);
   return st;
@@ -1216,7 +1349,7 @@ static void vk_destroy(void *impl) {
     if (rm) rm(v->inst, v->msgr, NULL);
   }
   if (v->inst) vkDestroyInstance(v->inst, NULL);
-  free(v->voff); free(v->f32off); free(v->disp); free(v->ts); free(v->fused);
+  free(v->voff); free(v->f32off); free(v->remap); free(v->disp); free(v->ts); free(v->fused);
   free(v);
 }
 
@@ -1258,6 +1391,8 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   if (v->w32) { /* weights fp32: they are read from the caches, not memory, and fp16 doubles the error */
     v->c32 = 0; n32 = v->const_bytes / 4; off = v->const_off0;
   }
+  if (!(v->remap = malloc(sizeof *v->remap * (size_t)p->n_vals))) return HR_ENOMEM;
+  off = chain_slots(p, v->fp16, v->remap, off);
   if (v->fp16 && !(tail32 && *tail32 == '0')) {
     int last = -1, ok = 1;
     for (int i = 0; i < p->n_rops; i++)
@@ -1285,7 +1420,7 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   if (!pad_folded) return HR_ENOMEM;
   for (int i = 0; i < p->n_rops; i++) {
     vchain ch;
-    conv_chain(v, p, i, &ch);
+    conv_chain(p, v->remap, i, &ch, NULL);
     if (ch.pad >= 0) pad_folded[ch.pad] = 1;
   }
   /* lowered in order; a folded Pad's dispatches are dropped below */
@@ -1293,7 +1428,7 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     if (v->fused[i]) continue;
     int d0 = v->n_disp;
     vchain ch;
-    conv_chain(v, p, i, &ch);
+    conv_chain(p, v->remap, i, &ch, NULL);
     if (pad_folded[i]) { v->fused[i] = 2; continue; }
     if (ch.pad >= 0 && !pad_folded[ch.pad]) ch.pad = -1;
     int act = ch.end > i;
@@ -1340,10 +1475,12 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   if ((st = buf_make(s, v, &v->stage, (VkDeviceSize)(FRAME_HDR + (int64_t)p->width * p->height * 12 + 256), use, hv, stage_pref, "frame staging buffer")))
     return st;
   const char *wm = getenv("HR_VK_WAIT"), *ct = getenv("HR_VK_COPY_THREADS"), *tr = getenv("HR_VK_TRACE");
-  v->spin = wm && !strcmp(wm, "spin");
+  v->spin = wm && !strcmp(wm, "spin") ? 1 : wm && !strcmp(wm, "block") ? 0 : 2;
   int ncopy = ct && *ct ? atoi(ct) : 4;
   if (ncopy > 1 && !(v->copy_pool = pthreadpool_create((size_t)ncopy))) return HR_ENOMEM;
   v->trace = tr && *tr && strcmp(tr, "0");
+  const char *sp = getenv("HR_VK_SPIN_MS");
+  v->spin_ms = sp && *sp ? atof(sp) : 0.3;
   const char *fm = getenv("HR_VK_FRAME");
   v->frame_dev = !(fm && !strcmp(fm, "host"));
   if (v->frame_dev &&
@@ -1507,9 +1644,12 @@ static hr_status vk_run(hr_session *s, void *impl) {
   if (v->zero_pending) cbs[n++] = v->cb_zero;
   v->op_times = v->ts_ok && s->profiling;
   cbs[n++] = v->op_times ? v->cb_prof : v->cb_main;
-  if ((st = submit_wait(s, v, cbs, n, v->spin))) return st;
+  /* hybrid wait: asleep for the last frame's wait less HR_VK_SPIN_MS (default 0.3 ms), then polling */
+  double last = v->wait_ms[0] < v->wait_ms[1] ? v->wait_ms[0] : v->wait_ms[1];
+  if ((st = submit_wait(s, v, cbs, n, v->spin, last - v->spin_ms))) return st;
   v->host_ms[0] = t1 - t0;
   v->host_ms[1] = mono_ms() - t1;
+  v->wait_ms[1] = v->wait_ms[0]; v->wait_ms[0] = v->op_times || n > 1u + (uint32_t)v->frame_dev ? 0 : v->host_ms[1];
   v->zero_pending = 0;
   v->sback_valid = v->sback_rec;
   if (v->ts_ok) {
@@ -1700,6 +1840,10 @@ hr_status hr__vk_plan_memory(const hr__plan *p, int fp16, hr__vk_memory *out) {
   int64_t n32 = 0;
   const char *tail32 = getenv("HR_VK_F32TAIL"), *w32e = getenv("HR_VK_W32");
   if (fp16 && !(w32e && *w32e == '0')) { n32 = (off - c0) / 4; off = c0; }
+  int64_t *remap = malloc(sizeof *remap * ((size_t)p->n_vals + 1));
+  if (!remap) { free(seen); return HR_ENOMEM; }
+  off = chain_slots(p, fp16, remap, off);
+  free(remap);
   if (fp16 && !(tail32 && *tail32 == '0')) {
     int last = -1, ok = 1;
     for (int i = 0; i < p->n_rops; i++)
