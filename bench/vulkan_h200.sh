@@ -70,7 +70,9 @@
 #  - epilogue chains whose output the plan put over the convolution's input get a slot of their own
 #    (chain_slots; HR_VK_SLOTS=0 off): 17 more chains fold (HardSwish, depthwise + batch-norm
 #    Mul/Add + HardSwish, GRU Sigmoid), 225 -> 201 dispatches, 215 -> 190 barriers, +26 MB device
-#    memory; GPU 2.667 -> 2.573 ms (elementwise 0.546 -> 0.441), wall 3.317 -> 3.204 (blocking wait)
+#    memory (then slots shared between roots whose lives do not meet: +8.3 MB, `headroom plan`
+#    89.7 -> 98.0 MB; same dispatches and barriers, not timed on the H200 again); GPU 2.667 ->
+#    2.573 ms (elementwise 0.546 -> 0.441), wall 3.317 -> 3.204 (blocking wait)
 #  - the frame's wait: asleep for the shorter of the last two waits less 0.3 ms, then polling
 #    (HR_VK_WAIT=block / spin, HR_VK_SPIN_MS): 3.204 -> 3.134 ms, p99 3.48 -> 3.23 (pure spin 3.080)
 #  - alpha written by the guided-filter kernel straight into the host-visible read-back buffer, no

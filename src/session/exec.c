@@ -14,7 +14,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_DW2D, K_GAP
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -76,8 +76,6 @@ typedef struct kern {
   hr__k_bcast bc;           /* K_BCAST: the op (and a second one fused after it) */
   int bc_x, bc_v1, bc_v2;   /* K_BCAST: the full operand, the per-channel operands (bc_v2 < 0: one op) */
   float *bvec;              /* K_BCAST: the per-channel operands repeated to bc.L floats each (2 x L) */
-  int dw_op;                /* K_DW2D: the depthwise convolution's op */
-  hr__dw2d dw;              /* K_DW2D: its geometry and clamp */
   int n_src;                /* K_RESIZE_CAT: sources, in output channel order */
   cat_src src[HR__CAT_MAX];
   int bound;                /* set up with this session's pointers (a clone starts with placeholders) */
@@ -739,23 +737,6 @@ static int gap_fits(hr_session *s, const hr__rop *r) {
          hr__numel(&p->vals[r->out[0]].t) == (int64_t)d.ch;
 }
 
-/* Depthwise convolutions our direct kernel (kernels.c, hr__k_dw2d) runs faster than XNNPACK's
- * indirect one: stride 1, multiplier 1, 16 or 32 channels (RVM's first, 180x240x16 3x3 at 1920x1440
- * r0.25). Measured per shape against XNNPACK (1 thread, AVX-512, caches as after the producer,
- * min of 30): 180x240x16 3x3 0.52 vs 0.78 ms; at 120-960 channels, dilated 5x5 or 3x3, and strided,
- * XNNPACK is faster (23x30x960 5x5 dilated 1.84 vs 1.36), so they stay there. Chosen alike with
- * and without HR_EXEC_FUSE (test_exec_fuse compares the two bit for bit). */
-static int dw2d_fits(hr_session *s, const hr__rop *r, hr__dw2d *dw) {
-  if ((r->op != HR_OP_DWCONV && r->op != HR_OP_FUSED_DWCONV) || !is_const(s, r->in[1])) return 0;
-  if (s->plan->vals[s->plan->vals[r->in[0]].root].storage == S_SRC) return 0;
-  xdesc d;
-  if (!describe_xnn(s, r, &d) || d.xk != X_CONV || d.goc != 1 || d.n != 1) return 0;
-  size_t C = d.groups;
-  if (d.sh != 1 || d.sw != 1 || C % 16 || C > 32) return 0;
-  *dw = (hr__dw2d){(int)d.kh, (int)d.kw, 1, 1, (int)d.dh, (int)d.dw, (int)d.pt, (int)d.pl, d.lo, d.hi};
-  return 1;
-}
-
 int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1)); }
 
 hr_status hr__exec_create(hr_session *s, hr__exec **out) {
@@ -824,11 +805,6 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
           k->wexp = hr__dw1d_expand(ra, &s->plan->vals[r->in[0]].t, w, &s->plan->vals[r->out[0]].t);
           continue;
         }
-      }
-      if (dw2d_fits(s, r, &k->dw)) {
-        k->kind = K_DW2D;
-        k->dw_op = i;
-        continue;
       }
       if (gap_fits(s, r)) { /* with and without HR_EXEC_FUSE: the two engines compare bit for bit */
         k->kind = K_GAP;
@@ -1018,14 +994,6 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
             hr__k_gap(k->pool, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
             break;
           }
-          case K_DW2D: {
-            const hr__rop *rd = &p->rops[k->dw_op];
-            const hr__tensor *xt = &p->vals[rd->in[0]].t, *ot = &p->vals[rd->out[0]].t;
-            const hr__attrs *da = rd->node ? &rd->node->a : &rd->syn.a;
-            hr__k_dw2d(k->pool, &k->dw, view(s, rd->in[0]).data, xt->dims[1], xt->dims[2], xt->dims[3], p->vals[rd->in[1]].t.data,
-                       da->fused_bias ? p->vals[rd->in[2]].t.data : NULL, out[0].data, ot->dims[1], ot->dims[2]);
-            break;
-          }
           case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0], r->out_c_off, r->out_c_total); break;
           case K_SRC_RESIZE:
             if (k->ing_parts > 1) {
@@ -1047,7 +1015,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "dw2d", "gap"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;

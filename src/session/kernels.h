@@ -99,18 +99,6 @@ typedef struct hr__k_gates {
   float k;
 } hr__k_gates;
 void hr__k_gru_gates(pthreadpool_t pool, const hr__k_gates *g);
-/* Depthwise 2-D convolution, multiplier 1, NHWC float (TF weights KH x KW x C), any kernel size,
- * stride, dilation and zero padding (pt, pl: the top and left padding), by direct loops over
- * 16-channel blocks (no indirection buffer), four output pixels at a time where their taps are all
- * inside the row. Per output: the bias, then the taps inside the image in kernel order (not
- * XNNPACK's order or FMA: equal within rounding), clamped to [lo, hi]. Rows x channel groups over
- * the pool; the result does not depend on the split. */
-typedef struct hr__dw2d {
-  int KH, KW, sh, sw, dh, dw, pt, pl;
-  float lo, hi;
-} hr__dw2d;
-void hr__k_dw2d(pthreadpool_t pool, const hr__dw2d *d, const float *x, int64_t H, int64_t W, int64_t C, const float *w,
-                const float *bias, float *y, int64_t OH, int64_t OW);
 /* Mean over the pixels of one image (TF Mean over H and W; NHWC, pixels x C floats in, C out):
  * each channel summed over the pixels in order, then divided by their count; 16-channel blocks
  * over the pool (XNNPACK 2022's global average pooling splits only the batch: one thread here). */
