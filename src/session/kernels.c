@@ -463,6 +463,39 @@ static void resize_px(const hr__resize *r, const float *restrict r0, const float
   }
 }
 
+/* The same with C a compile-time constant (the channel loop unrolled into whole vectors, no
+ * remainder): RVM's decoder resizes 32, 40, 80 and 128 channels. Same operations, same bits;
+ * 1 thread, 180x240x32 -> 360x480 (+3 copied): ~6-8% faster. */
+#define HR__RESIZE_PX_C(NC)                                                                                               \
+  HR__CLONES static void resize_px_##NC(const hr__resize *r, const float *restrict r0, const float *restrict r1, int64_t OW, \
+                                        int64_t OS, float ly, float *restrict op) {                                      \
+    for (int64_t ox = 0; ox < OW; ox++, op += OS) {                                                                        \
+      const float *p00 = r0 + (int64_t)r->x0[ox] * NC, *p01 = r0 + (int64_t)r->x1[ox] * NC;                               \
+      const float *p10 = r1 + (int64_t)r->x0[ox] * NC, *p11 = r1 + (int64_t)r->x1[ox] * NC;                               \
+      float lx = r->fx[ox];                                                                                                \
+      for (int c = 0; c < NC; c++) {                                                                                       \
+        float top = p00[c] + (p01[c] - p00[c]) * lx;                                                                       \
+        float bot = p10[c] + (p11[c] - p10[c]) * lx;                                                                       \
+        op[c] = top + (bot - top) * ly;                                                                                    \
+      }                                                                                                                    \
+    }                                                                                                                      \
+  }
+HR__RESIZE_PX_C(32)
+HR__RESIZE_PX_C(40)
+HR__RESIZE_PX_C(80)
+HR__RESIZE_PX_C(128)
+#undef HR__RESIZE_PX_C
+
+static void resize_px_any(const hr__resize *r, const float *r0, const float *r1, int64_t C, int64_t OW, int64_t OS, float ly, float *op) {
+  switch (C) {
+    case 32: resize_px_32(r, r0, r1, OW, OS, ly, op); return;
+    case 40: resize_px_40(r, r0, r1, OW, OS, ly, op); return;
+    case 80: resize_px_80(r, r0, r1, OW, OS, ly, op); return;
+    case 128: resize_px_128(r, r0, r1, OW, OS, ly, op); return;
+    default: resize_px(r, r0, r1, C, OW, OS, ly, op); return;
+  }
+}
+
 static void resize_row(void *ctx, size_t oy) {
   const resize_job *j = ctx;
   int64_t H = j->x->dims[1], W = j->x->dims[2], C = j->x->dims[3], OW = j->o->dims[2], OS = j->ostride;
@@ -472,7 +505,7 @@ static void resize_row(void *ctx, size_t oy) {
   if (y1 < 0) y1 = 0;
   float ly = f - fl;
   const float *r0 = (const float *)j->x->data + y0 * W * C, *r1 = (const float *)j->x->data + y1 * W * C;
-  resize_px(j->r, r0, r1, C, OW, OS, ly, (float *)j->o->data + (int64_t)oy * OW * OS + j->ooff);
+  resize_px_any(j->r, r0, r1, C, OW, OS, ly, (float *)j->o->data + (int64_t)oy * OW * OS + j->ooff);
 }
 
 /* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
@@ -489,7 +522,7 @@ static void resize_cat_row(void *ctx, size_t oy) {
       int64_t y0 = fl < 0 ? 0 : (int64_t)fl, y1 = (int64_t)ceilf(f);
       if (y1 > H - 1) y1 = H - 1;
       if (y1 < 0) y1 = 0;
-      resize_px(j->r, c->data + y0 * c->w * c->c, c->data + y1 * c->w * c->c, c->c, OW, OS, f - fl, orow + c->off);
+      resize_px_any(j->r, c->data + y0 * c->w * c->c, c->data + y1 * c->w * c->c, c->c, OW, OS, f - fl, orow + c->off);
     } else {
       const float *sp = c->data + (int64_t)oy * OW * c->c;
       float *dp = orow + c->off;
