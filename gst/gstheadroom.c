@@ -60,6 +60,7 @@ struct _GstHeadroom {
   gdouble budget_ms;
   gint threads;
   gboolean attach_matte;
+  gboolean tail_every_frame;
   /* made at start */
   hr_model *m;
   hr_composite_params cp;      /* parsed composite / background / fallback */
@@ -91,7 +92,7 @@ G_DEFINE_TYPE(GstHeadroom, gst_headroom, GST_TYPE_VIDEO_FILTER);
 
 enum {
   PROP_0, PROP_MODEL, PROP_RATIO, PROP_BUDGET_MS, PROP_PROFILE, PROP_BACKEND, PROP_COMPOSITE, PROP_BACKGROUND,
-  PROP_FALLBACK, PROP_THREADS, PROP_TELEMETRY, PROP_INJECT, PROP_ATTACH_MATTE,
+  PROP_FALLBACK, PROP_THREADS, PROP_TELEMETRY, PROP_INJECT, PROP_ATTACH_MATTE, PROP_TAIL_EVERY_FRAME,
 };
 
 #define DEF_MODEL "rvm"
@@ -124,6 +125,7 @@ static void gst_headroom_set_property(GObject *obj, guint id, const GValue *v, G
     case PROP_TELEMETRY: set_str(&self->telemetry, v); break;
     case PROP_INJECT: set_str(&self->inject, v); break;
     case PROP_ATTACH_MATTE: self->attach_matte = g_value_get_boolean(v); break;
+    case PROP_TAIL_EVERY_FRAME: self->tail_every_frame = g_value_get_boolean(v); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(obj, id, ps); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -145,6 +147,7 @@ static void gst_headroom_get_property(GObject *obj, guint id, GValue *v, GParamS
     case PROP_TELEMETRY: g_value_set_string(v, self->telemetry); break;
     case PROP_INJECT: g_value_set_string(v, self->inject); break;
     case PROP_ATTACH_MATTE: g_value_set_boolean(v, self->attach_matte); break;
+    case PROP_TAIL_EVERY_FRAME: g_value_set_boolean(v, self->tail_every_frame); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(obj, id, ps); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -312,6 +315,8 @@ static gboolean gst_headroom_set_info(GstVideoFilter *filter, GstCaps *incaps, G
     return FALSE;
   }
   p.budget_ms = self->budget_ms;
+  /* the network on its own thread, its size kept within the lag bound; the tail on every buffer */
+  p.tail_every_frame = p.adapt = self->tail_every_frame;
   p.inject = self->inject && *self->inject ? self->inject : NULL;
   if (self->profile && *self->profile) {
     if (hr_gov_profile_parse(self->profile, &p.profile, err, sizeof err)) {
@@ -574,6 +579,12 @@ static void gst_headroom_class_init(GstHeadroomClass *klass) {
       "attach to each output buffer a GstCustomMeta \"" HR_MATTE_META "\" whose structure holds matte (GstBuffer, GRAY8 width x height, "
       "round(alpha x 255), absent without a matte), width, height, frame, state, reason, confidence, output-ok, shows; "
       "read it with gst_buffer_get_custom_meta (Python: buf.get_custom_meta(\"" HR_MATTE_META "\").get_structure())", TRUE, rw));
+  g_object_class_install_property(oc, PROP_TAIL_EVERY_FRAME, g_param_spec_boolean("tail-every-frame", "Tail every frame",
+      "RVM on the CPU: run the network on its own thread at the rate it reaches, its size adapted to keep each run within the lag "
+      "bound (4 x budget-ms, at most 66.8 ms, at least 0.8 x budget-ms), and only the full-resolution guided-filter tail on every "
+      "buffer with the newest coefficients and the buffer itself as guidance: a buffer costs the tail, not the network; a buffer "
+      "waits for its own run when that fits budget-ms. A model or backend that cannot split fails the state change",
+      FALSE, rw));
   g_object_class_install_property(oc, PROP_INJECT, g_param_spec_string("inject", "Inject faults (testing)",
       "testing hook: KIND@FRAME[:LEN][,...] with nan-state freeze-input black-input noise-input stuck-output memory-pressure", NULL, rw));
   gst_element_class_set_static_metadata(ec, "headroom person matting", "Filter/Effect/Video",

@@ -4,8 +4,9 @@
 #  (a) gst-inspect-1.0 documents it: the formats, every property, the matte meta, qos.
 #  (b) sam2-bedroom (H.264, 6 frames) and vtest.avi (MS-MPEG4, 4 frames): filesrc ! decodebin !
 #      videoconvert ! I420 ! headroom composite=alpha: the mattes (Y plane) are bit-identical to the
-#      CLI's alpha PNGs; composite=blur: every sample within 1 of the CLI's --composite blur video
-#      (lossless .mkv).
+#      CLI's alpha PNGs, and so are those of tail-every-frame=true with a budget every network run
+#      fits (each buffer waits for its own run); composite=blur: every sample within 1 of the CLI's
+#      --composite blur video (lossless .mkv).
 #  (c) caps negotiation for each format (NV12 I420 BGRx BGRA RGB RGBA) at 642x362.
 #  (d) a health fault in the pipeline (inject=memory-pressure@3:2, fallback=passthrough): the bus
 #      carries headroom-health messages for the switch (state suspended, shows passthrough; then
@@ -40,7 +41,7 @@ fail=0
 
 # (a)
 gst-inspect-1.0 headroom > "$T/inspect.txt" 2>&1 || { echo "FAIL: gst-inspect-1.0 headroom"; cat "$T/inspect.txt"; exit 1; }
-for w in NV12 I420 BGRx BGRA RGB RGBA model ratio budget-ms profile backend composite background fallback threads telemetry attach-matte HeadroomMatteMeta video qos; do
+for w in NV12 I420 BGRx BGRA RGB RGBA model ratio budget-ms profile backend composite background fallback threads telemetry attach-matte tail-every-frame HeadroomMatteMeta video qos; do
   grep -q -- "$w" "$T/inspect.txt" || { echo "FAIL: gst-inspect-1.0 headroom does not mention $w"; fail=1; }
 done
 
@@ -56,6 +57,10 @@ compare() {   # name input frames w h
     || { echo "FAIL: gst alpha pipeline on $n"; cat "$T/$n.g1"; fail=1; return; }
   gst-launch-1.0 -q $(front "$in" "$nf") ! headroom ratio=0.25 threads=2 composite=blur ! filesink location="$T/$n.blur.yuv" > "$T/$n.g2" 2>&1 \
     || { echo "FAIL: gst blur pipeline on $n"; cat "$T/$n.g2"; fail=1; return; }
+  # the tail every frame with a budget every network run fits: each buffer waits for its own run,
+  # so the mattes are the CLI's too, bit for bit
+  gst-launch-1.0 -q $(front "$in" "$nf") ! headroom ratio=0.25 threads=2 composite=alpha tail-every-frame=true budget-ms=10000 ! \
+    filesink location="$T/$n.tail.yuv" > "$T/$n.g3" 2>&1 || { echo "FAIL: gst tail-every-frame pipeline on $n"; cat "$T/$n.g3"; fail=1; return; }
   ffmpeg -v error -i "$T/$n.mkv" -f rawvideo -pix_fmt yuv420p "$T/$n.cli.yuv"
   for p in "$T/$n"/alpha/*.png; do ffmpeg -v error -i "$p" -f rawvideo -pix_fmt gray "${p%.png}.gray"; done
   $PY - "$T" "$n" "$nf" "$w" "$h" <<'EOF' || fail=1
@@ -63,15 +68,17 @@ import sys, numpy as np
 T, n, nf, W, H = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 FS = W * H * 3 // 2
 al = np.fromfile(f"{T}/{n}.alpha.yuv", np.uint8); bl = np.fromfile(f"{T}/{n}.blur.yuv", np.uint8); cl = np.fromfile(f"{T}/{n}.cli.yuv", np.uint8)
+tl = np.fromfile(f"{T}/{n}.tail.yuv", np.uint8)
 bad = 0
-if not (al.size >= nf * FS and bl.size >= nf * FS and cl.size == nf * FS): print(f"FAIL: {n}: frame counts gst alpha {al.size/FS}, gst blur {bl.size/FS}, cli {cl.size/FS}, want {nf}"); sys.exit(1)
-diff_m, diff_b = 0, 0
+if not (al.size >= nf * FS and bl.size >= nf * FS and tl.size >= nf * FS and cl.size == nf * FS): print(f"FAIL: {n}: frame counts gst alpha {al.size/FS}, gst blur {bl.size/FS}, gst tail {tl.size/FS}, cli {cl.size/FS}, want {nf}"); sys.exit(1)
+diff_m, diff_b, diff_t = 0, 0, 0
 for i in range(nf):
     m = np.fromfile(f"{T}/{n}/alpha/{i:06d}.gray", np.uint8)
     diff_m += int((al[i*FS:i*FS + W*H] != m).sum())
+    diff_t += int((tl[i*FS:i*FS + W*H] != m).sum())
     diff_b = max(diff_b, int(np.abs(bl[i*FS:(i+1)*FS].astype(int) - cl[i*FS:(i+1)*FS].astype(int)).max()))
-print(f"{n}: {nf} frames {W}x{H}: {diff_m} matte pixels differ between the element and the CLI; composite blur max |gst - cli| = {diff_b}")
-if diff_m != 0 or diff_b > 1: print(f"FAIL: {n}"); sys.exit(1)
+print(f"{n}: {nf} frames {W}x{H}: {diff_m} matte pixels differ between the element and the CLI ({diff_t} with tail-every-frame); composite blur max |gst - cli| = {diff_b}")
+if diff_m != 0 or diff_t != 0 or diff_b > 1: print(f"FAIL: {n}"); sys.exit(1)
 EOF
 }
 compare bedroom "$IN" 6 960 540
