@@ -231,6 +231,8 @@ typedef struct hr_gov_sample {
                                     exist (iOS os_proc_available_memory analogue); may be negative;
                                     INT64_MAX when there is no ceiling */
   int64_t available_min_bytes;   /* low-water of available_bytes */
+  uint64_t device_bytes;         /* unified-memory GPU allocations counted beside the RSS against the
+                                    profile's ceilings (hr_gov_set_device_bytes), 0 = none */
 } hr_gov_sample;
 
 /* Opens the measurement files (statm always; the cgroup usage file when the cgroup has a limit).
@@ -247,6 +249,12 @@ HR_API hr_status hr_gov_sample_now(hr_gov *g, hr_gov_sample *out);
 /* Once per frame: measure, then step the ladder with available_bytes. s may be NULL. On HR_EIO the
  * ladder is not stepped and *d says NONE at the current level. */
 HR_API hr_status hr_gov_frame(hr_gov *g, hr_gov_decision *d, hr_gov_sample *s);
+/* Memory a GPU that shares the host's RAM (an integrated or mobile GPU) holds for this process:
+ * its device-local buffers are not in the RSS (the kernel charges them to the cgroup, whose usage
+ * already counts them; iOS counts them in the footprint). From the next sample on, the profile's
+ * ceilings are checked against rss + bytes. The stream sets it after every plan change on such a
+ * device (Vulkan backend, hr_plan_info.device_bytes); 0 = none (a discrete GPU's memory is its own). */
+HR_API void hr_gov_set_device_bytes(hr_gov *g, uint64_t bytes);
 /* The ladder, to read or to force a rung (hr_gov_ladder_set_rung). */
 HR_API hr_gov_ladder *hr_gov_get_ladder(hr_gov *g);
 /* Restart the peak (and low-water) tracking from the current values. */

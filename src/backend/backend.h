@@ -51,6 +51,9 @@ void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms);
 int hr__vk_validation_messages(void);
 /* GPU time of the last run, ms (timestamp queries; -1 when the queue has none). */
 double hr__vk_device_ms(void *impl);
+/* 1 when the device shares the host's RAM (an integrated GPU; HR_VK_UNIFIED=1 says so of any
+ * device, for tests): its device memory counts against the process's memory ceiling. */
+int hr__vk_unified_memory(void *impl);
 /* 1 when the device buffer holds fp16 values (HR_VK_FP16; fp32 sums in the shaders). */
 int hr__vk_fp16(void *impl);
 /* A device the Vulkan backend would take exists (GPU types only unless HR_VULKAN_DEVICE names one):

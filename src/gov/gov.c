@@ -17,6 +17,7 @@ struct hr_gov {
   int statm_fd;
   int cg_usage_fd;              /* -1 when the cgroup has no limit */
   hr_gov_sample last;
+  uint64_t device_bytes;         /* hr_gov_set_device_bytes */
   hr_gov_action last_action;
   bool sampled;
   char err[512];
@@ -110,8 +111,9 @@ hr_status hr_gov_sample_now(hr_gov *g, hr_gov_sample *out) {
   s->cg_limit_bytes = g->cg.limit_bytes;
   s->safe_bytes = g->profile.safe_bytes;
   s->kill_bytes = g->profile.kill_bytes;
+  s->device_bytes = g->device_bytes;
   int64_t avail = INT64_MAX;
-  if (s->kill_bytes) avail = headroom(s->kill_bytes, s->rss_bytes);
+  if (s->kill_bytes) avail = headroom(s->kill_bytes, s->rss_bytes + s->device_bytes);
   if (s->cg_limit_bytes) {
     int64_t c = headroom(s->cg_limit_bytes, usage);
     if (c < avail) avail = c;
@@ -130,6 +132,8 @@ hr_status hr_gov_sample_now(hr_gov *g, hr_gov_sample *out) {
   if (out) *out = *s;
   return HR_OK;
 }
+
+void hr_gov_set_device_bytes(hr_gov *g, uint64_t bytes) { if (g) g->device_bytes = bytes; }
 
 hr_status hr_gov_frame(hr_gov *g, hr_gov_decision *d, hr_gov_sample *s) {
   if (!g) return HR_EINVAL;

@@ -311,6 +311,13 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
 static void govern(hr_stream *s, hr_telemetry_record *rec) {
   if (s->gov) {
     hr_gov_decision d; hr_gov_sample gs;
+#ifdef HR_HAVE_VULKAN
+    /* a GPU on the host's RAM: its buffers count against the ceiling beside the RSS */
+    if (s->s->bk == &hr__backend_vulkan && hr__vk_unified_memory(s->s->bimpl)) {
+      hr_plan_info pi; hr_session_get_plan(s->s, &pi);
+      hr_gov_set_device_bytes(s->gov, hr_session_is_suspended(s->s) ? 0 : (uint64_t)pi.device_bytes);
+    }
+#endif
     hr_gov_frame(s->gov, &d, &gs);
     rec->rss_bytes = (int64_t)gs.rss_bytes;
     rec->headroom_bytes = gs.available_bytes;

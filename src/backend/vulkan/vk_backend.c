@@ -1803,6 +1803,11 @@ void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms) {
   *submit_ms = ((vk *)impl)->host_ms[1];
 }
 int hr__vk_fused(void *impl, int i) { return ((vk *)impl)->fused[i]; }
+int hr__vk_unified_memory(void *impl) {
+  const char *e = getenv("HR_VK_UNIFIED");
+  if (e && *e) return atoi(e) != 0;
+  return impl && ((vk *)impl)->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+}
 double hr__vk_device_ms(void *impl) { return impl && ((vk *)impl)->ts_ok ? ((vk *)impl)->device_ms : -1; }
 int hr__vk_fp16(void *impl) { return impl && ((vk *)impl)->fp16; }
 
