@@ -218,6 +218,9 @@ typedef struct hr_plan_info {
                                   alpha and state read-back); host memory too, beside total_bytes */
   int n_ops;                   /* ops run per frame */
   double gflop;                /* floating-point work per frame, 1e9 FLOP (multiply-add = 2) */
+  bool tail_split;             /* the guided-filter tail can run apart from the network, so a stream
+                                  can run it on every frame (hr_stream_params.tail_every_frame): RVM
+                                  below ratio 1, alpha only, on XNNPACK */
 } hr_plan_info;
 HR_API void hr_session_get_plan(const hr_session *s, hr_plan_info *info);
 

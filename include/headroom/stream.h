@@ -114,6 +114,11 @@ typedef struct hr_stream_params {
 
 /* Defaults as documented above. */
 HR_API void hr_stream_params_default(hr_stream_params *p);
+/* Host memory that tail_every_frame adds to a plan (pi from hr_model_plan or hr_session_get_plan):
+ * the full-size float matte, three slots of the alpha's low-resolution A and b, and the tail's
+ * tables for two plans (the one shown and the next); 0 when pi.tail_split is false. The network's
+ * thread (its stack, what it pages in) is not counted. The stream's admission counts it. */
+HR_API int64_t hr_stream_tail_bytes(const hr_plan_info *pi);
 
 /* Build the ladder, admit a rung against the governor's ceiling (the largest that fits), create
  * the session there, the health monitor and the injector. On failure *out is NULL, err holds one

@@ -456,6 +456,8 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
 void hr_session_get_plan(const hr_session *s, hr_plan_info *info) {
   memset(info, 0, sizeof *info);
   if (s->plan) plan_info(s->m, s->plan, &s->p, s->kernel_bytes, s->kernel_shared_bytes, info); /* nothing while suspended */
+  hr__split_info si;
+  info->tail_split = hr__split_query(s, &si);
   hr__vk_memory vm;   /* what the Vulkan backend allocated (HR_EINVAL on the CPU backends) */
   if (s->plan && hr__vk_session_memory(s, &vm, NULL) == HR_OK) { info->device_bytes = vm.device_local; info->device_host_bytes = vm.host_visible; }
 }
@@ -476,6 +478,9 @@ hr_status hr_model_plan(hr_model *m, const hr_session_params *prm, hr_plan_info 
   hr_status st = hr__plan_build(m, w, h, r, prm->want_fgr, plan_flags(prm, w, h), &p, err, err_len);
   if (st) return st;
   plan_info(m, p, prm, p->kernel_bytes_est + hr__exec_table_bytes(p->n_rops), p->kernel_shared_est, info);
+  hr__split_info si;
+  info->tail_split = (prm->backend == HR_BACKEND_XNNPACK || prm->backend == HR_BACKEND_REFERENCE) &&   /* auto: not probed */
+                     hr__split_plan_query(p, &si);
   if (prm->backend == HR_BACKEND_VULKAN) {   /* the backend's buffers from the plan alone (no device opened) */
     const char *h16 = getenv("HR_VK_FP16");
     hr__vk_memory vm;

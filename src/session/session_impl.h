@@ -77,6 +77,8 @@ typedef struct hr__split_info {
 /* 1 when the session's plan can run split (CPU backend, virtual input read in place, alpha-only
  * tail as the plan's last op), filling *si; 0 otherwise. */
 int hr__split_query(const hr_session *s, hr__split_info *si);
+/* The same of a plan alone, whichever backend will run it (hr_model_plan's tail_split). */
+int hr__split_plan_query(const hr__plan *p, hr__split_info *si);
 /* Ops [0, src_end) on frame f (at the plan's size): the network's input, in the arena. */
 hr_status hr__split_run_src(hr_session *s, const hr__split_info *si, const hr_frame *f);
 /* Ops [src_end, tail), then the alpha's channel of A and b copied out (lr_h * lr_w floats each: the

@@ -12,8 +12,13 @@ static int reads_src(const hr__plan *p, const hr__rop *r) {
 
 int hr__split_query(const hr_session *s, hr__split_info *si) {
   memset(si, 0, sizeof *si);
-  const hr__plan *p = s ? s->plan : NULL;
-  if (!p || s->bk != &hr__backend_cpu || p->src_val < 0 || !p->vals[p->src_val].src_virtual || p->fgr_val >= 0) return 0;
+  if (!s || s->bk != &hr__backend_cpu) return 0;
+  return hr__split_plan_query(s->plan, si);
+}
+
+int hr__split_plan_query(const hr__plan *p, hr__split_info *si) {
+  memset(si, 0, sizeof *si);
+  if (!p || p->src_val < 0 || !p->vals[p->src_val].src_virtual || p->fgr_val >= 0) return 0;
   int tail = -1, src_end = 0;
   for (int i = 0; i < p->n_rops; i++) {
     const hr__rop *r = &p->rops[i];

@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stream/ladder.h"
+#include "headroom/stream.h"
 
-int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, float r0, int max_rungs, char *err, size_t err_len) {
+int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, float r0, int max_rungs, int tail, char *err,
+                     size_t err_len) {
   static const float f[HR_STREAM_MAX_RUNGS] = {1.f, 0.8f, 0.64f, 0.5f, 0.4f, 0.32f, 0.24f, 0.18f};
   memset(l, 0, sizeof *l);
   l->up_wait = 60; l->up_at = -1;
@@ -16,7 +18,7 @@ int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, 
     hr_plan_info pi;
     char e[256];
     if (hr_model_plan(m, &p, &pi, k ? e : err, k ? sizeof e : err_len)) { l->n = k; break; }
-    l->bytes[k] = pi.total_bytes - pi.weight_bytes;
+    l->bytes[k] = pi.total_bytes - pi.weight_bytes + (tail ? hr_stream_tail_bytes(&pi) : 0);
     if (pi.proc_width < 64 || pi.proc_height < 48) { l->n = k + 1; break; }
   }
   return l->n;

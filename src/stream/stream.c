@@ -73,6 +73,14 @@ static void errf(char *err, size_t n, const char *fmt, ...) {
   va_end(ap);
 }
 
+int64_t hr_stream_tail_bytes(const hr_plan_info *pi) {
+  if (!pi || !pi->tail_split) return 0;
+  const int64_t W = pi->width, H = pi->height, lr = (int64_t)pi->proc_width * pi->proc_height;   /* A, b: at most proc */
+  /* as hr__tail_prepare allocates: the float matte, 3 slots of A and b (alpha channel), and two
+   * sets of the tail's tables and scratch (hr__fgf_init with one chunk: 44 bytes a column, 12 a row) */
+  return H * W * 4 + 3 * 2 * lr * 4 + 2 * (W * 44 + H * 12 + 512);
+}
+
 void hr_stream_params_default(hr_stream_params *p) {
   memset(p, 0, sizeof *p);
   hr_session_params_default(&p->session);
@@ -149,7 +157,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
   float r0 = s->sp.downsample_ratio;
   if (r0 <= 0) { int side = s->sp.width > s->sp.height ? s->sp.width : s->sp.height; r0 = side > 512 ? 512.f / (float)side : 1.f; }
   char perr[512] = "";
-  if (!hr__ladder_build(&s->lad, m, &s->sp, r0, mi.has_ratio ? s->p.max_rungs : 1, perr, sizeof perr)) {
+  if (!hr__ladder_build(&s->lad, m, &s->sp, r0, mi.has_ratio ? s->p.max_rungs : 1, s->p.tail_every_frame, perr, sizeof perr)) {
     errf(err, err_len, "cannot plan %s at %dx%d: %s", mi.name, s->sp.width, s->sp.height, perr);
     st = HR_EINVAL; goto fail;
   }

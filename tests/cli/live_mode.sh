@@ -5,7 +5,8 @@
 #   --no-tail at 16.7 ms: the ladder;
 #   meet, and RVM at ratio 1 (neither has a guided-filter tail to run apart) at 16.7 ms: the ladder,
 #   the reason said before the first line, exit 0.
-# Every run: exit 0, PNGs = telemetry lines, and telemetry's coef_age set exactly in the tail mode.
+# Every run: exit 0, PNGs = telemetry lines, and telemetry's coef_age set exactly in the tail mode;
+# `plan --realtime` with the same options counts the tail's memory exactly when the run takes it.
 set -euo pipefail
 CLI=${HR_CLI:-build/headroom}
 MODELS=${HR_MODEL_DIR:-models}
@@ -29,6 +30,12 @@ check() {   # name, want (tail|ladder|fallback), then run options
   if [ "$want" = fallback ]; then
     grep -q "no guided-filter tail to run apart.*: adapting by the processing size alone" "$T/log" || { echo "FAIL: $name: the fallback is not said"; head -3 "$T/log"; fail=1; }
   elif grep -q "adapting by the processing size alone" "$T/log"; then echo "FAIL: $name: a fallback said where none was needed"; fail=1; fi
+  local plan tb
+  plan=$("$CLI" plan --input "$T/x.nv12" --input-format nv12:256x144@30 --realtime --json "$@") || { echo "FAIL: $name: plan failed"; fail=1; }
+  tb=$(echo "$plan" | node -e 'const j = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(j.tail_bytes)')
+  if [ "$want" = tail ]; then [ "$tb" -gt 0 ] || { echo "FAIL: $name: plan counts no tail"; fail=1; }
+  else [ "$tb" -eq 0 ] || { echo "FAIL: $name: plan counts a tail of $tb bytes the run does not have"; fail=1; }; fi
+  echo "$name: plan tail_bytes $tb"
   node - "$T/o" "$name" "$want" <<'JS' || fail=1
 const fs = require('fs'), [dir, name, want] = process.argv.slice(2);
 const rows = fs.readFileSync(dir + '/t.jsonl', 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));

@@ -101,6 +101,8 @@ static void determinism(hr_model *rvm) {
     CHECK_EQ_INT(sp.n_ops, b.n_ops);
     CHECK_EQ_INT(sp.proc_width, b.proc_width);
     CHECK_NEAR(sp.gflop, b.gflop, 1e-9);
+    CHECKF(sp.tail_split && b.tail_split, "RVM at ratio 0.5 on the CPU: tail_split %d (plan) / %d (session)", b.tail_split,
+           sp.tail_split);
     CHECKF(llabs((long long)(sp.kernel_bytes - b.kernel_bytes)) <= b.kernel_bytes / 10,
            "session's kernel memory estimated %lld, allocated %lld (more than 10%% apart)", (long long)b.kernel_bytes,
            (long long)sp.kernel_bytes);
@@ -321,6 +323,33 @@ static void odd_size_run(hr_model *rvm) {
   free(synth);
 }
 
+/* tail_split: whether a stream can run this plan's guided-filter tail apart from the network (the
+ * live loop's tail-every-frame mode, and what `plan --realtime` counts): RVM below ratio 1 on
+ * XNNPACK; not at ratio 1 (no guided filter), not with the foreground asked, not on Vulkan, not on
+ * the reference backend (its input is a dense tensor, not read in place), never for meet. */
+static void tail_split(hr_model *rvm, hr_model *meet) {
+  char err[512];
+  hr_plan_info pi;
+  struct { float ratio; hr_backend be; int fgr, want; } c[] = {
+    {0.25f, HR_BACKEND_XNNPACK, 0, 1}, {0.5f, HR_BACKEND_REFERENCE, 0, 0}, {1.0f, HR_BACKEND_XNNPACK, 0, 0},
+    {0.25f, HR_BACKEND_XNNPACK, 1, 0}, {0.25f, HR_BACKEND_VULKAN, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    hr_session_params p;
+    hr_session_params_default(&p);
+    p.width = 640; p.height = 480; p.downsample_ratio = c[i].ratio; p.backend = c[i].be; p.want_fgr = c[i].fgr;
+    CHECKF(hr_model_plan(rvm, &p, &pi, err, sizeof err) == HR_OK, "%s", err);
+    CHECKF(pi.tail_split == c[i].want, "rvm ratio %.2f backend %d fgr %d: tail_split %d, want %d", c[i].ratio, (int)c[i].be,
+           c[i].fgr, pi.tail_split, c[i].want);
+  }
+  if (meet) {
+    hr_session_params p;
+    hr_session_params_default(&p);
+    CHECKF(hr_model_plan(meet, &p, &pi, err, sizeof err) == HR_OK, "%s", err);
+    CHECKF(!pi.tail_split, "meet: tail_split set");
+  }
+}
+
 int main(void) {
   hr_model *rvm = load("rvm.json");
   char mp[1024], err[512];
@@ -332,6 +361,7 @@ int main(void) {
   measured(641, 361, 0.5f);
   measured(1920, 1440, 0.25f);
   refusals(rvm, meet);
+  tail_split(rvm, meet);
   odd_size_run(rvm);
   hr_model_destroy(meet);
   hr_model_destroy(rvm);

@@ -6,7 +6,9 @@
  * (3) health learns memory pressure from the governor's measured headroom by itself: with an
  * observe-only governor (no action, so no event for the monitor to be told of) and a ceiling set
  * ~50 MB above this process's RSS, the verdict turns DEGRADED with the memory-pressure cause; with
- * the ceiling 2 GB higher it does not. */
+ * the ceiling 2 GB higher it does not; (4) the governor's rungs count the tail every frame's memory
+ * when that mode is on: rung by rung, the planned bytes grow by hr_stream_tail_bytes of that rung's
+ * plan, which holds at least the full-size float matte. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -158,6 +160,47 @@ static void stream_memory_pressure(hr_model *m, const hr_frame *fr) {
   CHECK_EQ_INT(roomy, 0);
 }
 
+/* (4) rung bytes as the governor was given them, tail every frame on or off */
+static int rung_bytes(hr_model *m, const hr_frame *fr, int tail, uint64_t *b, float *ratio) {
+  hr_stream_params p;
+  hr_stream_params_default(&p);
+  p.session.width = fr[0].width; p.session.height = fr[0].height;
+  p.session.downsample_ratio = 0.5f; p.session.threads = 1;
+  p.adapt = true; p.governor = true; p.governor_observe_only = true; p.tail_every_frame = tail;
+  hr_stream *st = NULL;
+  char err[512];
+  CHECKF(hr_stream_create(m, &p, &st, err, sizeof err) == HR_OK, "%s", err);
+  if (!st) return 0;
+  const hr_gov_ladder *l = hr_gov_get_ladder(hr_stream_governor(st));
+  int n = l->p.n_rungs;
+  for (int k = 0; k < n; k++) b[k] = l->p.rung_bytes[k];
+  for (int k = 0; k < n; k++) ratio[k] = 0.5f * (float[]){1.f, 0.8f, 0.64f, 0.5f, 0.4f, 0.32f, 0.24f, 0.18f}[k];
+  hr_stream_destroy(st);
+  return n;
+}
+
+static void stream_admission_tail(hr_model *m, const hr_frame *fr) {
+  uint64_t on[HR_GOV_MAX_RUNGS], off[HR_GOV_MAX_RUNGS];
+  float ratio[HR_GOV_MAX_RUNGS];
+  int n_on = rung_bytes(m, fr, 1, on, ratio), n_off = rung_bytes(m, fr, 0, off, ratio);
+  CHECK(n_on > 1);
+  CHECK_EQ_INT(n_on, n_off);
+  for (int k = 0; k < n_on && k < n_off; k++) {
+    hr_session_params sp;
+    hr_session_params_default(&sp);
+    sp.width = fr[0].width; sp.height = fr[0].height; sp.downsample_ratio = ratio[k]; sp.threads = 1;
+    hr_plan_info pi;
+    char err[512];
+    CHECKF(hr_model_plan(m, &sp, &pi, err, sizeof err) == HR_OK, "%s", err);
+    int64_t t = hr_stream_tail_bytes(&pi);
+    CHECKF(pi.tail_split && t >= (int64_t)pi.width * pi.height * 4, "rung %d: tail_split %d, tail bytes %lld", k, pi.tail_split,
+           (long long)t);
+    CHECKF((int64_t)(on[k] - off[k]) == t, "rung %d (ratio %.3f): tail on %llu, off %llu bytes: differ by %lld, not the tail's %lld", k,
+           ratio[k], (unsigned long long)on[k], (unsigned long long)off[k], (long long)(on[k] - off[k]), (long long)t);
+    if (k == 0) printf("governor rung 0 at %dx%d: %.2f MB planned, %.2f MB with the tail every frame\n", pi.width, pi.height, off[0] / 1e6, on[0] / 1e6);
+  }
+}
+
 int main(void) {
   if (!HR_COUNTING) printf("AddressSanitizer build: allocation counting off (ASan owns malloc); the output checks run\n");
   hr_model *m; hr_source *src; hr_frame fr[NF];
@@ -165,6 +208,7 @@ int main(void) {
   stream_vs_session(m, fr);
   stream_noalloc(m, fr);
   stream_memory_pressure(m, fr);
+  stream_admission_tail(m, fr);
   hr_source_destroy(src);
   hr_model_destroy(m);
   return hr_test_finish("test_stream");

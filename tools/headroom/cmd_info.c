@@ -9,6 +9,7 @@
 #include "capture.h"
 #include "writer.h"
 #include "cli.h"
+#include "run.h"
 #include "headroom/io.h"
 
 static int64_t rss_now(void) {
@@ -197,7 +198,8 @@ typedef struct run_rss {
 
 int cmd_plan(int argc, char **argv) {
   const char *model = NULL, *profile = NULL, *input_format = NULL, *input = NULL;
-  int w = 0, h = 0, json = 0, sessions = 1, measure = 0, realtime = 0, no_tail = 0; float ratio = 0;
+  int w = 0, h = 0, json = 0, sessions = 1, measure = 0, realtime = 0, adapt = -1, tail = -1, fgr = 0; float ratio = 0;
+  double budget_ms = 16.7;
   hr_backend backend = HR_BACKEND_XNNPACK;
   int64_t baseline = rss_now(); /* this binary and its libraries, before the model: what `run` carries too */
   for (int i = 1; i < argc; i++) {
@@ -212,7 +214,15 @@ int cmd_plan(int argc, char **argv) {
     else if (!strcmp(argv[i], "--input-format") && i + 1 < argc) input_format = argv[++i];
     else if (!strcmp(argv[i], "--input") && i + 1 < argc) input = argv[++i];
     else if (!strcmp(argv[i], "--realtime")) realtime = 1;
-    else if (!strcmp(argv[i], "--no-tail")) no_tail = 1;
+    else if (!strcmp(argv[i], "--no-tail")) tail = 0;   /* as run: these decide its mode (run_tail_default) */
+    else if (!strcmp(argv[i], "--tail-every-frame")) tail = 1;
+    else if (!strcmp(argv[i], "--fixed")) adapt = 0;
+    else if (!strcmp(argv[i], "--adapt")) adapt = 1;
+    else if (!strcmp(argv[i], "--fgr")) fgr = 1;
+    else if (!strcmp(argv[i], "--budget-ms") && i + 1 < argc) {
+      budget_ms = atof(argv[++i]);
+      if (!(budget_ms > 0)) { fprintf(stderr, "headroom plan: --budget-ms must be > 0\n"); return 2; }
+    }
     else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
       const char *b = argv[++i];
       if (!strcmp(b, "xnnpack")) backend = HR_BACKEND_XNNPACK;
@@ -228,6 +238,8 @@ int cmd_plan(int argc, char **argv) {
     else { fprintf(stderr, "headroom plan: unknown option '%s'\n", argv[i]); return 2; }
   }
   if (!model) { fprintf(stderr, "headroom plan: --model is required\n"); return 2; }
+  if (adapt < 0) adapt = realtime;
+  if (tail < 0) tail = run_tail_default(realtime, adapt, budget_ms, fgr, backend);
   /* The source first, as run opens it: probing only (a folder: the first image's header; a video:
    * its streams and first frame). What it will take comes from the io library's model. */
   hr_source *src = NULL;
@@ -251,7 +263,7 @@ int cmd_plan(int argc, char **argv) {
   hr_model_get_info(m, &mi);
   hr_session_params p;
   hr_session_params_default(&p);
-  p.width = w; p.height = h; p.downsample_ratio = ratio; p.backend = backend;
+  p.width = w; p.height = h; p.downsample_ratio = ratio; p.backend = backend; p.want_fgr = fgr;
   if (src) {   /* as run: the model's size defaults to the frames'; other sizes are resampled on ingest */
     if (!p.width) { p.width = mi.fixed_width ? mi.fixed_width : fw; p.height = mi.fixed_height ? mi.fixed_height : fh; }
     p.frame_width = fw; p.frame_height = fh;
@@ -285,9 +297,7 @@ int cmd_plan(int argc, char **argv) {
   /* run --realtime's default on the CPU for RVM (stream/tail.h): the H x W float matte, three
    * slots of the alpha's A and b (bounded by the processing size), the tail's tables and the
    * network thread's stack (RUN_TAIL_THREAD_BYTES, measured) */
-  if (realtime && !no_tail && mi.has_ratio && backend == HR_BACKEND_XNNPACK)
-    r.tail = (int64_t)pi.width * pi.height * 4 + 3 * 2 * (int64_t)pi.proc_width * pi.proc_height * 4 +
-             2 * ((int64_t)pi.width * 40 + (int64_t)pi.height * 12) + RUN_TAIL_THREAD_BYTES;
+  if (realtime && tail && pi.tail_split) r.tail = hr_stream_tail_bytes(&pi) + RUN_TAIL_THREAD_BYTES;
   r.total = r.baseline + r.library + r.source + r.copies + r.alpha + r.loop + r.tail;
   int64_t n_total = pi.total_bytes + (sessions - 1) * pi.session_bytes;
   int resampled = src && (fw != pi.width || fh != pi.height);
@@ -296,9 +306,9 @@ int cmd_plan(int argc, char **argv) {
            (long long)(sm.pool_bytes + r.copies), (long long)r.total);
     printf("\"source_bytes\":%lld,\"source_pool_bytes\":%lld,\"source_file_bytes\":%lld,\"source_decoder_bytes\":%lld,"
            "\"source_frames_bytes\":%lld,\"source_code_bytes\":%lld,\"realtime_copy_bytes\":%lld,\"alpha_png_bytes\":%lld,"
-           "\"run_loop_bytes\":%lld,\"tail_bytes\":%lld,", (long long)r.source, (long long)sm.pool_bytes, (long long)sm.file_bytes,
+           "\"run_loop_bytes\":%lld,\"tail_bytes\":%lld,\"tail_split\":%s,", (long long)r.source, (long long)sm.pool_bytes, (long long)sm.file_bytes,
            (long long)sm.decoder_bytes, (long long)sm.frames_bytes, (long long)sm.code_bytes, (long long)r.copies,
-           (long long)r.alpha, (long long)r.loop, (long long)r.tail);
+           (long long)r.alpha, (long long)r.loop, (long long)r.tail, pi.tail_split ? "true" : "false");
     if (src) {
       printf("\"source\":\"");
       for (const char *c = hr_source_describe(src); *c; c++) printf(*c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
@@ -356,6 +366,8 @@ int cmd_plan(int argc, char **argv) {
     if (r.tail)
       printf("tail         %8.2f MB (--realtime, tail every frame: the %dx%d float matte, 3 slots of the alpha's A and b, the network's thread; --no-tail: none)\n",
              r.tail / 1e6, pi.width, pi.height);
+    else if (realtime && tail)   /* as run says when it falls back */
+      printf("tail             none (this plan cannot run its guided-filter tail apart: run adapts by the processing size alone)\n");
     char copies[48] = "", tail[32] = "";
     if (realtime) snprintf(copies, sizeof copies, " + copies %.1f", r.copies / 1e6);
     if (r.tail) snprintf(tail, sizeof tail, " + tail %.1f", r.tail / 1e6);

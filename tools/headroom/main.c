@@ -81,6 +81,7 @@ static void usage(void) {
           "usage: headroom COMMAND [options]\n"
           "  info  --model M                         inputs, outputs, state, parameters, op histogram\n"
           "  plan  --model M --size WxH [--ratio R] [--backend B] [--profile P] [--sessions N [--measure]] [--json]\n"
+          "        [--input SRC [--input-format F]] [--realtime [--budget-ms MS] [--fixed] [--no-tail|--tail-every-frame]] [--fgr]\n"
           "                                                memory plan before running\n"
           "  run   --model M --input SRC --out DIR [--size WxH] [--ratio R|auto] [--frames N] [--raw] ...\n"
           "  bench --model M --size WxH [--ratio R] [--format rgbf32|nv12|i420|bgra|rgb24] [--frames N] [--threads N] [--backend B] [--json] [--ops]\n"

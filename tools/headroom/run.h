@@ -20,6 +20,11 @@ typedef struct run_opts {
   char tel_path[4096];
 } run_opts;
 
+/* run --realtime's default mode: TAIL_AUTO (the tail every frame where the plan allows it) or 0
+ * (the processing-size ladder alone). Shared by `run` and `plan --realtime`, so the plan counts the
+ * tail's memory exactly when the run will have it (with hr_plan_info.tail_split). */
+int run_tail_default(int realtime, int adapt, double budget_ms, int fgr, hr_backend backend);
+
 /* Parse argv into o. 0 on success; -1 after printing the problem (exit status 2). */
 int run_parse(int argc, char **argv, run_opts *o);
 

@@ -125,6 +125,14 @@ int run_parse(int argc, char **argv, run_opts *o) {
   if (!(o->budget_ms > 0)) { fprintf(stderr, "headroom run: --budget-ms must be > 0\n"); return -1; }
   if (o->net_budget_ms < 0) { fprintf(stderr, "headroom run: --net-budget-ms must be > 0\n"); return -1; }
   if (o->adapt < 0) o->adapt = o->realtime;
+  if (o->tail_every_frame < 0) o->tail_every_frame = run_tail_default(o->realtime, o->adapt, o->budget_ms, o->fgr, o->backend);
+  /* telemetry is always written when a report is asked (the report is made from it) */
+  if (o->report && !o->telemetry) { snprintf(o->tel_path, sizeof o->tel_path, "%s/telemetry.jsonl", o->out); o->telemetry = o->tel_path; }
+  o->status = !o->quiet && isatty(2);
+  return 0;
+}
+
+int run_tail_default(int realtime, int adapt, double budget_ms, int fgr, hr_backend backend) {
   /* Live and adapting on the CPU at camera rates (a budget under 50 ms), the tail on every frame is
    * the first answer to a frame that does not fit. Measured with bench/live_quality.c on 2 CPUs of
    * an idle Xeon, 1 kernel thread, 1920x1440, pixels off > 0.1 against the base matte (tuning
@@ -135,11 +143,6 @@ int run_parse(int argc, char **argv, run_opts *o) {
    * at 10 fps (768x576, budget 100 ms) the ladder is better (0.80 vs 1.34%): the network fits every
    * frame at a larger size. Where the model or backend cannot run it, cmd_run falls back to the
    * ladder and says so (TAIL_AUTO). */
-  if (o->tail_every_frame < 0)
-    o->tail_every_frame = o->realtime && o->adapt && o->budget_ms < 50 && !o->fgr && o->backend != HR_BACKEND_VULKAN &&
-                                  o->backend != HR_BACKEND_REFERENCE ? TAIL_AUTO : 0;
-  /* telemetry is always written when a report is asked (the report is made from it) */
-  if (o->report && !o->telemetry) { snprintf(o->tel_path, sizeof o->tel_path, "%s/telemetry.jsonl", o->out); o->telemetry = o->tel_path; }
-  o->status = !o->quiet && isatty(2);
-  return 0;
+  return realtime && adapt && budget_ms < 50 && !fgr && backend != HR_BACKEND_VULKAN && backend != HR_BACKEND_REFERENCE
+             ? TAIL_AUTO : 0;
 }
