@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include "session/kernels.h"
 #include "graph/ops.h"
+#include "session/kernels_simd.h"
+#include "ingest/ingest_kernels.h"
 
 static int norm_axis(int a, int rank) { return a < 0 ? a + rank : a; }
 
@@ -247,6 +249,16 @@ HR__CLONES
 static void fgf_hrow(const hr__fgf *g, const float *restrict a, const float *restrict b, float *restrict ha, float *restrict hb) {
   const float *restrict fx = g->fx;
   const int cs = g->alpha_only_coef ? 1 : 4;   /* the alpha's stride in A and B */
+  const int done = hr__k_fgf_hrow(g->x0, g->x1, fx, g->W, g->w, cs, a, b, ha, hb);
+  if (done) {
+    /* AVX-512 did whole blocks of 16 columns; the rest one by one, the same operations */
+    for (int x = done; x < g->W; x++) {
+      float a0 = a[cs * g->x0[x]], b0 = b[cs * g->x0[x]];
+      ha[x] = a0 + (a[cs * g->x1[x]] - a0) * fx[x];
+      hb[x] = b0 + (b[cs * g->x1[x]] - b0) * fx[x];
+    }
+    return;
+  }
   for (int k = 0; k < g->n_runs; k++) {
     int s = g->run[k], e = g->run[k + 1], l = g->x0[s], r = g->x1[s];
     float a0 = a[cs * l], da = a[cs * r] - a[cs * l], b0 = b[cs * l], db = b[cs * r] - b[cs * l];
@@ -318,8 +330,16 @@ static void fgf_chunk(void *ctx, size_t chunk) {
       const float *px = j->frame->fmt == HR_PIX_RGBF32 ? hr__ingest_row_view(j->frame, y, src) : NULL;
       if (px) fgf_alpha_row_px(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, px, pha, j->clip);
       else {
-        hr__ingest_row_planar(j->frame, y, src, src + W, src + 2 * (size_t)W);
-        fgf_alpha_row(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, src, src + W, src + 2 * (size_t)W, pha, j->clip);
+        /* NV12 on AVX-512: converted in registers (whole blocks of 16); the rest as planar rows */
+        const int x0 = hr__k_fgf_alpha_row_nv12(j->frame, y, W, ha[k0], ha[k1], hb[k0], hb[k1], fy, pha, j->clip);
+        if (!x0) {
+          hr__ingest_row_planar(j->frame, y, src, src + W, src + 2 * (size_t)W);
+          fgf_alpha_row(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, src, src + W, src + 2 * (size_t)W, pha, j->clip);
+        } else if (x0 < W) {
+          hr__ingest_row_planar_scalar(j->frame, y, x0, src, src + W, src + 2 * (size_t)W);
+          fgf_alpha_row(W - x0, ha[k0] + x0, ha[k1] + x0, hb[k0] + x0, hb[k1] + x0, fy, src + x0, src + W + x0, src + 2 * (size_t)W + x0,
+                        pha + x0, j->clip);
+        }
       }
     } else {
       /* all four channels, per pixel, in the same order (the alpha equals the alpha-only path's) */
@@ -508,6 +528,84 @@ static void resize_row(void *ctx, size_t oy) {
   resize_px_any(j->r, r0, r1, C, OW, OS, ly, (float *)j->o->data + (int64_t)oy * OW * OS + j->ooff);
 }
 
+/* ---- exact 2x upsampling (half-pixel centres) ----
+ * Output column 2j takes input columns (j-1, j) at 0.75, column 2j+1 (j, j+1) at 0.25, clamped at
+ * the edges (the taps half_pixel_taps gives for scale 0.5, where every tap is exact); rows likewise.
+ * Two output rows at once, 2k ((k-1, k) at 0.75) and 2k+1 ((k, k+1) at 0.25), from input rows a = k-1,
+ * b = k, c = k+1 (clamped): each input pixel is loaded once per column pair, each horizontal value
+ * made once for both rows, no table. Every value is computed as resize_px computes it (top, bottom,
+ * then the vertical step, each operation rounded alone): the same bits. */
+#define HR__UP2_BODY(NC)                                                                        \
+  for (int64_t j = 0; j < W; j++) {                                                             \
+    const int64_t jm = (j ? j - 1 : 0) * (NC), j0 = j * (NC), jp = (j + 1 < W ? j + 1 : j) * (NC); \
+    float *restrict e0 = o0 + 2 * j * OS, *restrict d0 = e0 + OS;                               \
+    float *restrict e1 = o1 + 2 * j * OS, *restrict d1 = e1 + OS;                               \
+    for (int64_t c = 0; c < (NC); c++) {                                                        \
+      float ae = a[jm + c] + (a[j0 + c] - a[jm + c]) * 0.75f;                                   \
+      float be = b[jm + c] + (b[j0 + c] - b[jm + c]) * 0.75f;                                   \
+      float ce = cc[jm + c] + (cc[j0 + c] - cc[jm + c]) * 0.75f;                                \
+      float ao = a[j0 + c] + (a[jp + c] - a[j0 + c]) * 0.25f;                                   \
+      float bo = b[j0 + c] + (b[jp + c] - b[j0 + c]) * 0.25f;                                   \
+      float co = cc[j0 + c] + (cc[jp + c] - cc[j0 + c]) * 0.25f;                                \
+      e0[c] = ae + (be - ae) * 0.75f;                                                           \
+      d0[c] = ao + (bo - ao) * 0.75f;                                                           \
+      e1[c] = be + (ce - be) * 0.25f;                                                           \
+      d1[c] = bo + (co - bo) * 0.25f;                                                           \
+    }                                                                                           \
+  }
+#define HR__UP2_FN(NC)                                                                                                  \
+  HR__CLONES static void up2_pair_##NC(const float *restrict a, const float *restrict b, const float *restrict cc, int64_t W, \
+                                       int64_t OS, float *restrict o0, float *restrict o1) {                         \
+    HR__UP2_BODY(NC)                                                                                                   \
+  }
+HR__UP2_FN(32)
+HR__UP2_FN(40)
+HR__UP2_FN(80)
+HR__UP2_FN(128)
+HR__CLONES static void up2_pair_any(const float *restrict a, const float *restrict b, const float *restrict cc, int64_t W, int64_t C,
+                                    int64_t OS, float *restrict o0, float *restrict o1) {
+  HR__UP2_BODY(C)
+}
+#undef HR__UP2_FN
+#undef HR__UP2_BODY
+
+/* Output rows 2k and 2k+1 of an exact 2x upsampling of x (h x w x C) into rows of OS floats. */
+static void up2_pair(const float *x, int64_t h, int64_t w, int64_t C, int64_t k, int64_t OS, float *o0, float *o1) {
+  const float *a = x + (k ? k - 1 : 0) * w * C, *b = x + k * w * C, *c = x + (k + 1 < h ? k + 1 : k) * w * C;
+  switch (C) {
+    case 32: up2_pair_32(a, b, c, w, OS, o0, o1); return;
+    case 40: up2_pair_40(a, b, c, w, OS, o0, o1); return;
+    case 80: up2_pair_80(a, b, c, w, OS, o0, o1); return;
+    case 128: up2_pair_128(a, b, c, w, OS, o0, o1); return;
+    default: up2_pair_any(a, b, c, w, C, OS, o0, o1); return;
+  }
+}
+
+/* Output rows 2k and 2k+1 of hr__k_resize_cat when every resized source is upsampled exactly 2x. */
+static void resize_cat_pair(void *ctx, size_t k) {
+  const resize_job *j = ctx;
+  int64_t OW = j->o->dims[2], OS = j->ostride;
+  float *o0 = (float *)j->o->data + (int64_t)(2 * k) * OW * OS, *o1 = o0 + OW * OS;
+  for (int q = 0; q < j->n_src; q++) {
+    const hr__k_cat_src *c = &j->src[q];
+    if (c->resize) up2_pair(c->data, c->h, c->w, c->c, (int64_t)k, OS, o0 + c->off, o1 + c->off);
+    else
+      for (int r = 0; r < 2; r++) {
+        const float *sp = c->data + (int64_t)(2 * k + r) * OW * c->c;
+        float *dp = (r ? o1 : o0) + c->off;
+        for (int64_t ox = 0; ox < OW; ox++, sp += c->c, dp += OS) copy_elems(dp, sp, c->c, 4);
+      }
+  }
+}
+
+/* Rows 2k and 2k+1 of hr__k_resize on an exact 2x upsampling (one image of the batch). */
+static void resize_pair(void *ctx, size_t k) {
+  const resize_job *j = ctx;
+  int64_t OW = j->o->dims[2], OS = j->ostride;
+  float *o0 = (float *)j->o->data + (int64_t)(2 * k) * OW * OS + j->ooff;
+  up2_pair(j->x->data, j->x->dims[1], j->x->dims[2], j->x->dims[3], (int64_t)k, OS, o0, o0 + OW * OS);
+}
+
 /* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
  * resized (the row's taps computed as resize_row does) or copied. */
 static void resize_cat_row(void *ctx, size_t oy) {
@@ -535,7 +633,11 @@ void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_s
   float sy = 1.f;
   for (int k = 0; k < n_src; k++) if (src[k].resize) sy = (float)src[k].h / (float)o->dims[1];
   resize_job j = {r, NULL, o, sy, 0, o->dims[3], src, n_src};
-  pthreadpool_parallelize_1d(pool, resize_cat_row, &j, (size_t)o->dims[1], 0);
+  int up2 = o->dims[1] % 2 == 0 && o->dims[2] % 2 == 0;
+  for (int k = 0; k < n_src; k++)
+    if (src[k].resize && (2 * src[k].h != o->dims[1] || 2 * src[k].w != o->dims[2])) up2 = 0;
+  if (up2) pthreadpool_parallelize_1d(pool, resize_cat_pair, &j, (size_t)o->dims[1] / 2, 0);
+  else pthreadpool_parallelize_1d(pool, resize_cat_row, &j, (size_t)o->dims[1], 0);
 }
 
 void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o, int out_c_off, int out_c_total) {
@@ -546,7 +648,9 @@ void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, 
     xb.data = (float *)x->data + b * x->dims[1] * x->dims[2] * x->dims[3];
     ob.data = (float *)o->data + b * o->dims[1] * o->dims[2] * os;
     j.x = &xb; j.o = &ob;
-    if (pool) pthreadpool_parallelize_1d(pool, resize_row, &j, (size_t)o->dims[1], 0);
+    if (2 * x->dims[1] == o->dims[1] && 2 * x->dims[2] == o->dims[2])
+      pthreadpool_parallelize_1d(pool, resize_pair, &j, (size_t)x->dims[1], 0);
+    else if (pool) pthreadpool_parallelize_1d(pool, resize_row, &j, (size_t)o->dims[1], 0);
     else for (int64_t y = 0; y < o->dims[1]; y++) resize_row(&j, (size_t)y);
   }
 }
@@ -822,6 +926,18 @@ static void lr_horiz_coef(const float *restrict v, int64_t n, const float *restr
   }
 }
 
+/* The guidance's row as 4-channel pixels: R, G, B and their mean (0 + R + G + B, over 3). */
+HR__CLONES
+static void lr_xrow_c(const float *restrict sp, float *restrict xp, int px, int W) {
+  for (; px < W; px++) {
+    float r = sp[3 * px], g = sp[3 * px + 1], b = sp[3 * px + 2], m = 0.f;
+    m += r; m += g; m += b;
+    xp[4 * px] = r; xp[4 * px + 1] = g; xp[4 * px + 2] = b; xp[4 * px + 3] = m / 3.f;
+  }
+}
+
+static void lr_xrow(const float *sp, float *xp, int W) { lr_xrow_c(sp, xp, hr__k_lr_xrow(sp, xp, W), W); }
+
 typedef struct lr_job { const hr__fgf_lr_k *g; const float *y, *src; float *A, *B; } lr_job;
 static void lr_chunk(void *ctx, size_t chunk) {
   const lr_job *j = ctx;
@@ -836,11 +952,7 @@ static void lr_chunk(void *ctx, size_t chunk) {
     for (int k = oy == r0 ? 0 : KH - 1; k < KH; k++) {
       const float *sp = j->src + (int64_t)(oy + k) * g->W * 3;
       float *xp = xr + (size_t)((oy + k) % KH) * n;
-      for (int px = 0; px < g->W; px++, sp += 3, xp += 4) {
-        float m = 0.f;
-        m += sp[0]; m += sp[1]; m += sp[2];
-        xp[0] = sp[0]; xp[1] = sp[1]; xp[2] = sp[2]; xp[3] = m / 3.f;
-      }
+      lr_xrow(sp, xp, g->W);
     }
     if (KH <= HR__LR_KMAX) {
       /* vertical (x*y, x, y, x*x), then horizontal and the coefficients, sums kept in registers */
