@@ -466,6 +466,7 @@ void hr__resize_free(hr__resize *r) { free(r->x0); memset(r, 0, sizeof *r); }
 typedef struct resize_job {
   const hr__resize *r; const hr__tensor *x; hr__tensor *o; float sy; int64_t ooff, ostride;
   const hr__k_cat_src *src; int n_src; /* hr__k_resize_cat: the sources */
+  int stream;                           /* resize_cat_pair: stream whole 16-pixel groups out */
 } resize_job;
 
 HR__CLONES
@@ -536,10 +537,10 @@ static void resize_row(void *ctx, size_t oy) {
  * made once for both rows, no table. Every value is computed as resize_px computes it (top, bottom,
  * then the vertical step, each operation rounded alone): the same bits. */
 #define HR__UP2_BODY(NC)                                                                        \
-  for (int64_t j = 0; j < W; j++) {                                                             \
+  for (int64_t j = ja; j < jb; j++) {                                                           \
     const int64_t jm = (j ? j - 1 : 0) * (NC), j0 = j * (NC), jp = (j + 1 < W ? j + 1 : j) * (NC); \
-    float *restrict e0 = o0 + 2 * j * OS, *restrict d0 = e0 + OS;                               \
-    float *restrict e1 = o1 + 2 * j * OS, *restrict d1 = e1 + OS;                               \
+    float *restrict e0 = o0 + 2 * (j - ja) * OS, *restrict d0 = e0 + OS;                        \
+    float *restrict e1 = o1 + 2 * (j - ja) * OS, *restrict d1 = e1 + OS;                        \
     for (int64_t c = 0; c < (NC); c++) {                                                        \
       float ae = a[jm + c] + (a[j0 + c] - a[jm + c]) * 0.75f;                                   \
       float be = b[jm + c] + (b[j0 + c] - b[jm + c]) * 0.75f;                                   \
@@ -555,7 +556,7 @@ static void resize_row(void *ctx, size_t oy) {
   }
 #define HR__UP2_FN(NC)                                                                                                  \
   HR__CLONES static void up2_pair_##NC(const float *restrict a, const float *restrict b, const float *restrict cc, int64_t W, \
-                                       int64_t OS, float *restrict o0, float *restrict o1) {                         \
+                                       int64_t ja, int64_t jb, int64_t OS, float *restrict o0, float *restrict o1) {  \
     HR__UP2_BODY(NC)                                                                                                   \
   }
 HR__UP2_FN(32)
@@ -563,39 +564,60 @@ HR__UP2_FN(40)
 HR__UP2_FN(80)
 HR__UP2_FN(128)
 HR__CLONES static void up2_pair_any(const float *restrict a, const float *restrict b, const float *restrict cc, int64_t W, int64_t C,
-                                    int64_t OS, float *restrict o0, float *restrict o1) {
+                                    int64_t ja, int64_t jb, int64_t OS, float *restrict o0, float *restrict o1) {
   HR__UP2_BODY(C)
 }
 #undef HR__UP2_FN
 #undef HR__UP2_BODY
 
-/* Output rows 2k and 2k+1 of an exact 2x upsampling of x (h x w x C) into rows of OS floats. */
-static void up2_pair(const float *x, int64_t h, int64_t w, int64_t C, int64_t k, int64_t OS, float *o0, float *o1) {
+/* Output rows 2k and 2k+1 of an exact 2x upsampling of x (h x w x C), input columns [ja, jb) (output
+ * columns [2 ja, 2 jb), o0 and o1 pointing at column 2 ja), into rows of OS floats. */
+static void up2_pair(const float *x, int64_t h, int64_t w, int64_t C, int64_t k, int64_t ja, int64_t jb, int64_t OS, float *o0, float *o1) {
   const float *a = x + (k ? k - 1 : 0) * w * C, *b = x + k * w * C, *c = x + (k + 1 < h ? k + 1 : k) * w * C;
   switch (C) {
-    case 32: up2_pair_32(a, b, c, w, OS, o0, o1); return;
-    case 40: up2_pair_40(a, b, c, w, OS, o0, o1); return;
-    case 80: up2_pair_80(a, b, c, w, OS, o0, o1); return;
-    case 128: up2_pair_128(a, b, c, w, OS, o0, o1); return;
-    default: up2_pair_any(a, b, c, w, C, OS, o0, o1); return;
+    case 32: up2_pair_32(a, b, c, w, ja, jb, OS, o0, o1); return;
+    case 40: up2_pair_40(a, b, c, w, ja, jb, OS, o0, o1); return;
+    case 80: up2_pair_80(a, b, c, w, ja, jb, OS, o0, o1); return;
+    case 128: up2_pair_128(a, b, c, w, ja, jb, OS, o0, o1); return;
+    default: up2_pair_any(a, b, c, w, C, ja, jb, OS, o0, o1); return;
   }
 }
 
-/* Output rows 2k and 2k+1 of hr__k_resize_cat when every resized source is upsampled exactly 2x. */
-static void resize_cat_pair(void *ctx, size_t k) {
-  const resize_job *j = ctx;
+/* Output columns [x0, x1) of rows 2k and 2k+1 of hr__k_resize_cat (every resized source exactly 2x;
+ * x0 and x1 even), o0 and o1 pointing at column x0. */
+static void resize_cat_cols(const resize_job *j, int64_t k, int64_t x0, int64_t x1, float *o0, float *o1) {
   int64_t OW = j->o->dims[2], OS = j->ostride;
-  float *o0 = (float *)j->o->data + (int64_t)(2 * k) * OW * OS, *o1 = o0 + OW * OS;
   for (int q = 0; q < j->n_src; q++) {
     const hr__k_cat_src *c = &j->src[q];
-    if (c->resize) up2_pair(c->data, c->h, c->w, c->c, (int64_t)k, OS, o0 + c->off, o1 + c->off);
+    if (c->resize) up2_pair(c->data, c->h, c->w, c->c, k, x0 / 2, x1 / 2, OS, o0 + c->off, o1 + c->off);
     else
       for (int r = 0; r < 2; r++) {
-        const float *sp = c->data + (int64_t)(2 * k + r) * OW * c->c;
+        const float *sp = c->data + ((2 * k + r) * OW + x0) * c->c;
         float *dp = (r ? o1 : o0) + c->off;
-        for (int64_t ox = 0; ox < OW; ox++, sp += c->c, dp += OS) copy_elems(dp, sp, c->c, 4);
+        for (int64_t ox = x0; ox < x1; ox++, sp += c->c, dp += OS) copy_elems(dp, sp, c->c, 4);
       }
   }
+}
+
+/* Output rows 2k and 2k+1 of hr__k_resize_cat when every resized source is upsampled exactly 2x.
+ * With j->stream (an output larger than the caches, rows 64-byte aligned), 16 pixels at a time are
+ * put together on the stack (16 pixels = a whole number of cache lines) and streamed out whole: no
+ * read for ownership of the output's lines. */
+#define HR__RCAT_NT_MAX_C 128
+static void resize_cat_pair(void *ctx, size_t k) {
+  const resize_job *j = ctx;
+  int64_t OW = j->o->dims[2], OS = j->ostride, x = 0;
+  float *o0 = (float *)j->o->data + (int64_t)(2 * k) * OW * OS, *o1 = o0 + OW * OS;
+  if (j->stream) {
+    _Alignas(64) float buf[2][16 * HR__RCAT_NT_MAX_C];
+    for (; x + 16 <= OW; x += 16) {
+      resize_cat_cols(j, (int64_t)k, x, x + 16, buf[0], buf[1]);
+      hr__k_stream_copy(o0 + x * OS, buf[0], 16 * OS);
+      hr__k_stream_copy(o1 + x * OS, buf[1], 16 * OS);
+    }
+    hr__k_stream_fence();
+  }
+  if (x < OW) resize_cat_cols(j, (int64_t)k, x, OW, o0 + x * OS, o1 + x * OS);
 }
 
 /* Rows 2k and 2k+1 of hr__k_resize on an exact 2x upsampling (one image of the batch). */
@@ -603,7 +625,7 @@ static void resize_pair(void *ctx, size_t k) {
   const resize_job *j = ctx;
   int64_t OW = j->o->dims[2], OS = j->ostride;
   float *o0 = (float *)j->o->data + (int64_t)(2 * k) * OW * OS + j->ooff;
-  up2_pair(j->x->data, j->x->dims[1], j->x->dims[2], j->x->dims[3], (int64_t)k, OS, o0, o0 + OW * OS);
+  up2_pair(j->x->data, j->x->dims[1], j->x->dims[2], j->x->dims[3], (int64_t)k, 0, j->x->dims[2], OS, o0, o0 + OW * OS);
 }
 
 /* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
@@ -632,17 +654,22 @@ static void resize_cat_row(void *ctx, size_t oy) {
 void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o) {
   float sy = 1.f;
   for (int k = 0; k < n_src; k++) if (src[k].resize) sy = (float)src[k].h / (float)o->dims[1];
-  resize_job j = {r, NULL, o, sy, 0, o->dims[3], src, n_src};
+  resize_job j = {r, NULL, o, sy, 0, o->dims[3], src, n_src, 0};
   int up2 = o->dims[1] % 2 == 0 && o->dims[2] % 2 == 0;
   for (int k = 0; k < n_src; k++)
     if (src[k].resize && (2 * src[k].h != o->dims[1] || 2 * src[k].w != o->dims[2])) up2 = 0;
+  /* streamed when the output is larger than the caches would keep for its reader anyway (16 MB),
+   * rows 64-byte aligned and the CPU can */
+  int64_t obytes = (int64_t)sizeof(float) * o->dims[1] * o->dims[2] * o->dims[3];
+  j.stream = up2 && obytes >= ((int64_t)16 << 20) && o->dims[3] <= HR__RCAT_NT_MAX_C && ((uintptr_t)o->data & 63) == 0 &&
+             hr__k_stream_ok();
   if (up2) pthreadpool_parallelize_1d(pool, resize_cat_pair, &j, (size_t)o->dims[1] / 2, 0);
   else pthreadpool_parallelize_1d(pool, resize_cat_row, &j, (size_t)o->dims[1], 0);
 }
 
 void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o, int out_c_off, int out_c_total) {
   int64_t os = out_c_total > 0 ? out_c_total : x->dims[3];
-  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os, NULL, 0};
+  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os, NULL, 0, 0};
   for (int64_t b = 0; b < x->dims[0]; b++) {
     hr__tensor xb = *x, ob = *o;
     xb.data = (float *)x->data + b * x->dims[1] * x->dims[2] * x->dims[3];

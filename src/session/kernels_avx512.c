@@ -141,6 +141,15 @@ int hr__k_fgf_hrow(const int32_t *x0, const int32_t *x1, const float *fx, int W,
   return hrow16(x0, x1, fx, W, w, cs, a, b, ha, hb);
 }
 
+HR__AVX512 static void stream16(float *dst, const float *src, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) _mm512_stream_ps(dst + i, _mm512_load_ps(src + i));
+}
+HR__AVX512 static void sfence(void) { _mm_sfence(); }
+
+int hr__k_stream_ok(void) { return __builtin_cpu_supports("avx512f"); }
+void hr__k_stream_copy(float *dst, const float *src, int64_t n) { stream16(dst, src, n); }
+void hr__k_stream_fence(void) { sfence(); }
+
 int hr__k_lr_xrow(const float *sp, float *xp, int W) {
   if (!__builtin_cpu_supports("avx512f")) return 0;
   return xrow16(sp, xp, W);
@@ -155,6 +164,9 @@ int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, 
   return alpha_row_nv12(f, y, W, ha0, ha1, hb0, hb1, fy, pha, clip);
 }
 #else
+int hr__k_stream_ok(void) { return 0; }
+void hr__k_stream_copy(float *dst, const float *src, int64_t n) { (void)dst; (void)src; (void)n; }
+void hr__k_stream_fence(void) {}
 int hr__k_fgf_hrow(const int32_t *x0, const int32_t *x1, const float *fx, int W, int w, int cs, const float *a, const float *b, float *ha,
                    float *hb) {
   (void)x0; (void)x1; (void)fx; (void)W; (void)w; (void)cs; (void)a; (void)b; (void)ha; (void)hb;

@@ -17,4 +17,10 @@ int hr__k_fgf_hrow(const int32_t *x0, const int32_t *x1, const float *fx, int W,
 /* The low-resolution guided filter's guidance row: W pixels of R, G, B to R, G, B and their mean
  * (lr_xrow in kernels.c): pixels [0, return value), a multiple of 4. */
 int hr__k_lr_xrow(const float *sp, float *xp, int W);
+/* Non-temporal copies (past the caches, no read for ownership): hr__k_stream_ok says whether the CPU
+ * can (only then may the other two be called); dst and src 64-byte aligned, n a multiple of 16;
+ * hr__k_stream_fence orders them before the stores that follow (end of a task). */
+int hr__k_stream_ok(void);
+void hr__k_stream_copy(float *dst, const float *src, int64_t n);
+void hr__k_stream_fence(void);
 #endif

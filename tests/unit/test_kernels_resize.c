@@ -2,7 +2,8 @@
  * table) against the reference ResizeBilinear (graph/ops_ref.c) bit for bit, on odd shapes and the
  * channel counts with their own loops (32, 40, 80, 128) and others, on the calling thread and on a
  * pool of 3: hr__k_resize densely, into a channel slice of a wider tensor and over a batch of 2, and
- * hr__k_resize_cat with copied sources around the resized one. A resize that is not exactly 2x
+ * hr__k_resize_cat with copied sources around the resized one (also an output of 17 MB, which is
+ * put together 16 pixels at a time and streamed past the caches). A resize that is not exactly 2x
  * (the general path) is checked the same way. */
 #include <stdint.h>
 #include <pthreadpool.h>
@@ -88,7 +89,10 @@ static void check_resize_cat(pthreadpool_t pool, int64_t h, int64_t w, int64_t c
   hr__resize r;
   CHECK_EQ_INT(hr__resize_init(&r, (int)w, (int)ow), HR_OK);
   int64_t ct = c1 + c + c2;
-  float *od = fill(oh * ow * ct);
+  /* 64-byte aligned, as the arena's tensors are (an output of 16 MB or more is then streamed) */
+  size_t ob = (sizeof(float) * (size_t)(oh * ow * ct) + 63) & ~(size_t)63;
+  float *od = aligned_alloc(64, ob);
+  for (int64_t i = 0; i < oh * ow * ct; i++) od[i] = rnd();
   hr__tensor o = t4(od, 1, oh, ow, ct);
   hr__k_cat_src src[3] = {{s1, oh, ow, c1, 0, 0}, {xd, h, w, c, c1, 1}, {s2, oh, ow, c2, c1 + c, 0}};
   hr__k_resize_cat(pool, &r, src, 3, &o);
@@ -113,6 +117,8 @@ int main(void) {
     check_resize(pools[pi], 1, 5, 7, 32, 9, 13);    /* not 2x: the general path */
     check_resize(pools[pi], 1, 5, 7, 32, 10, 13);   /* 2x in height only */
     check_resize_cat(pools[pi], 5, 7, 40, 11, 14, 3, 16);
+    /* an output of 17 MB (streamed in 16-pixel groups on AVX-512), 258 columns: a remainder of 2 */
+    check_resize_cat(pools[pi], 65, 129, 32, 130, 258, 3, 93);
   }
   pthreadpool_destroy(pools[1]);
   return hr_test_finish("test_kernels_resize");
