@@ -18,6 +18,12 @@ static int norm_axis(int a, int rank) { return a < 0 ? a + rank : a; }
 #else
 #define HR__CLONES
 #endif
+/* A body inlined into each of its callers (so a constant argument specialises it). */
+#if defined(__GNUC__)
+#define HR__INLINE static inline __attribute__((always_inline))
+#else
+#define HR__INLINE static inline
+#endif
 
 /* Copy n elements of es bytes: a pixel's few channels are copied in fixed-size pieces the compiler
  * turns into moves (memcpy's call costs more than the copy at 3 to 64 floats), longer runs by
@@ -877,8 +883,8 @@ static void lr_coef(const float *restrict hxy, const float *restrict hx, const f
  * the order and roundings of lr_tap / lr_tap_prod tap after tap, without storing the partial sums),
  * t_0 = x*y, t_1 = x, t_2 = y, t_3 = x*x; xs[k], ys[k] the rows of tap k. */
 #define HR__LR_KMAX 8
-HR__CLONES
-static void lr_vert(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys, int KH, int64_t n) {
+HR__INLINE void lr_vert_body(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys,
+                                                               int KH, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     float a0[16] = {0}, a1[16] = {0}, a2[16] = {0}, a3[16] = {0};
@@ -909,6 +915,19 @@ static void lr_vert(float *restrict v, const float *restrict wv, const float *co
   }
 }
 
+/* The box of RVM's guided filter is 3 taps: the loop over them unrolled and the weights kept in
+ * registers. */
+HR__CLONES static void lr_vert_3(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys, int64_t n) {
+  lr_vert_body(v, wv, xs, ys, 3, n);
+}
+HR__CLONES static void lr_vert_k(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys, int KH, int64_t n) {
+  lr_vert_body(v, wv, xs, ys, KH, n);
+}
+static void lr_vert(float *v, const float *wv, const float *const *xs, const float *const *ys, int KH, int64_t n) {
+  if (KH == 3) lr_vert_3(v, wv, xs, ys, n);
+  else lr_vert_k(v, wv, xs, ys, KH, n);
+}
+
 /* The horizontal pass (tap k reads 4k floats further: the next pixel), summed in registers in tap
  * order as lr_tap does, and lr_coef on the four sums: A and b for no floats. */
 static inline float lr_hsum(const float *restrict w16, const float *restrict v, int KW, int64_t i, int l) {
@@ -916,9 +935,8 @@ static inline float lr_hsum(const float *restrict w16, const float *restrict v, 
   for (int k = 0; k < KW; k++) a += w16[(size_t)k * 16 + l] * v[i + 4 * k];
   return a;
 }
-HR__CLONES
-static void lr_horiz_coef(const float *restrict v, int64_t n, const float *restrict wh, int KW, int64_t no, float eps, float *restrict A,
-                          float *restrict B) {
+HR__INLINE void lr_horiz_coef_body(const float *restrict v, int64_t n, const float *restrict wh, int KW,
+                                                                     int64_t no, float eps, float *restrict A, float *restrict B) {
   const float *restrict wq[4] = {wh, wh + (size_t)KW * 16, wh + (size_t)2 * KW * 16, wh + (size_t)3 * KW * 16};
   int64_t i = 0;
   for (; i + 16 <= no; i += 16) {
@@ -951,6 +969,19 @@ static void lr_horiz_coef(const float *restrict v, int64_t n, const float *restr
     A[i] = a;
     B[i] = my - am;
   }
+}
+
+HR__CLONES static void lr_horiz_coef_3(const float *restrict v, int64_t n, const float *restrict wh, int64_t no, float eps, float *restrict A,
+                                       float *restrict B) {
+  lr_horiz_coef_body(v, n, wh, 3, no, eps, A, B);
+}
+HR__CLONES static void lr_horiz_coef_k(const float *restrict v, int64_t n, const float *restrict wh, int KW, int64_t no, float eps,
+                                       float *restrict A, float *restrict B) {
+  lr_horiz_coef_body(v, n, wh, KW, no, eps, A, B);
+}
+static void lr_horiz_coef(const float *v, int64_t n, const float *wh, int KW, int64_t no, float eps, float *A, float *B) {
+  if (KW == 3) lr_horiz_coef_3(v, n, wh, no, eps, A, B);
+  else lr_horiz_coef_k(v, n, wh, KW, no, eps, A, B);
 }
 
 /* The guidance's row as 4-channel pixels: R, G, B and their mean (0 + R + G + B, over 3). */
