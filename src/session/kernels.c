@@ -565,6 +565,8 @@ static void resize_row(void *ctx, size_t oy) {
                                        int64_t ja, int64_t jb, int64_t OS, float *restrict o0, float *restrict o1) {  \
     HR__UP2_BODY(NC)                                                                                                   \
   }
+HR__UP2_FN(16)
+HR__UP2_FN(20)
 HR__UP2_FN(32)
 HR__UP2_FN(40)
 HR__UP2_FN(80)
@@ -581,6 +583,8 @@ HR__CLONES static void up2_pair_any(const float *restrict a, const float *restri
 static void up2_pair(const float *x, int64_t h, int64_t w, int64_t C, int64_t k, int64_t ja, int64_t jb, int64_t OS, float *o0, float *o1) {
   const float *a = x + (k ? k - 1 : 0) * w * C, *b = x + k * w * C, *c = x + (k + 1 < h ? k + 1 : k) * w * C;
   switch (C) {
+    case 16: up2_pair_16(a, b, c, w, ja, jb, OS, o0, o1); return;   /* RVM's resizes read the halves of a concat */
+    case 20: up2_pair_20(a, b, c, w, ja, jb, OS, o0, o1); return;
     case 32: up2_pair_32(a, b, c, w, ja, jb, OS, o0, o1); return;
     case 40: up2_pair_40(a, b, c, w, ja, jb, OS, o0, o1); return;
     case 80: up2_pair_80(a, b, c, w, ja, jb, OS, o0, o1); return;

@@ -1,6 +1,6 @@
 /* The exact 2x bilinear upsampling (kernels.c, up2_pair: half-pixel centres, rows in pairs, no
  * table) against the reference ResizeBilinear (graph/ops_ref.c) bit for bit, on odd shapes and the
- * channel counts with their own loops (32, 40, 80, 128) and others, on the calling thread and on a
+ * channel counts with their own loops (16, 20, 32, 40, 80, 128) and others, on the calling thread and on a
  * pool of 3: hr__k_resize densely, into a channel slice of a wider tensor and over a batch of 2, and
  * hr__k_resize_cat with copied sources around the resized one (also an output of 17 MB, which is
  * put together 16 pixels at a time and streamed past the caches). A resize that is not exactly 2x
@@ -105,7 +105,7 @@ static void check_resize_cat(pthreadpool_t pool, int64_t h, int64_t w, int64_t c
 
 int main(void) {
   pthreadpool_t pools[2] = {NULL, pthreadpool_create(3)};
-  const int64_t shapes[][3] = {{1, 1, 3}, {5, 7, 32}, {4, 9, 40}, {3, 2, 80}, {6, 5, 128}, {7, 3, 17}, {2, 33, 1}, {9, 4, 16}, {1, 6, 40}};
+  const int64_t shapes[][3] = {{1, 1, 3}, {5, 7, 32}, {4, 9, 40}, {3, 2, 80}, {6, 5, 128}, {7, 3, 17}, {2, 33, 1}, {9, 4, 16}, {1, 6, 40}, {3, 11, 20}, {4, 3, 24}};
   for (int pi = 0; pi < 2; pi++) {
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
       int64_t h = shapes[k][0], w = shapes[k][1], c = shapes[k][2];
