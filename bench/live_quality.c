@@ -12,9 +12,11 @@
  *   live_quality MODEL CLIP.nv12 WxH [--fps 60] [--frames N] [--threads T] [--budget-ms 16.7]
  *     [--base-threads T (the offline base mattes; default --threads)] [--cpus N (after the base
  *     mattes, the live runs on CPUs 0..N-1 only: a small machine on a large one)]
- *                [--base-ratio 0.266667] [--modes shrink,tail] [--net-budget-ms MS] [--label NAME]
+ *                [--base-ratio 0.266667] [--modes shrink,tail,tail-nowarp] [--net-budget-ms MS] [--label NAME]
  * Modes: shrink (the network on every frame at the rung that fits the budget), tail
- * (tail_every_frame: the network on a worker at its own rate, the tail on every frame). */
+ * (tail_every_frame: the network on a worker at its own rate, the tail on every frame, its older
+ * coefficients warped along the motion unless HR_TAIL_WARP=0), tail-nowarp (tail with
+ * HR_TAIL_WARP=0: the coefficients as they are; for side-by-side runs). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -125,10 +127,17 @@ int main(int argc, char **argv) {
     p.session = sp;
     p.session.downsample_ratio = 0;   /* rung 0: the auto ratio (processing side ~512) */
     p.budget_ms = budget; p.adapt = true;
-    p.tail_every_frame = !strcmp(mode, "tail");
+    p.tail_every_frame = !strncmp(mode, "tail", 4);
     p.net_budget_ms = net_budget;
     hr_stream *st = NULL;
-    if (hr_stream_create(m, &p, &st, err, sizeof err)) { fprintf(stderr, "live_quality: %s: %s\n", mode, err); return 1; }
+    const char *warp_env = getenv("HR_TAIL_WARP");
+    char warp_keep[16] = "";
+    if (warp_env) snprintf(warp_keep, sizeof warp_keep, "%s", warp_env);
+    if (!strcmp(mode, "tail-nowarp")) setenv("HR_TAIL_WARP", "0", 1);   /* read when the stream is made */
+    hr_status cst = hr_stream_create(m, &p, &st, err, sizeof err);
+    if (warp_env) setenv("HR_TAIL_WARP", warp_keep, 1);
+    else unsetenv("HR_TAIL_WARP");
+    if (cst) { fprintf(stderr, "live_quality: %s: %s\n", mode, err); return 1; }
     memset(got, 0, sizeof(int) * (size_t)n);
     int last = -1, delivered = 0, last_change = 0, first = -1;
     double age_sum = 0;
@@ -174,7 +183,7 @@ int main(int argc, char **argv) {
     int settled = delivered - from, span = from < delivered ? got[delivered - 1] - first + 1 : 0;
     double *ls = lat + from;
     double p50 = quant(ls, settled, 0.5), p99 = quant(ls, settled, 0.99);
-    printf("%s%s%-6s settled at ratio %.3f (%d frames from frame %d): off>0.1 %.2f%% (worst frame %.1f%%), mean |d| %.4f, "
+    printf("%s%s%-11s settled at ratio %.3f (%d frames from frame %d): off>0.1 %.2f%% (worst frame %.1f%%), mean |d| %.4f, "
            "%.1f fps, dropped %.1f%%, latency p50 %.1f p99 %.1f ms", label, *label ? ": " : "", mode, ss.rung_ratio[ss.rung], settled,
            first, tot ? 100.0 * off / tot : NAN, 100 * worst, tot ? sad / tot / 255 : NAN, settled / ((double)span / fps),
            span ? 100.0 * (1 - (double)settled / span) : NAN, p50, p99);

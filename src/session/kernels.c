@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include "session/kernels.h"
 #include "graph/ops.h"
+#include "session/kernels_simd.h"
+#include "ingest/ingest_kernels.h"
 
 static int norm_axis(int a, int rank) { return a < 0 ? a + rank : a; }
 
@@ -15,6 +17,12 @@ static int norm_axis(int a, int rank) { return a < 0 ? a + rank : a; }
 #define HR__CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("vect-cost-model=dynamic")))
 #else
 #define HR__CLONES
+#endif
+/* A body inlined into each of its callers (so a constant argument specialises it). */
+#if defined(__GNUC__)
+#define HR__INLINE static inline __attribute__((always_inline))
+#else
+#define HR__INLINE static inline
 #endif
 
 /* Copy n elements of es bytes: a pixel's few channels are copied in fixed-size pieces the compiler
@@ -247,6 +255,16 @@ HR__CLONES
 static void fgf_hrow(const hr__fgf *g, const float *restrict a, const float *restrict b, float *restrict ha, float *restrict hb) {
   const float *restrict fx = g->fx;
   const int cs = g->alpha_only_coef ? 1 : 4;   /* the alpha's stride in A and B */
+  const int done = hr__k_fgf_hrow(g->x0, g->x1, fx, g->W, g->w, cs, a, b, ha, hb);
+  if (done) {
+    /* AVX-512 did whole blocks of 16 columns; the rest one by one, the same operations */
+    for (int x = done; x < g->W; x++) {
+      float a0 = a[cs * g->x0[x]], b0 = b[cs * g->x0[x]];
+      ha[x] = a0 + (a[cs * g->x1[x]] - a0) * fx[x];
+      hb[x] = b0 + (b[cs * g->x1[x]] - b0) * fx[x];
+    }
+    return;
+  }
   for (int k = 0; k < g->n_runs; k++) {
     int s = g->run[k], e = g->run[k + 1], l = g->x0[s], r = g->x1[s];
     float a0 = a[cs * l], da = a[cs * r] - a[cs * l], b0 = b[cs * l], db = b[cs * r] - b[cs * l];
@@ -318,8 +336,16 @@ static void fgf_chunk(void *ctx, size_t chunk) {
       const float *px = j->frame->fmt == HR_PIX_RGBF32 ? hr__ingest_row_view(j->frame, y, src) : NULL;
       if (px) fgf_alpha_row_px(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, px, pha, j->clip);
       else {
-        hr__ingest_row_planar(j->frame, y, src, src + W, src + 2 * (size_t)W);
-        fgf_alpha_row(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, src, src + W, src + 2 * (size_t)W, pha, j->clip);
+        /* NV12 on AVX-512: converted in registers (whole blocks of 16); the rest as planar rows */
+        const int x0 = hr__k_fgf_alpha_row_nv12(j->frame, y, W, ha[k0], ha[k1], hb[k0], hb[k1], fy, pha, j->clip);
+        if (!x0) {
+          hr__ingest_row_planar(j->frame, y, src, src + W, src + 2 * (size_t)W);
+          fgf_alpha_row(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, src, src + W, src + 2 * (size_t)W, pha, j->clip);
+        } else if (x0 < W) {
+          hr__ingest_row_planar_scalar(j->frame, y, x0, src, src + W, src + 2 * (size_t)W);
+          fgf_alpha_row(W - x0, ha[k0] + x0, ha[k1] + x0, hb[k0] + x0, hb[k1] + x0, fy, src + x0, src + W + x0, src + 2 * (size_t)W + x0,
+                        pha + x0, j->clip);
+        }
       }
     } else {
       /* all four channels, per pixel, in the same order (the alpha equals the alpha-only path's) */
@@ -446,6 +472,7 @@ void hr__resize_free(hr__resize *r) { free(r->x0); memset(r, 0, sizeof *r); }
 typedef struct resize_job {
   const hr__resize *r; const hr__tensor *x; hr__tensor *o; float sy; int64_t ooff, ostride;
   const hr__k_cat_src *src; int n_src; /* hr__k_resize_cat: the sources */
+  int stream;                           /* resize_cat_pair: stream whole 16-pixel groups out */
 } resize_job;
 
 HR__CLONES
@@ -508,6 +535,109 @@ static void resize_row(void *ctx, size_t oy) {
   resize_px_any(j->r, r0, r1, C, OW, OS, ly, (float *)j->o->data + (int64_t)oy * OW * OS + j->ooff);
 }
 
+/* ---- exact 2x upsampling (half-pixel centres) ----
+ * Output column 2j takes input columns (j-1, j) at 0.75, column 2j+1 (j, j+1) at 0.25, clamped at
+ * the edges (the taps half_pixel_taps gives for scale 0.5, where every tap is exact); rows likewise.
+ * Two output rows at once, 2k ((k-1, k) at 0.75) and 2k+1 ((k, k+1) at 0.25), from input rows a = k-1,
+ * b = k, c = k+1 (clamped): each input pixel is loaded once per column pair, each horizontal value
+ * made once for both rows, no table. Every value is computed as resize_px computes it (top, bottom,
+ * then the vertical step, each operation rounded alone): the same bits. */
+#define HR__UP2_BODY(NC)                                                                        \
+  for (int64_t j = ja; j < jb; j++) {                                                           \
+    const int64_t jm = (j ? j - 1 : 0) * (NC), j0 = j * (NC), jp = (j + 1 < W ? j + 1 : j) * (NC); \
+    float *restrict e0 = o0 + 2 * (j - ja) * OS, *restrict d0 = e0 + OS;                        \
+    float *restrict e1 = o1 + 2 * (j - ja) * OS, *restrict d1 = e1 + OS;                        \
+    for (int64_t c = 0; c < (NC); c++) {                                                        \
+      float ae = a[jm + c] + (a[j0 + c] - a[jm + c]) * 0.75f;                                   \
+      float be = b[jm + c] + (b[j0 + c] - b[jm + c]) * 0.75f;                                   \
+      float ce = cc[jm + c] + (cc[j0 + c] - cc[jm + c]) * 0.75f;                                \
+      float ao = a[j0 + c] + (a[jp + c] - a[j0 + c]) * 0.25f;                                   \
+      float bo = b[j0 + c] + (b[jp + c] - b[j0 + c]) * 0.25f;                                   \
+      float co = cc[j0 + c] + (cc[jp + c] - cc[j0 + c]) * 0.25f;                                \
+      e0[c] = ae + (be - ae) * 0.75f;                                                           \
+      d0[c] = ao + (bo - ao) * 0.75f;                                                           \
+      e1[c] = be + (ce - be) * 0.25f;                                                           \
+      d1[c] = bo + (co - bo) * 0.25f;                                                           \
+    }                                                                                           \
+  }
+#define HR__UP2_FN(NC)                                                                                                  \
+  HR__CLONES static void up2_pair_##NC(const float *restrict a, const float *restrict b, const float *restrict cc, int64_t W, \
+                                       int64_t ja, int64_t jb, int64_t OS, float *restrict o0, float *restrict o1) {  \
+    HR__UP2_BODY(NC)                                                                                                   \
+  }
+HR__UP2_FN(16)
+HR__UP2_FN(20)
+HR__UP2_FN(32)
+HR__UP2_FN(40)
+HR__UP2_FN(80)
+HR__UP2_FN(128)
+HR__CLONES static void up2_pair_any(const float *restrict a, const float *restrict b, const float *restrict cc, int64_t W, int64_t C,
+                                    int64_t ja, int64_t jb, int64_t OS, float *restrict o0, float *restrict o1) {
+  HR__UP2_BODY(C)
+}
+#undef HR__UP2_FN
+#undef HR__UP2_BODY
+
+/* Output rows 2k and 2k+1 of an exact 2x upsampling of x (h x w x C), input columns [ja, jb) (output
+ * columns [2 ja, 2 jb), o0 and o1 pointing at column 2 ja), into rows of OS floats. */
+static void up2_pair(const float *x, int64_t h, int64_t w, int64_t C, int64_t k, int64_t ja, int64_t jb, int64_t OS, float *o0, float *o1) {
+  const float *a = x + (k ? k - 1 : 0) * w * C, *b = x + k * w * C, *c = x + (k + 1 < h ? k + 1 : k) * w * C;
+  switch (C) {
+    case 16: up2_pair_16(a, b, c, w, ja, jb, OS, o0, o1); return;   /* RVM's resizes read the halves of a concat */
+    case 20: up2_pair_20(a, b, c, w, ja, jb, OS, o0, o1); return;
+    case 32: up2_pair_32(a, b, c, w, ja, jb, OS, o0, o1); return;
+    case 40: up2_pair_40(a, b, c, w, ja, jb, OS, o0, o1); return;
+    case 80: up2_pair_80(a, b, c, w, ja, jb, OS, o0, o1); return;
+    case 128: up2_pair_128(a, b, c, w, ja, jb, OS, o0, o1); return;
+    default: up2_pair_any(a, b, c, w, C, ja, jb, OS, o0, o1); return;
+  }
+}
+
+/* Output columns [x0, x1) of rows 2k and 2k+1 of hr__k_resize_cat (every resized source exactly 2x;
+ * x0 and x1 even), o0 and o1 pointing at column x0. */
+static void resize_cat_cols(const resize_job *j, int64_t k, int64_t x0, int64_t x1, float *o0, float *o1) {
+  int64_t OW = j->o->dims[2], OS = j->ostride;
+  for (int q = 0; q < j->n_src; q++) {
+    const hr__k_cat_src *c = &j->src[q];
+    if (c->resize) up2_pair(c->data, c->h, c->w, c->c, k, x0 / 2, x1 / 2, OS, o0 + c->off, o1 + c->off);
+    else
+      for (int r = 0; r < 2; r++) {
+        const float *sp = c->data + ((2 * k + r) * OW + x0) * c->c;
+        float *dp = (r ? o1 : o0) + c->off;
+        for (int64_t ox = x0; ox < x1; ox++, sp += c->c, dp += OS) copy_elems(dp, sp, c->c, 4);
+      }
+  }
+}
+
+/* Output rows 2k and 2k+1 of hr__k_resize_cat when every resized source is upsampled exactly 2x.
+ * With j->stream (an output larger than the caches, rows 64-byte aligned), 16 pixels at a time are
+ * put together on the stack (16 pixels = a whole number of cache lines) and streamed out whole: no
+ * read for ownership of the output's lines. */
+#define HR__RCAT_NT_MAX_C 128
+static void resize_cat_pair(void *ctx, size_t k) {
+  const resize_job *j = ctx;
+  int64_t OW = j->o->dims[2], OS = j->ostride, x = 0;
+  float *o0 = (float *)j->o->data + (int64_t)(2 * k) * OW * OS, *o1 = o0 + OW * OS;
+  if (j->stream) {
+    _Alignas(64) float buf[2][16 * HR__RCAT_NT_MAX_C];
+    for (; x + 16 <= OW; x += 16) {
+      resize_cat_cols(j, (int64_t)k, x, x + 16, buf[0], buf[1]);
+      hr__k_stream_copy(o0 + x * OS, buf[0], 16 * OS);
+      hr__k_stream_copy(o1 + x * OS, buf[1], 16 * OS);
+    }
+    hr__k_stream_fence();
+  }
+  if (x < OW) resize_cat_cols(j, (int64_t)k, x, OW, o0 + x * OS, o1 + x * OS);
+}
+
+/* Rows 2k and 2k+1 of hr__k_resize on an exact 2x upsampling (one image of the batch). */
+static void resize_pair(void *ctx, size_t k) {
+  const resize_job *j = ctx;
+  int64_t OW = j->o->dims[2], OS = j->ostride;
+  float *o0 = (float *)j->o->data + (int64_t)(2 * k) * OW * OS + j->ooff;
+  up2_pair(j->x->data, j->x->dims[1], j->x->dims[2], j->x->dims[3], (int64_t)k, 0, j->x->dims[2], OS, o0, o0 + OW * OS);
+}
+
 /* One output row of hr__k_resize_cat: each source's channels at its offset within the pixel,
  * resized (the row's taps computed as resize_row does) or copied. */
 static void resize_cat_row(void *ctx, size_t oy) {
@@ -534,19 +664,30 @@ static void resize_cat_row(void *ctx, size_t oy) {
 void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o) {
   float sy = 1.f;
   for (int k = 0; k < n_src; k++) if (src[k].resize) sy = (float)src[k].h / (float)o->dims[1];
-  resize_job j = {r, NULL, o, sy, 0, o->dims[3], src, n_src};
-  pthreadpool_parallelize_1d(pool, resize_cat_row, &j, (size_t)o->dims[1], 0);
+  resize_job j = {r, NULL, o, sy, 0, o->dims[3], src, n_src, 0};
+  int up2 = o->dims[1] % 2 == 0 && o->dims[2] % 2 == 0;
+  for (int k = 0; k < n_src; k++)
+    if (src[k].resize && (2 * src[k].h != o->dims[1] || 2 * src[k].w != o->dims[2])) up2 = 0;
+  /* streamed when the output is larger than the caches would keep for its reader anyway (16 MB),
+   * rows 64-byte aligned and the CPU can */
+  int64_t obytes = (int64_t)sizeof(float) * o->dims[1] * o->dims[2] * o->dims[3];
+  j.stream = up2 && obytes >= ((int64_t)16 << 20) && o->dims[3] <= HR__RCAT_NT_MAX_C && ((uintptr_t)o->data & 63) == 0 &&
+             hr__k_stream_ok();
+  if (up2) pthreadpool_parallelize_1d(pool, resize_cat_pair, &j, (size_t)o->dims[1] / 2, 0);
+  else pthreadpool_parallelize_1d(pool, resize_cat_row, &j, (size_t)o->dims[1], 0);
 }
 
 void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o, int out_c_off, int out_c_total) {
   int64_t os = out_c_total > 0 ? out_c_total : x->dims[3];
-  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os, NULL, 0};
+  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os, NULL, 0, 0};
   for (int64_t b = 0; b < x->dims[0]; b++) {
     hr__tensor xb = *x, ob = *o;
     xb.data = (float *)x->data + b * x->dims[1] * x->dims[2] * x->dims[3];
     ob.data = (float *)o->data + b * o->dims[1] * o->dims[2] * os;
     j.x = &xb; j.o = &ob;
-    if (pool) pthreadpool_parallelize_1d(pool, resize_row, &j, (size_t)o->dims[1], 0);
+    if (2 * x->dims[1] == o->dims[1] && 2 * x->dims[2] == o->dims[2])
+      pthreadpool_parallelize_1d(pool, resize_pair, &j, (size_t)x->dims[1], 0);
+    else if (pool) pthreadpool_parallelize_1d(pool, resize_row, &j, (size_t)o->dims[1], 0);
     else for (int64_t y = 0; y < o->dims[1]; y++) resize_row(&j, (size_t)y);
   }
 }
@@ -746,8 +887,8 @@ static void lr_coef(const float *restrict hxy, const float *restrict hx, const f
  * the order and roundings of lr_tap / lr_tap_prod tap after tap, without storing the partial sums),
  * t_0 = x*y, t_1 = x, t_2 = y, t_3 = x*x; xs[k], ys[k] the rows of tap k. */
 #define HR__LR_KMAX 8
-HR__CLONES
-static void lr_vert(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys, int KH, int64_t n) {
+HR__INLINE void lr_vert_body(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys,
+                                                               int KH, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     float a0[16] = {0}, a1[16] = {0}, a2[16] = {0}, a3[16] = {0};
@@ -778,6 +919,19 @@ static void lr_vert(float *restrict v, const float *restrict wv, const float *co
   }
 }
 
+/* The box of RVM's guided filter is 3 taps: the loop over them unrolled and the weights kept in
+ * registers. */
+HR__CLONES static void lr_vert_3(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys, int64_t n) {
+  lr_vert_body(v, wv, xs, ys, 3, n);
+}
+HR__CLONES static void lr_vert_k(float *restrict v, const float *restrict wv, const float *const *xs, const float *const *ys, int KH, int64_t n) {
+  lr_vert_body(v, wv, xs, ys, KH, n);
+}
+static void lr_vert(float *v, const float *wv, const float *const *xs, const float *const *ys, int KH, int64_t n) {
+  if (KH == 3) lr_vert_3(v, wv, xs, ys, n);
+  else lr_vert_k(v, wv, xs, ys, KH, n);
+}
+
 /* The horizontal pass (tap k reads 4k floats further: the next pixel), summed in registers in tap
  * order as lr_tap does, and lr_coef on the four sums: A and b for no floats. */
 static inline float lr_hsum(const float *restrict w16, const float *restrict v, int KW, int64_t i, int l) {
@@ -785,9 +939,8 @@ static inline float lr_hsum(const float *restrict w16, const float *restrict v, 
   for (int k = 0; k < KW; k++) a += w16[(size_t)k * 16 + l] * v[i + 4 * k];
   return a;
 }
-HR__CLONES
-static void lr_horiz_coef(const float *restrict v, int64_t n, const float *restrict wh, int KW, int64_t no, float eps, float *restrict A,
-                          float *restrict B) {
+HR__INLINE void lr_horiz_coef_body(const float *restrict v, int64_t n, const float *restrict wh, int KW,
+                                                                     int64_t no, float eps, float *restrict A, float *restrict B) {
   const float *restrict wq[4] = {wh, wh + (size_t)KW * 16, wh + (size_t)2 * KW * 16, wh + (size_t)3 * KW * 16};
   int64_t i = 0;
   for (; i + 16 <= no; i += 16) {
@@ -822,6 +975,31 @@ static void lr_horiz_coef(const float *restrict v, int64_t n, const float *restr
   }
 }
 
+HR__CLONES static void lr_horiz_coef_3(const float *restrict v, int64_t n, const float *restrict wh, int64_t no, float eps, float *restrict A,
+                                       float *restrict B) {
+  lr_horiz_coef_body(v, n, wh, 3, no, eps, A, B);
+}
+HR__CLONES static void lr_horiz_coef_k(const float *restrict v, int64_t n, const float *restrict wh, int KW, int64_t no, float eps,
+                                       float *restrict A, float *restrict B) {
+  lr_horiz_coef_body(v, n, wh, KW, no, eps, A, B);
+}
+static void lr_horiz_coef(const float *v, int64_t n, const float *wh, int KW, int64_t no, float eps, float *A, float *B) {
+  if (KW == 3) lr_horiz_coef_3(v, n, wh, no, eps, A, B);
+  else lr_horiz_coef_k(v, n, wh, KW, no, eps, A, B);
+}
+
+/* The guidance's row as 4-channel pixels: R, G, B and their mean (0 + R + G + B, over 3). */
+HR__CLONES
+static void lr_xrow_c(const float *restrict sp, float *restrict xp, int px, int W) {
+  for (; px < W; px++) {
+    float r = sp[3 * px], g = sp[3 * px + 1], b = sp[3 * px + 2], m = 0.f;
+    m += r; m += g; m += b;
+    xp[4 * px] = r; xp[4 * px + 1] = g; xp[4 * px + 2] = b; xp[4 * px + 3] = m / 3.f;
+  }
+}
+
+static void lr_xrow(const float *sp, float *xp, int W) { lr_xrow_c(sp, xp, hr__k_lr_xrow(sp, xp, W), W); }
+
 typedef struct lr_job { const hr__fgf_lr_k *g; const float *y, *src; float *A, *B; } lr_job;
 static void lr_chunk(void *ctx, size_t chunk) {
   const lr_job *j = ctx;
@@ -836,11 +1014,7 @@ static void lr_chunk(void *ctx, size_t chunk) {
     for (int k = oy == r0 ? 0 : KH - 1; k < KH; k++) {
       const float *sp = j->src + (int64_t)(oy + k) * g->W * 3;
       float *xp = xr + (size_t)((oy + k) % KH) * n;
-      for (int px = 0; px < g->W; px++, sp += 3, xp += 4) {
-        float m = 0.f;
-        m += sp[0]; m += sp[1]; m += sp[2];
-        xp[0] = sp[0]; xp[1] = sp[1]; xp[2] = sp[2]; xp[3] = m / 3.f;
-      }
+      lr_xrow(sp, xp, g->W);
     }
     if (KH <= HR__LR_KMAX) {
       /* vertical (x*y, x, y, x*x), then horizontal and the coefficients, sums kept in registers */

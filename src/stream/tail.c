@@ -53,6 +53,9 @@ static void *worker(void *arg) {
     else {
       t->pub = slot; t->coef_frame[slot] = frame; t->coef_ms[slot] = ms;
       t->coef_h[slot] = t->si.lr_h; t->coef_w[slot] = t->si.lr_w;
+      /* the job's luma goes with its coefficients (the caller writes lum_job only while idle) */
+      t->lum_ok[slot] = t->lum_job_ok;
+      if (t->lum_job_ok) memcpy(t->lum[slot], t->lum_job, n);
     }
     __atomic_store_n(&t->runs, t->runs + 1, __ATOMIC_RELEASE);   /* read without the lock by stats */
     t->busy = 0;
@@ -107,6 +110,22 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
     if (!t->alpha) { t->ok = 0; t->alpha_cap = 0; return HR_ENOMEM; }
     t->alpha_cap = px;
   }
+  /* the motion's buffers for the new grid (coefficients kept from another grid go unwarped) */
+  if (t->warp && (!t->mo.mem || t->mo.h != t->si.lr_h || t->mo.w != t->si.lr_w || t->mo.H != t->si.H || t->mo.W != t->si.W)) {
+    hr__motion_free(&t->mo);
+    for (int k = 0; k < 3; k++) { free(t->lum[k]); t->lum[k] = NULL; t->lum_ok[k] = 0; }
+    free(t->lum_job); free(t->lum_cur); free(t->warped);
+    t->lum_job = t->lum_cur = NULL; t->warped = NULL; t->lum_job_ok = 0;
+    const size_t n = (size_t)t->si.lr_h * t->si.lr_w;
+    hr_status st = hr__motion_init(&t->mo, t->si.lr_h, t->si.lr_w, t->si.H, t->si.W);
+    if (st == HR_OK) {
+      for (int k = 0; k < 3; k++) t->lum[k] = malloc(n);
+      t->lum_job = malloc(n); t->lum_cur = malloc(n); t->warped = malloc(2 * n * sizeof(float));
+      if (!t->lum[0] || !t->lum[1] || !t->lum[2] || !t->lum_job || !t->lum_cur || !t->warped) st = HR_ENOMEM;
+    }
+    if (st == HR_ENOMEM) { t->ok = 0; t->pub = t->reading = -1; return st; }
+    if (st) hr__motion_free(&t->mo);   /* a grid too small to estimate on: no warp */
+  }
   /* the tables for the new plan, beside those of the coefficients still shown (if kept) */
   if (!tables_for(t, t->si.lr_h, t->si.lr_w)) {
     int k = t->pub >= 0 && t->fgf[0].mem && t->fgf[0].h == t->coef_h[t->pub] && t->fgf[0].w == t->coef_w[t->pub];
@@ -122,6 +141,8 @@ hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len) {
   memset(t, 0, sizeof *t);
   t->pub = t->reading = -1;
   t->nice = nice;
+  const char *wp = getenv("HR_TAIL_WARP");
+  t->warp = !wp || atoi(wp) != 0;
   if (pthread_mutex_init(&t->mu, NULL)) { snprintf(err, err_len, "tail-every-frame: cannot make a mutex"); return HR_ENOMEM; }
   pthread_condattr_t ca;   /* the wait for a frame's own run has a deadline on the monotonic clock */
   int cok = !pthread_condattr_init(&ca) && !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) && !pthread_cond_init(&t->cv, &ca);
@@ -170,8 +191,10 @@ void hr__tail_destroy(hr__tailrun *t) {
     pthread_cond_destroy(&t->cv);
     pthread_mutex_destroy(&t->mu);
   }
-  for (int k = 0; k < 3; k++) free(t->coef[k]);
+  for (int k = 0; k < 3; k++) { free(t->coef[k]); free(t->lum[k]); }
   free(t->alpha);
+  free(t->lum_job); free(t->lum_cur); free(t->warped);
+  hr__motion_free(&t->mo);
   hr__fgf_free(&t->fgf[0]);
   hr__fgf_free(&t->fgf[1]);
   memset(t, 0, sizeof *t);
@@ -189,6 +212,8 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double
     if (t->reset_pending) { hr_session_reset(t->s); t->reset_pending = 0; }   /* before this frame's run */
     hr_status st = hr__split_run_src(t->s, &t->si, f);
     if (st) return st;
+    t->lum_job_ok = 0;
+    if (t->mo.mem && hr__motion_format_ok(f->fmt)) { hr__motion_luma(&t->mo, f, t->lum_job); t->lum_job_ok = 1; }
     pthread_mutex_lock(&t->mu);
     t->job = 1; t->busy = 1; t->job_frame = frame;
     pthread_cond_broadcast(&t->cv);
@@ -216,12 +241,26 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double
   t->reading = slot;
   o->coef_frame = t->coef_frame[slot];
   o->net_ms = t->coef_ms[slot];
+  const int lum_ok = t->lum_ok[slot];
   pthread_mutex_unlock(&t->mu);
   double t2 = now_ms();
   const size_t n = (size_t)h * w;
   const hr__fgf *g = tables_for(t, h, w);   /* kept by prepare for the coefficients it kept */
   unsigned csr = hr__ftz_begin();   /* as the in-session tail runs */
-  hr__fgf_run(g, f, t->coef[slot], t->coef[slot] + n, t->alpha, NULL, t->si.clip, NULL);
+  const float *A = t->coef[slot], *B = t->coef[slot] + n;
+  if (lum_ok && o->coef_frame != frame && t->mo.mem && t->mo.h == h && t->mo.w == w && hr__motion_format_ok(f->fmt)) {
+    /* move the older frame's coefficients to where the content is now; the slot's luma stays
+     * still while the tail reads the slot (the worker writes neither the slot read nor the newest) */
+    const uint8_t *cur = t->lum_job;   /* this frame's, when a job was posted on it */
+    if (!(posted && t->lum_job_ok)) { hr__motion_luma(&t->mo, f, t->lum_cur); cur = t->lum_cur; }
+    t->warp_px = hr__motion_estimate(&t->mo, t->lum[slot], cur);
+    const float *src[2] = {A, B};
+    float *dst[2] = {t->warped, t->warped + n};
+    hr__motion_warp(&t->mo, src, dst, 2);
+    A = t->warped; B = t->warped + n;
+    o->warped = 1;
+  }
+  hr__fgf_run(g, f, A, B, t->alpha, NULL, t->si.clip, NULL);
   hr__ftz_end(csr);
   o->alpha = t->alpha;
   o->width = t->si.W; o->height = t->si.H;

@@ -9,15 +9,24 @@
  * else that touches the session (replan, suspend, resume, reset, state save or load, fault
  * injection into the state) waits for the worker first (hr__tail_drain); the stream does that.
  *
+ * Motion: coefficients made on an older frame are warped to the current one before the tail
+ * (motion.h): each job keeps its frame's luma on the coefficients' grid (made when the job is
+ * posted); each push makes the current frame's, estimates the motion between the two and moves A
+ * and b along it. Off with HR_TAIL_WARP=0 (for comparisons), for frame formats without a luma, and
+ * for coefficients kept from a previous plan of another size; a frame's own coefficients are used
+ * as they are.
+ *
  * Memory: the worker's thread, three coefficient slots (2 x lr_h x lr_w floats each: the alpha's
  * channel of A and b, sized for
- * the largest plan seen), the tail's tables (hr__fgf) and the H x W matte are allocated at create
+ * the largest plan seen), the tail's tables (hr__fgf), the H x W matte, and the motion's buffers
+ * (five lr_h x lr_w lumas, the warped A and b, motion.h's tables) are allocated at create
  * and at hr__tail_prepare after a plan change; a frame allocates nothing. */
 #ifndef HR_STREAM_TAIL_H
 #define HR_STREAM_TAIL_H
 #include <pthread.h>
 #include "session/session_impl.h"
 #include "session/kernels.h"
+#include "stream/motion.h"
 
 typedef struct hr__tailrun {
   hr_session *s;               /* borrowed: the stream's session */
@@ -47,6 +56,16 @@ typedef struct hr__tailrun {
                                   while its coefficients are still on show */
   float *alpha;                /* H x W: the matte the tail writes (the stream's result) */
   size_t alpha_cap;
+  /* motion compensation (see above) */
+  int warp;                    /* on (HR_TAIL_WARP unset or not 0) */
+  hr__motion mo;               /* for the current plan's grid and frame size (mo.mem NULL: none) */
+  uint8_t *lum[3];             /* each slot's frame's luma on mo's grid */
+  int lum_ok[3];               /* that luma is there (and on mo's grid) */
+  uint8_t *lum_job;            /* the posted job's frame's luma (copied to its slot on publish) */
+  int lum_job_ok;
+  uint8_t *lum_cur;            /* the current frame's, when no job was posted on it */
+  float *warped;               /* A then B, warped */
+  double warp_px;              /* the last warp's mean motion (grid pixels) */
 } hr__tailrun;
 
 /* The tail's output for one frame. */
@@ -60,9 +79,11 @@ typedef struct hr__tail_out {
                                   frame's own run) */
   int new_coef;                /* the coefficients are newer than the previous frame's: a run
                                   finished since (each run is seen so once) */
+  int warped;                  /* the coefficients were moved along the motion since their frame */
 } hr__tail_out;
 
-/* Start the worker, at nice value `nice` on Linux (0: as the caller). err gets one line. */
+/* Start the worker, at nice value `nice` on Linux (0: as the caller). err gets one line. Reads
+ * HR_TAIL_WARP (0: no motion compensation). */
 hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len);
 /* Run fn(arg) on the worker and wait for it (the stream creates its session there, so that the
  * session's pool threads are made at the worker's priority). */

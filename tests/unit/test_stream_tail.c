@@ -11,7 +11,11 @@
  *     and says why;
  * (5) a network run that fits the frame's budget is waited for: with a budget no run can miss,
  *     every matte is the plain session's of the same frame, bit for bit, coef_age 0 (cases 1 and 2
- *     set a budget no run fits, so that they never wait). */
+ *     set a budget no run fits, so that they never wait);
+ * (6) motion compensation (on by default; case 1 runs with HR_TAIL_WARP=0): drained after every
+ *     push, frame i's matte is the tail on frame i with frame i-1's coefficients warped by the
+ *     motion from frame i-1's luma to frame i's (motion.h, computed here apart), bit for bit, and
+ *     differs from the unwarped one. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 #include "plan/plan.h"
 #include "session/kernels.h"
 #include "session/session_impl.h"
+#include "stream/motion.h"
 
 #include "hr_alloc_count.h"
 
@@ -35,24 +40,31 @@ static void params(hr_stream_params *p, const hr_frame *f) {
   p->tail_every_frame = true;
 }
 
-/* (1) */
-static void split_equals_whole(hr_model *m, const hr_frame *fr) {
+/* (1), and with warp (6) */
+static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp) {
   hr_stream_params p;
   params(&p, &fr[0]);
   p.budget_ms = 0.001;   /* no run fits: the tail never waits for its own frame's */
   hr_stream *st = NULL;
   char err[512];
+  setenv("HR_TAIL_WARP", warp ? "1" : "0", 1);   /* read when the stream is made */
   CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
+  unsetenv("HR_TAIL_WARP");
   hr_session *ref = NULL;
   CHECK_EQ_INT(hr_session_create(m, &p.session, &ref), HR_OK);
   if (!st || !ref) { printf("create: %s\n", err); hr_stream_destroy(st); hr_session_destroy(ref); return; }
   hr__split_info si;
   CHECK(hr__split_query(ref, &si));
-  hr__fgf g;
+  hr__fgf g, g1;
   CHECK_EQ_INT(hr__fgf_init(&g, si.lr_h, si.lr_w, si.H, si.W, 1, 0), HR_OK);
-  size_t n = (size_t)si.H * si.W;
-  float *want = malloc(n * 4);
-  int differ = 0, ages_ok = 0;
+  CHECK_EQ_INT(hr__fgf_init(&g1, si.lr_h, si.lr_w, si.H, si.W, 1, 0), HR_OK);
+  g1.alpha_only_coef = 1;   /* the stream's compact A and b */
+  size_t n = (size_t)si.H * si.W, lr = (size_t)si.lr_h * si.lr_w;
+  float *want = malloc(n * 4), *plain = malloc(n * 4), *wc = malloc(lr * 8);
+  uint8_t *lprev = malloc(lr), *lcur = malloc(lr);
+  hr__motion mo;
+  CHECK_EQ_INT(hr__motion_init(&mo, si.lr_h, si.lr_w, si.H, si.W), HR_OK);
+  int differ = 0, ages_ok = 0, unlike_plain = 0;
   for (int i = 0; i < NF; i++) {
     if (i > 0) {
       /* the tail on frame i with what the plain session made of frame i-1 (still in its arena:
@@ -61,6 +73,22 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr) {
       hr__tensor A = hr__plan_view(ref->plan, t->in[0], ref->arena, ref->state, NULL);
       hr__tensor B = hr__plan_view(ref->plan, t->in[1], ref->arena, ref->state, NULL);
       hr__fgf_run(&g, &fr[i], A.data, B.data, want, NULL, si.clip, NULL);
+      if (warp) {
+        /* the alpha's channel of A and b (the session's are h x w x 4), moved from frame i-1 to i */
+        float *a1 = wc, *b1 = wc + lr;
+        for (size_t k = 0; k < lr; k++) { a1[k] = ((const float *)A.data)[4 * k + 3]; b1[k] = ((const float *)B.data)[4 * k + 3]; }
+        hr__motion_luma(&mo, &fr[i - 1], lprev);
+        hr__motion_luma(&mo, &fr[i], lcur);
+        hr__motion_estimate(&mo, lprev, lcur);
+        float *wa = malloc(lr * 8);
+        const float *src[2] = {a1, b1};
+        float *dst[2] = {wa, wa + lr};
+        hr__motion_warp(&mo, src, dst, 2);
+        memcpy(plain, want, n * 4);
+        hr__fgf_run(&g1, &fr[i], wa, wa + lr, want, NULL, si.clip, NULL);
+        unlike_plain += memcmp(plain, want, n * 4) != 0;
+        free(wa);
+      }
     }
     hr_outputs o;
     CHECK_EQ_INT(hr_session_push(ref, &fr[i], &o), HR_OK);
@@ -80,15 +108,22 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr) {
   for (int k = 0; k < ns && k < nr; k++) state_differ += sl[k] != rl[k] || memcmp(sv[k], rv[k], sl[k] * 4);
   hr_stream_stats ss;
   hr_stream_get_stats(st, &ss);
-  printf("split vs whole, %d frames %dx%d ratio 0.25 (A, b at %dx%d): %d mattes differ, %d of %d coef_age right, %d of %d state tensors differ, "
-         "%lld network runs\n", NF, si.W, si.H, si.lr_w, si.lr_h, differ, ages_ok, NF, state_differ, ns, (long long)ss.net_runs);
+  printf("split vs whole%s, %d frames %dx%d ratio 0.25 (A, b at %dx%d): %d mattes differ, %d of %d coef_age right, %d of %d state tensors differ, "
+         "%lld network runs\n", warp ? " (6: the previous frame's coefficients warped)" : "", NF, si.W, si.H, si.lr_w, si.lr_h, differ,
+         ages_ok, NF, state_differ, ns, (long long)ss.net_runs);
+  if (warp) {
+    printf("(6) %d of %d warped mattes differ from the unwarped ones\n", unlike_plain, NF - 1);
+    CHECK_EQ_INT(unlike_plain, NF - 1);
+  }
   CHECK_EQ_INT(differ, 0);
   CHECK_EQ_INT(ages_ok, NF);
   CHECK(ns >= 4);
   CHECK_EQ_INT(state_differ, 0);
   CHECK(ss.tail_every_frame);
   CHECK_EQ_INT(ss.net_runs, NF);
-  free(want);
+  free(want); free(plain); free(wc); free(lprev); free(lcur);
+  hr__motion_free(&mo);
+  hr__fgf_free(&g1);
   hr__fgf_free(&g);
   hr_stream_destroy(st);
   hr_session_destroy(ref);
@@ -220,7 +255,8 @@ int main(void) {
   if (!HR_COUNTING) printf("AddressSanitizer build: allocation counting off (ASan owns malloc); the output checks run\n");
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_stream_tail"); }
-  split_equals_whole(m, fr);
+  split_equals_whole(m, fr, 0);
+  split_equals_whole(m, fr, 1);
   free_running(m, fr);
   noalloc(m, fr);
   refusals(m, fr);

@@ -1,0 +1,184 @@
+/* AVX-512 kernels for the session: the guided-filter tail's alpha row with the NV12 guidance converted
+ * in registers (no planar float rows stored and read back). Each lane does the operations of the
+ * scalar definitions in the same order, no FMA (ISO C: -ffp-contract=off; intrinsics are explicit), so
+ * the results equal the portable path's bit for bit. Picked at run time when the CPU has AVX-512F/BW/VL;
+ * empty where GCC or clang cannot target it. */
+#include "session/kernels_simd.h"
+#include <stddef.h>
+#include <stdint.h>
+#include "ingest/ingest_kernels.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(HR_KERNELS_NO_AVX512)
+#include <immintrin.h>
+#include <stdint.h>
+
+#define HR__AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+
+/* As ingest_avx512.c's row_planar_nv12 (R, G, B clamped as hr__clamp01), then m = (R + G + B) / 3 and
+ * the alpha of fgf_alpha_row: (ha0 + (ha1 - ha0) fy) m + (hb0 + (hb1 - hb0) fy), clipped to [0, 1]
+ * as `v < 0 ? 0 : v > 1 ? 1 : v` (NaN and -0 kept) when clip is set. */
+HR__AVX512 static int alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0,
+                                     const float *hb1, float fy, float *pha, int clip) {
+  const hr__ingest_rows rows = hr__ingest_rows_at(f, y);
+  const hr__yuv_k k = hr__yuv_coeffs(f->fmt);
+  const __m512 yo = _mm512_set1_ps((float)k.yo), ys = _mm512_set1_ps(k.ys), c128 = _mm512_set1_ps(128.0f);
+  const __m512 rv = _mm512_set1_ps(k.rv), gu = _mm512_set1_ps(k.gu), gv = _mm512_set1_ps(k.gv), bu = _mm512_set1_ps(k.bu);
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f), three = _mm512_set1_ps(3.0f), vfy = _mm512_set1_ps(fy);
+  const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m512i m8 = _mm512_set1_epi32(0xff);
+  /* the matte (H x W floats, larger than the caches at camera sizes) is streamed past the caches
+   * when its row is 64-byte aligned: no read for ownership of lines written whole */
+  const int nt = ((uintptr_t)pha & 63) == 0;
+  int x = 0;
+  for (; x + 16 <= W; x += 16) {
+    const __m512i Y = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(rows.p0 + x)));
+    const __m256i c8 = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(rows.c1 + x)));
+    const __m512i C = _mm512_permutexvar_epi32(dup, _mm512_castsi256_si512(c8));
+    const __m512 u = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(C, m8)), c128);
+    const __m512 v = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(C, 8)), c128);
+    const __m512 yy = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(Y), yo), ys);
+    const __m512 R = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_add_ps(yy, _mm512_mul_ps(rv, v))));
+    const __m512 G = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_sub_ps(_mm512_sub_ps(yy, _mm512_mul_ps(gu, u)), _mm512_mul_ps(gv, v))));
+    const __m512 B = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_add_ps(yy, _mm512_mul_ps(bu, u))));
+    const __m512 m = _mm512_div_ps(_mm512_add_ps(_mm512_add_ps(R, G), B), three);
+    const __m512 a0 = _mm512_loadu_ps(ha0 + x), a1 = _mm512_loadu_ps(ha1 + x);
+    const __m512 b0 = _mm512_loadu_ps(hb0 + x), b1 = _mm512_loadu_ps(hb1 + x);
+    const __m512 a = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_sub_ps(a1, a0), vfy));
+    const __m512 b = _mm512_add_ps(b0, _mm512_mul_ps(_mm512_sub_ps(b1, b0), vfy));
+    __m512 o = _mm512_add_ps(_mm512_mul_ps(a, m), b);
+    if (clip) {
+      const __mmask16 lt = _mm512_cmp_ps_mask(o, zero, _CMP_LT_OQ), gt = _mm512_cmp_ps_mask(o, one, _CMP_GT_OQ);
+      o = _mm512_mask_mov_ps(_mm512_mask_mov_ps(o, gt, one), lt, zero);
+    }
+    if (nt) _mm512_stream_ps(pha + x, o);
+    else _mm512_storeu_ps(pha + x, o);
+  }
+  if (nt) _mm_sfence();
+  return x;
+}
+
+/* lr_xrow (kernels.c): 3-channel pixels to 4, the 4th = (((0 + R) + G) + B) / 3, 16 pixels a
+ * step: R, G and B gathered into vectors of their own from the three loaded ones, one division for
+ * the 16 means, then the four 4-channel vectors put together from the inputs and the means. */
+HR__AVX512 static int xrow16(const float *sp, float *xp, int W) {
+  int32_t ia[3][16], ib[3][16], od[4][16], om[16];
+  for (int c = 0; c < 3; c++)
+    for (int i = 0; i < 16; i++) {
+      const int f = 3 * i + c;
+      ia[c][i] = f < 32 ? f : 0;               /* from in0:in1 */
+      ib[c][i] = f < 32 ? i : 16 + (f - 32);   /* the above (kept) or in2 */
+    }
+  for (int q = 0; q < 4; q++)
+    for (int j = 0; j < 4; j++)
+      for (int c = 0; c < 4; c++) {
+        const int f = 12 * q + 3 * j + c;      /* c = 3: a mean lane, filled below */
+        od[q][4 * j + c] = c == 3 ? 0 : q < 2 ? f : f - 16;
+      }
+  for (int j = 0; j < 16; j++) om[j] = j / 4;  /* lane 4j + 3 of vector q takes mean 4q + j: offset below */
+  const __m512i a0 = _mm512_loadu_si512(ia[0]), a1 = _mm512_loadu_si512(ia[1]), a2 = _mm512_loadu_si512(ia[2]);
+  const __m512i b0 = _mm512_loadu_si512(ib[0]), b1 = _mm512_loadu_si512(ib[1]), b2 = _mm512_loadu_si512(ib[2]);
+  const __m512i d0 = _mm512_loadu_si512(od[0]), d1 = _mm512_loadu_si512(od[1]), d2 = _mm512_loadu_si512(od[2]), d3 = _mm512_loadu_si512(od[3]);
+  const __m512i m0 = _mm512_loadu_si512(om), four = _mm512_set1_epi32(4);
+  const __m512i m1 = _mm512_add_epi32(m0, four), m2 = _mm512_add_epi32(m1, four), m3 = _mm512_add_epi32(m2, four);
+  const __m512 zero = _mm512_setzero_ps(), three = _mm512_set1_ps(3.0f);
+  int x = 0;
+  for (; x + 16 <= W; x += 16) {
+    const float *p = sp + 3 * x;
+    const __m512 in0 = _mm512_loadu_ps(p), in1 = _mm512_loadu_ps(p + 16), in2 = _mm512_loadu_ps(p + 32);
+    const __m512 r = _mm512_permutex2var_ps(_mm512_permutex2var_ps(in0, a0, in1), b0, in2);
+    const __m512 g = _mm512_permutex2var_ps(_mm512_permutex2var_ps(in0, a1, in1), b1, in2);
+    const __m512 b = _mm512_permutex2var_ps(_mm512_permutex2var_ps(in0, a2, in1), b2, in2);
+    const __m512 m = _mm512_div_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(zero, r), g), b), three);
+    float *o = xp + 4 * x;
+    _mm512_storeu_ps(o, _mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(in0, d0, in1), 0x8888, m0, m));
+    _mm512_storeu_ps(o + 16, _mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(in0, d1, in1), 0x8888, m1, m));
+    _mm512_storeu_ps(o + 32, _mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(in1, d2, in2), 0x8888, m2, m));
+    _mm512_storeu_ps(o + 48, _mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(in1, d3, in2), 0x8888, m3, m));
+  }
+  return x;
+}
+
+/* fgf_hrow (kernels.c): ha[x] = a[cs l] + (a[cs r] - a[cs l]) fx[x], l = x0[x], r = x1[x] (the same
+ * operations as the runs there), and hb likewise, 16 columns a step: the block's taps lie within 32
+ * floats from a[cs x0[first]] when the upsampling is wide enough, so two masked loads (no read past
+ * the row's last alpha) and a two-register permute give them; a block whose taps do not fit is done
+ * column by column. */
+HR__AVX512 static int hrow16(const int32_t *x0, const int32_t *x1, const float *fx, int W, int w, int cs, const float *a, const float *b,
+                             float *ha, float *hb) {
+  const __m512i vcs = _mm512_set1_epi32(cs);
+  int x = 0;
+  for (; x + 16 <= W; x += 16) {
+    const int base = x0[x], span = x1[x + 15] - base;
+    if (span < 0 || span * cs >= 32 || x0[x + 15] < base) {
+      for (int i = x; i < x + 16; i++) {
+        const float al = a[cs * x0[i]], bl = b[cs * x0[i]];
+        ha[i] = al + (a[cs * x1[i]] - al) * fx[i];
+        hb[i] = bl + (b[cs * x1[i]] - bl) * fx[i];
+      }
+      continue;
+    }
+    const int rem = cs * (w - 1 - base) + 1;   /* floats readable from a + cs*base */
+    const __mmask16 mlo = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
+    const __mmask16 mhi = rem >= 32 ? (__mmask16)0xffff : rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1) : (__mmask16)0;
+    const float *pa = a + (ptrdiff_t)cs * base, *pb = b + (ptrdiff_t)cs * base;
+    const __m512 alo = _mm512_maskz_loadu_ps(mlo, pa), ahi = _mm512_maskz_loadu_ps(mhi, pa + 16);
+    const __m512 blo = _mm512_maskz_loadu_ps(mlo, pb), bhi = _mm512_maskz_loadu_ps(mhi, pb + 16);
+    const __m512i vb = _mm512_set1_epi32(base);
+    const __m512i li = _mm512_mullo_epi32(_mm512_sub_epi32(_mm512_loadu_si512(x0 + x), vb), vcs);
+    const __m512i ri = _mm512_mullo_epi32(_mm512_sub_epi32(_mm512_loadu_si512(x1 + x), vb), vcs);
+    const __m512 f = _mm512_loadu_ps(fx + x);
+    const __m512 al = _mm512_permutex2var_ps(alo, li, ahi), ar = _mm512_permutex2var_ps(alo, ri, ahi);
+    const __m512 bl = _mm512_permutex2var_ps(blo, li, bhi), br = _mm512_permutex2var_ps(blo, ri, bhi);
+    _mm512_storeu_ps(ha + x, _mm512_add_ps(al, _mm512_mul_ps(_mm512_sub_ps(ar, al), f)));
+    _mm512_storeu_ps(hb + x, _mm512_add_ps(bl, _mm512_mul_ps(_mm512_sub_ps(br, bl), f)));
+  }
+  return x;
+}
+
+int hr__k_fgf_hrow(const int32_t *x0, const int32_t *x1, const float *fx, int W, int w, int cs, const float *a, const float *b, float *ha,
+                   float *hb) {
+  if (!__builtin_cpu_supports("avx512f")) return 0;
+  return hrow16(x0, x1, fx, W, w, cs, a, b, ha, hb);
+}
+
+HR__AVX512 static void stream16(float *dst, const float *src, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) _mm512_stream_ps(dst + i, _mm512_load_ps(src + i));
+}
+HR__AVX512 static void sfence(void) { _mm_sfence(); }
+
+int hr__k_stream_ok(void) { return __builtin_cpu_supports("avx512f"); }
+void hr__k_stream_copy(float *dst, const float *src, int64_t n) { stream16(dst, src, n); }
+void hr__k_stream_fence(void) { sfence(); }
+
+int hr__k_lr_xrow(const float *sp, float *xp, int W) {
+  if (!__builtin_cpu_supports("avx512f")) return 0;
+  return xrow16(sp, xp, W);
+}
+
+int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,
+                             float fy, float *pha, int clip) {
+  /* libgcc initialises the CPU model before main; the check is a load and a test */
+  if (!hr__fmt_is_nv12(f->fmt) || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl"))
+    return 0;
+  return alpha_row_nv12(f, y, W, ha0, ha1, hb0, hb1, fy, pha, clip);
+}
+#else
+int hr__k_stream_ok(void) { return 0; }
+void hr__k_stream_copy(float *dst, const float *src, int64_t n) { (void)dst; (void)src; (void)n; }
+void hr__k_stream_fence(void) {}
+int hr__k_fgf_hrow(const int32_t *x0, const int32_t *x1, const float *fx, int W, int w, int cs, const float *a, const float *b, float *ha,
+                   float *hb) {
+  (void)x0; (void)x1; (void)fx; (void)W; (void)w; (void)cs; (void)a; (void)b; (void)ha; (void)hb;
+  return 0;
+}
+int hr__k_lr_xrow(const float *sp, float *xp, int W) {
+  (void)sp; (void)xp; (void)W;
+  return 0;
+}
+int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,
+                             float fy, float *pha, int clip) {
+  (void)f; (void)y; (void)W; (void)ha0; (void)ha1; (void)hb0; (void)hb1; (void)fy; (void)pha; (void)clip;
+  return 0;
+}
+#endif

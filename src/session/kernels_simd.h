@@ -1,0 +1,26 @@
+/* Kernels with explicit SIMD (kernels_avx512.c), picked at run time; each returns how much it did
+ * (0 where the CPU or the build cannot), the caller finishes the rest on the portable path. */
+#ifndef HR_SESSION_KERNELS_SIMD_H
+#define HR_SESSION_KERNELS_SIMD_H
+#include <stdint.h>
+#include "headroom/core.h"
+
+/* The guided-filter tail's alpha for row y of an NV12 frame (fgf_alpha_row with the guidance's
+ * planar R, G, B rows made in registers): columns [0, return value), a multiple of 16. */
+int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,
+                             float fy, float *pha, int clip);
+/* One low-resolution row of the guided filter's coefficient (a and b: the alpha's values, cs floats
+ * apart, w of them) across the full width W: columns [0, return value), a multiple of 16, as
+ * kernels.c's fgf_hrow gives them. */
+int hr__k_fgf_hrow(const int32_t *x0, const int32_t *x1, const float *fx, int W, int w, int cs, const float *a, const float *b, float *ha,
+                   float *hb);
+/* The low-resolution guided filter's guidance row: W pixels of R, G, B to R, G, B and their mean
+ * (lr_xrow in kernels.c): pixels [0, return value), a multiple of 4. */
+int hr__k_lr_xrow(const float *sp, float *xp, int W);
+/* Non-temporal copies (past the caches, no read for ownership): hr__k_stream_ok says whether the CPU
+ * can (only then may the other two be called); dst and src 64-byte aligned, n a multiple of 16;
+ * hr__k_stream_fence orders them before the stores that follow (end of a task). */
+int hr__k_stream_ok(void);
+void hr__k_stream_copy(float *dst, const float *src, int64_t n);
+void hr__k_stream_fence(void);
+#endif

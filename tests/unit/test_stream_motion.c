@@ -1,0 +1,189 @@
+/* The tail's motion compensation (src/stream/motion.h) on real frames (the sam2 bedroom clip):
+ * (1) a frame shifted by a known translation: the motion recovered over the blocks whose content
+ *     stays in view and has texture is that translation on the grid (4 x 4 frame pixels): a
+ *     shift of whole grid pixels within 0.5 for every block and 0.1 on average; shifts of half
+ *     grid pixels (where block matching is weakest: near ties) within one grid pixel for 9 blocks
+ *     in 10 and 0.6 on average; from RGB24 and from NV12 frames;
+ * (2) RVM's coefficients of frame t-LAG warped to frame t make a matte closer to frame t's own
+ *     matte than the coefficients as they are (the share of pixels off by > 0.1 and mean |d|, both
+ *     at least 20% lower), over several frames;
+ * (3) estimate and warp allocate nothing (positive control counts 1). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "headroom.h"
+#include "headroom/io.h"
+#include "hr_test_frames.h"
+#include "session/kernels.h"
+#include "session/session_impl.h"
+#include "stream/motion.h"
+
+#include "hr_alloc_count.h"
+
+#define NF 14
+#define LAG 3
+#define FIRST 8   /* the first frame measured in (2): the state has warmed up */
+
+/* f shifted by (sx, sy) whole pixels (content moves right/down), borders replicated, as RGB24 into
+ * rgb and as NV12 (luma only matters here; chroma mid-grey) into nv12 */
+static void shifted(const hr_frame *f, int sx, int sy, uint8_t *rgb, uint8_t *nv12) {
+  const int W = f->width, H = f->height, bpp = f->fmt == HR_PIX_RGB24 ? 3 : 4;
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      int xs = x - sx, ys = y - sy;
+      xs = xs < 0 ? 0 : xs >= W ? W - 1 : xs;
+      ys = ys < 0 ? 0 : ys >= H ? H - 1 : ys;
+      const uint8_t *s = (const uint8_t *)f->planes[0] + (ptrdiff_t)ys * f->strides[0] + xs * bpp;
+      uint8_t *d = rgb + ((size_t)y * W + x) * 3;
+      if (bpp == 3) { d[0] = s[0]; d[1] = s[1]; d[2] = s[2]; } else { d[0] = s[2]; d[1] = s[1]; d[2] = s[0]; }
+      nv12[(size_t)y * W + x] = (uint8_t)((77 * d[0] + 150 * d[1] + 29 * d[2] + 128) >> 8);
+    }
+  memset(nv12 + (size_t)W * H, 128, (size_t)W * H / 2);
+}
+
+/* (1) */
+static void translation(const hr_frame *f0) {
+  const int W = f0->width, H = f0->height, h = H / 4, w = W / 4;   /* a grid of 4 x 4 pixels, as at 1440 x 0.25 */
+  hr__motion m;
+  CHECK_EQ_INT(hr__motion_init(&m, h, w, H, W), HR_OK);
+  uint8_t *rgb0 = malloc((size_t)W * H * 3), *rgb1 = malloc((size_t)W * H * 3);
+  uint8_t *nv0 = malloc((size_t)W * H * 3 / 2), *nv1 = malloc((size_t)W * H * 3 / 2);
+  uint8_t *l0 = malloc((size_t)h * w), *l1 = malloc((size_t)h * w);
+  static const int shifts[][2] = {{12, -8}, {-22, 10}, {6, 14}};   /* pixels: 3, -2; -5.5, 2.5; 1.5, 3.5 on the grid */
+  for (int s = 0; s < 3; s++)
+    for (int fmt = 0; fmt < 2; fmt++) {
+      shifted(f0, 0, 0, rgb0, nv0);
+      shifted(f0, shifts[s][0], shifts[s][1], rgb1, nv1);
+      hr_frame a = {.fmt = HR_PIX_RGB24, .width = W, .height = H, .planes = {rgb0}, .strides = {W * 3}};
+      hr_frame b = a;
+      b.planes[0] = rgb1;
+      if (fmt) {
+        a.fmt = b.fmt = HR_PIX_NV12_FULL;
+        a.planes[0] = nv0; a.planes[1] = nv0 + (size_t)W * H; b.planes[0] = nv1; b.planes[1] = nv1 + (size_t)W * H;
+        a.strides[0] = a.strides[1] = b.strides[0] = b.strides[1] = W;
+      }
+      CHECK(hr__motion_format_ok(a.fmt));
+      hr__motion_luma(&m, &a, l0);
+      hr__motion_luma(&m, &b, l1);
+      hr__motion_estimate(&m, l0, l1);
+      /* the current frame's block at p matched the old frame at p + v: v = -shift */
+      const float ex = -shifts[s][0] / 4.0f, ey = -shifts[s][1] / 4.0f;
+      int n = 0, far = 0;
+      double sum = 0, worst = 0;
+      for (int by = 0; by < m.bh[0]; by++)
+        for (int bx = 0; bx < m.bw[0]; bx++) {
+          /* blocks whose content was in view in the old frame (2 blocks clear of the borders) */
+          int x = bx * 8, y = by * 8;
+          if (x + ex < 16 || y + ey < 16 || x + 8 + ex > w - 16 || y + 8 + ey > h - 16) continue;
+          /* and with texture: motion is not observable on a flat block (its coefficients are
+           * flat too); summed absolute differences of neighbours in the old frame's block */
+          int tex = 0;
+          const int ox = x + (int)floorf(ex), oy = y + (int)floorf(ey);
+          for (int r = 0; r < 8; r++)
+            for (int c = 0; c < 8; c++) {
+              const uint8_t *q = l0 + (size_t)(oy + r) * w + ox + c;
+              tex += abs(q[1] - q[0]) + abs(q[w] - q[0]);
+            }
+          if (tex < 8 * 64) continue;   /* under 4 levels a pixel per direction on average */
+          double d = fmax(fabs(m.fx[by * m.bw[0] + bx] - ex), fabs(m.fy[by * m.bw[0] + bx] - ey));
+          sum += d; n++; far += d > 1.0;
+          if (d > worst) worst = d;
+        }
+      printf("(1) shift (%d, %d) px, %s, grid %dx%d: %d textured blocks, mean error %.3f grid px, worst %.3f, %d over 1\n", shifts[s][0],
+             shifts[s][1], fmt ? "nv12" : "rgb24", w, h, n, n ? sum / n : 0, worst, far);
+      CHECK(n >= 50);
+      if (s == 0) {   /* a whole number of grid pixels: found exactly (within sub-pixel noise) */
+        CHECK(n && sum / n < 0.1);
+        CHECK(worst <= 0.5);
+      } else {        /* half a grid pixel in each direction: SADs at the two neighbours are near ties */
+        CHECK(n && sum / n < 0.6);
+        CHECK(far * 10 <= n);   /* 9 in 10 within a grid pixel (4 frame pixels) */
+      }
+    }
+  free(rgb0); free(rgb1); free(nv0); free(nv1); free(l0); free(l1);
+  hr__motion_free(&m);
+}
+
+static uint8_t q8(float a) { return (uint8_t)(a <= 0.f ? 0 : a >= 1.f ? 255 : a * 255.f + 0.5f); }
+
+/* (2), (3) */
+static void coefficients(hr_model *mo, const hr_frame *fr) {
+  hr_session_params sp;
+  hr_session_params_default(&sp);
+  sp.width = fr[0].width; sp.height = fr[0].height; sp.downsample_ratio = 0.25f; sp.threads = 1;
+  hr_session *s = NULL;
+  CHECK_EQ_INT(hr_session_create(mo, &sp, &s), HR_OK);
+  if (!s) return;
+  hr__split_info si;
+  CHECK(hr__split_query(s, &si));
+  const size_t lr = (size_t)si.lr_h * si.lr_w, px = (size_t)si.H * si.W;
+  hr__fgf g;
+  hr__motion m;
+  CHECK_EQ_INT(hr__fgf_init(&g, si.lr_h, si.lr_w, si.H, si.W, 1, 0), HR_OK);
+  CHECK_EQ_INT(hr__motion_init(&m, si.lr_h, si.lr_w, si.H, si.W), HR_OK);
+  g.alpha_only_coef = 1;
+  float *coef = malloc(sizeof(float) * lr * 2 * NF), *warped = malloc(sizeof(float) * lr * 2);
+  float *own = malloc(sizeof(float) * px), *alpha = malloc(sizeof(float) * px);
+  uint8_t *lum = malloc(lr * NF);
+  long long off[2] = {0, 0};
+  double sad[2] = {0, 0};
+  for (int t = 0; t < NF; t++) {
+    float *A = coef + (size_t)t * lr * 2;
+    CHECK_EQ_INT(hr__split_run_src(s, &si, &fr[t]), HR_OK);
+    CHECK_EQ_INT(hr__split_run_net(s, &si, A, A + lr), HR_OK);
+    hr__motion_luma(&m, &fr[t], lum + (size_t)t * lr);
+    if (t < FIRST) continue;
+    hr__fgf_run(&g, &fr[t], A, A + lr, own, NULL, si.clip, NULL);
+    const float *Ao = coef + (size_t)(t - LAG) * lr * 2;
+    const float *src[2] = {Ao, Ao + lr};
+    float *dst[2] = {warped, warped + lr};
+    if (t == FIRST) count_start();
+    hr__motion_estimate(&m, lum + (size_t)(t - LAG) * lr, lum + (size_t)t * lr);
+    hr__motion_warp(&m, src, dst, 2);
+    if (t == FIRST) {
+      count_stop();
+      long a = n_alloc;
+      count_start();
+      void *volatile probe = malloc(64);
+      count_stop();
+      free(probe);
+      printf("(3) estimate + warp: %ld allocations; control %ld\n", a, n_alloc);
+      if (HR_COUNTING) { CHECK_EQ_INT(a, 0); CHECK_EQ_INT(n_alloc, 1); }
+    }
+    for (int k = 0; k < 2; k++) {
+      const float *c = k ? warped : Ao;
+      hr__fgf_run(&g, &fr[t], c, c + lr, alpha, NULL, si.clip, NULL);
+      for (size_t i = 0; i < px; i++) {
+        int d = abs((int)q8(alpha[i]) - (int)q8(own[i]));
+        off[k] += d > 25; sad[k] += d;
+      }
+    }
+  }
+  const double n = (double)px * (NF - FIRST);
+  printf("(2) bedroom %dx%d, coefficients %dx%d, frame t-%d's on frame t (%d frames): plain off>0.1 %.2f%% mean|d| %.4f, "
+         "warped off>0.1 %.2f%% mean|d| %.4f\n", si.W, si.H, si.lr_w, si.lr_h, LAG, NF - FIRST, 100 * off[0] / n, sad[0] / n / 255,
+         100 * off[1] / n, sad[1] / n / 255);
+  CHECK(off[0] > 0);
+  CHECK(off[1] < 0.8 * off[0]);
+  CHECK(sad[1] < 0.8 * sad[0]);
+  free(coef); free(warped); free(own); free(alpha); free(lum);
+  hr__fgf_free(&g);
+  hr__motion_free(&m);
+  hr_session_destroy(s);
+}
+
+int main(void) {
+  hr_model *m; hr_source *src; hr_frame fr[NF];
+  if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_stream_motion"); }
+  /* refusals: a grid too small to estimate on, or larger than the frame */
+  hr__motion z;
+  CHECK_EQ_INT(hr__motion_init(&z, 8, 64, 540, 960), HR_EINVAL);
+  CHECK_EQ_INT(hr__motion_init(&z, 600, 64, 540, 960), HR_EINVAL);
+  CHECK(!hr__motion_format_ok(HR_PIX_DEPTH16_MM));
+  translation(&fr[0]);
+  coefficients(m, fr);
+  hr_source_destroy(src);
+  hr_model_destroy(m);
+  return hr_test_finish("test_stream_motion");
+}
