@@ -13,6 +13,7 @@
  *     [--base-threads T (the offline base mattes; default --threads)] [--cpus N (after the base
  *     mattes, the live runs on CPUs 0..N-1 only: a small machine on a large one)]
  *                [--base-ratio 0.266667] [--modes shrink,tail,tail-nowarp] [--net-budget-ms MS] [--label NAME]
+ *     [--ratio R (the live runs at this processing ratio, no adaptation: modes compared at one rung)]
  * Modes: shrink (the network on every frame at the rung that fits the budget), tail
  * (tail_every_frame: the network on a worker at its own rate, the tail on every frame, its older
  * coefficients warped along the motion unless HR_TAIL_WARP=0), tail-nowarp (tail with
@@ -54,7 +55,7 @@ static double quant(double *v, int n, double p) {
 int main(int argc, char **argv) {
   if (argc < 4) { fprintf(stderr, "usage: live_quality MODEL CLIP.nv12 WxH [options]\n"); return 2; }
   int W = 0, H = 0, frames = 0, threads = 2, base_threads = 0, cpus = 0;
-  double fps = 60, budget = 1000.0 / 60.0, net_budget = 0, base_ratio = 512.0 / 1920.0;
+  double fps = 60, budget = 1000.0 / 60.0, net_budget = 0, base_ratio = 512.0 / 1920.0, fixed_ratio = 0;
   const char *modes = "shrink,tail", *label = "";
   if (sscanf(argv[3], "%dx%d", &W, &H) != 2 || W <= 0 || H <= 0) { fprintf(stderr, "live_quality: bad size '%s'\n", argv[3]); return 2; }
   for (int i = 4; i + 1 < argc; i += 2) {
@@ -69,6 +70,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--base-threads")) base_threads = atoi(v);
     else if (!strcmp(a, "--cpus")) cpus = atoi(v);
     else if (!strcmp(a, "--label")) label = v;
+    else if (!strcmp(a, "--ratio")) fixed_ratio = atof(v);
     else { fprintf(stderr, "live_quality: unknown option %s\n", a); return 2; }
   }
   int fd = open(argv[2], O_RDONLY);
@@ -127,6 +129,7 @@ int main(int argc, char **argv) {
     p.session = sp;
     p.session.downsample_ratio = 0;   /* rung 0: the auto ratio (processing side ~512) */
     p.budget_ms = budget; p.adapt = true;
+    if (fixed_ratio > 0) { p.session.downsample_ratio = (float)fixed_ratio; p.adapt = false; }
     p.tail_every_frame = !strncmp(mode, "tail", 4);
     p.net_budget_ms = net_budget;
     hr_stream *st = NULL;

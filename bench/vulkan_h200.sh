@@ -136,6 +136,41 @@
 # frames, fp32: 1920x1440 r0.25 median 3.029 ms, p99 3.173, GPU 2.683 (330 fps); by class conv3x3
 # 0.927, conv1x1 0.739, elementwise 0.380, depthwise 0.396, copy 0.256, resize 0.081, refiner 0.214;
 # alpha vs XNNPACK mean 1.35e-7, max 2.2e-3 (unchanged: the slots change placement, not arithmetic).
+#
+# 2026-12-02 UTC, the H23 round (3 runs on one H200, driver 580.159.04, fp32, 300 frames; A/B by
+# env switches in the same run; "before" = HR_VK_SPLIT=0 HR_VK_DIRECT=0, which is the previous code):
+#  - split-K across workgroups (convt.comp SPLIT + convred.comp; HR_VK_SPLIT=0 off): a 32x32-tiled
+#    convolution whose tiles fill few workgroup slots over a long K gets S workgroups a tile (S * tiles
+#    ~528 = 4 a multiprocessor, slices of K >= 64, S <= 16), raw sums into a scratch at the end of the
+#    buffer (<= 4 MB, 2.1 MB here), then one reduction dispatch adds them, the bias and the epilogue.
+#    Offered to the tuner as a 12th kernel: it takes it for 13-14 of 63 convolutions (23x30 960->160,
+#    the bottleneck GRU's 3x3 128->128 / 128->64, ...); 13 more dispatches and barriers.
+#    1920x1440 r0.25, before -> after, 3 runs each (median / p99 ms, GPU ms):
+#      before 3.034 / 3.565 (2.680), 2.998 / 3.070 (2.679), 3.019 / 3.176 (2.681), 3.015 / 3.135 (2.680)
+#      after  2.978 / 3.076 (2.629), 2.996 / 3.087 (2.621), 2.916 / 2.983 (2.631), 2.934 / 3.044 (2.630),
+#             2.929 / 2.989 (2.628), 2.966 / 3.069 (2.631)
+#      GPU 2.680 -> 2.628 ms; by class conv1x1 0.737 -> 0.704, conv3x3 0.926 -> 0.903, the rest equal:
+#      resize 0.081, elementwise 0.378, depthwise 0.394, copy 0.256, refiner 0.214.
+#    Aiming at 1056 workgroups (HR_VK_SPLIT_WG=1056): GPU 2.644; at 264: 2.645 (10 taken); 528 stays.
+#    1920x1440 r0.5: 6.843 / 6.983 ms, GPU 6.429 (before 6.925, GPU 6.477); 1920x1080 r0.25: 2.542 /
+#    2.725 and 2.513 / 2.662, GPU 2.151 / 2.140 (before 2.721, GPU 2.289). Alpha vs XNNPACK (3 frames)
+#    unchanged: 1.35e-7 / 2.2e-3 (r0.5 2.9e-7 / 6.8e-4, 1080p 1.2e-7 / 1.9e-3).
+#  - a direct 3x3 stride-1 kernel (convd3.comp: the input patch staged once per 8 channels, 4 pixels x
+#    8 channels a thread; HR_VK_DIRECT=0 off): the tuner takes it for 1 of 63; forced everywhere
+#    (HR_VK_CONV=direct) it is no faster on the layers it was meant for: 480x360x35->16 169 us (tuned
+#    tiled 172), 180x240x59->32 125 (106), 90x120x107->40 155 (111), 45x60x171->80 234 (86). No
+#    measurable gain in the frame (2.959 ms / GPU 2.619 without it, same as with).
+#  - the frame's copy to the device beside the network, the ingest reading the staging buffer, the
+#    tail waiting for the copy (HR_VK_OVERLAP=1, off by default): 2.925 / 2.938 ms off vs 2.916 / 2.934
+#    on, GPU 2.63 both: nothing to gain, the copy is not on the critical path.
+#  - where the host's 0.3 ms goes (wall - GPU, 1920x1440 r0.25): the frame's rows into the staging
+#    buffer 0.16-0.19 ms (4 copy threads), submit to fence beyond the GPU's time 0.13 ms (the upload
+#    copy before the first timestamp, submit and wake-up). HR_VK_COPY_THREADS=8: copy 0.106 ms, wall
+#    2.873 / 2.929 ms (348 fps): the best figure of the round, not the default (the live loop shares
+#    the CPUs with capture and the PNG writer: see run-live above; untested there).
+#  Unchanged and still far from 2.0 ms: the guided-filter tail 0.21 ms writing 11 MB of alpha over
+#  PCIe (~52 GB/s, at the bus's limit), the largest decoder 3x3 convolutions (480x360x35->16 172 us,
+#  ~10 TFLOP/s with every kernel tried), ~200 dependent dispatches.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

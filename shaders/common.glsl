@@ -33,7 +33,13 @@ float act_post(float x, int a) {
   if (a == 3) { float e = exp(-2.0 * abs(x)); float y = (1.0 - e) / (1.0 + e); return x < 0.0 ? -y : y; }
   return x;
 }
-layout(std430, binding = 1) readonly buffer Frame { uint f[]; };
+// The frame: binding 1 (the fgf tail), or FRAME_BINDING where a shader defines it first (4: the
+// ingest, srcresize.comp, which the backend may point at the host staging buffer while the copy to
+// the device runs beside the network)
+#ifndef FRAME_BINDING
+#define FRAME_BINDING 1
+#endif
+layout(std430, binding = FRAME_BINDING) readonly buffer Frame { uint f[]; };
 uint gid() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 256u; }
 float pf(int i) { return intBitsToFloat(p[i]); }
 // A convolution's epilogue (p[20..29], conv*.comp): clamp, activation, then the ops the backend

@@ -4,9 +4,14 @@
 // T of it (T = 4: BM * BN = 4096; T = 2: 1024, four times the workgroups for small layers), over K
 // in chunks staged in shared memory. BN and T are specialisation constants (0 and 3).
 // Push constants as conv.comp (p[19] = 0).
+// SPLIT (specialisation constant 4) = 1: split-K across workgroups for the small layers (few
+// tiles over a long K: 23x30x960 -> 160 fills 110 of the GPU's workgroup slots): p[31] = S
+// workgroups per tile, each over a slice of K, writing its raw sums to the scratch at p[30]
+// (S slices of p[0] floats); convred.comp adds the slices, the bias and the epilogue.
 #include "common.glsl"
 layout(constant_id = 0) const int BN = 64;
 layout(constant_id = 3) const int T = 4;
+layout(constant_id = 4) const int SPLIT = 0;
 const int BM = 256 * T * T / BN;
 const int TX = BN / T;
 // K in chunks of KC: 32 for the small tiles (T = 2: the small layers, where a chunk's time is the
@@ -24,6 +29,12 @@ void main() {
   int M = p[0] / OC, K = KH * KW * C;
   int ntn = (OC + BN - 1) / BN;
   int wg = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x);
+  int kbeg = 0, kend = K, ks = 0;
+  if (SPLIT != 0) {
+    int S = p[31], KS = ((K + S - 1) / S + KC - 1) / KC * KC;
+    ks = wg % S; wg /= S;
+    kbeg = min(K, ks * KS); kend = min(K, kbeg + KS);
+  }
   int m0 = (wg / ntn) * BM, n0 = (wg % ntn) * BN;
   int tx = tid % TX, ty = tid / TX;
   for (int l = tid; l < BM; l += 256) {
@@ -42,17 +53,17 @@ void main() {
   // latency overlaps the arithmetic (the small layers, few workgroups over a long K, wait on it).
   int kk = tid % KC;
   float ra[AN], rb[BNL];
-  for (int k0 = 0; k0 < K + KC; k0 += KC) {
-    if (k0 > 0) {   // chunk k0 - KC, loaded last round, into shared memory
+  for (int k0 = kbeg; k0 < kend + KC; k0 += KC) {
+    if (k0 > kbeg) {   // chunk k0 - KC, loaded last round, into shared memory
       for (int j = 0; j < AN; j++) As[kk][tid / KC + (256 / KC) * j] = ra[j];
       for (int j = 0; j < BNL; j++) { int l = tid + 256 * j; Bs[l / BN][l % BN] = rb[j]; }
       barrier();
     }
-    if (k0 < K) {   // chunk k0 from memory into registers
+    if (k0 < kend) {   // chunk k0 from memory into registers
       int k = k0 + kk;
       int tap = k / C, c = k - tap * C, ky = tap / KW, kx = tap - ky * KW;
       int dy = ky * p[15], dx = kx * p[16];
-      bool kok = k < K;
+      bool kok = k < kend;
       for (int j = 0; j < AN; j++) {
         int mi = tid / KC + (256 / KC) * j;
         int iy = Py[mi] + dy, ix = Px[mi] + dx;
@@ -61,10 +72,10 @@ void main() {
       for (int j = 0; j < BNL; j++) {
         int l = tid + 256 * j;
         int nn = l % BN, kb = l / BN, kg = k0 + kb, oc = n0 + nn;
-        rb[j] = (kg < K && oc < OC) ? ldu(fw, p[2] + kg * OC + oc) : 0.0;
+        rb[j] = (kg < kend && oc < OC) ? ldu(fw, p[2] + kg * OC + oc) : 0.0;
       }
     }
-    if (k0 > 0) {
+    if (k0 > kbeg) {
       for (int q = 0; q < KC; q++) {
         float b[4];
         for (int j = 0; j < T; j++) b[j] = Bs[q][tx * T + j];
@@ -82,6 +93,7 @@ void main() {
     for (int j = 0; j < T; j++) {
       int oc = n0 + tx * T + j;
       if (oc >= OC) break;
+      if (SPLIT != 0) { stu(false, p[30] + ks * p[0] + m * OC + oc, acc[i][j]); continue; }
       float v = acc[i][j] + (p[3] >= 0 ? ldu(fb, p[3] + oc) : 0.0);
       int oi = m * p[22] + p[23] + oc;
       stu(fo, p[4] + oi, epi(v, oc, oi));

@@ -1,7 +1,9 @@
 #version 450
-// The image ingest: the frame (any format, binding 1) resampled to the processing size with TF's
+// The image ingest: the frame (any format, binding 4: the staging buffer or the device's copy)
+// resampled to the processing size with TF's
 // half-pixel bilinear on RGB values converted per tap (ingest.h), as float RGB NHWC.
 // p: 0 n (out pixels), 1 out, 2 out_w, 3 out_h.
+#define FRAME_BINDING 4
 #include "common.glsl"
 #include "frame.glsl"
 void main() {

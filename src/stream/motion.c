@@ -54,7 +54,7 @@ hr_status hr__motion_init(hr__motion *m, int h, int w, int H, int W) {
     bytes += 2 * al64(sizeof(int16_t) * m->bh[l] * m->bw[l]);
   }
   const size_t nb = (size_t)m->bh[0] * m->bw[0];
-  bytes += 3 * al64(sizeof(float) * nb) + al64(sizeof(int32_t) * (w + 1)) + al64(sizeof(int32_t) * (h + 1)) +
+  bytes += 2 * al64(sizeof(float) * nb) + al64(sizeof(int32_t) * (w + 1)) + al64(sizeof(int32_t) * (h + 1)) +
            al64(sizeof(uint16_t) * W) + 2 * al64(W) + 2 * al64(sizeof(float) * m->bh[0] * w) +
            2 * al64(sizeof(int32_t) * w) + 4 * al64(sizeof(float) * w) + 64;
   m->mem = calloc(1, bytes);
@@ -66,23 +66,19 @@ hr_status hr__motion_init(hr__motion *m, int h, int w, int H, int W) {
     TAKE(m->vx[l], int16_t, m->bh[l] * m->bw[l]);
     TAKE(m->vy[l], int16_t, m->bh[l] * m->bw[l]);
   }
-  float *tmp;
-  TAKE(m->fx, float, nb); TAKE(m->fy, float, nb); TAKE(tmp, float, nb);
+  TAKE(m->fx, float, nb); TAKE(m->fy, float, nb);
   TAKE(m->lx0, int32_t, w + 1); TAKE(m->ly0, int32_t, h + 1);
   TAKE(m->rowsum, uint16_t, W); TAKE(m->rowlum, uint8_t, W); TAKE(m->rowsum2, uint8_t, W);
   TAKE(m->hx, float, m->bh[0] * w); TAKE(m->hy, float, m->bh[0] * w);
   TAKE(m->tc0, int32_t, w); TAKE(m->tc1, int32_t, w);
   TAKE(m->ttx, float, w); TAKE(m->rvx, float, w); TAKE(m->rvy, float, w); TAKE(m->rsc, float, w);
 #undef TAKE
-  (void)tmp;
   for (int j = 0; j <= w; j++) m->lx0[j] = (int32_t)((int64_t)j * W / w);
   for (int i = 0; i <= h; i++) m->ly0[i] = (int32_t)((int64_t)i * H / h);
   for (int j = 0; j < w; j++) taps((float)j, m->bw[0], &m->tc0[j], &m->tc1[j], &m->ttx[j]);
   return HR_OK;
 }
 
-/* the scratch laid out after fx, fy (init's order) */
-static float *tmp_field(const hr__motion *m) { return m->fy + al64(sizeof(float) * m->bh[0] * m->bw[0]) / sizeof(float); }
 
 /* Row y's luma (W bytes): the Y plane in place, or converted into m->rowlum. */
 static const uint8_t *luma_row(const hr__motion *m, const hr_frame *f, int y) {
@@ -258,31 +254,6 @@ static void match_level(hr__motion *m, int l, const uint8_t *cur, const uint8_t 
     }
 }
 
-/* the median of 9 by a fixed network of 19 compare-exchanges (branch-free: min and max) */
-#define SORT2(a, b) do { const float lo_ = v[a] < v[b] ? v[a] : v[b], hi_ = v[a] < v[b] ? v[b] : v[a]; v[a] = lo_; v[b] = hi_; } while (0)
-static float med9(float *v) {
-  SORT2(1, 2); SORT2(4, 5); SORT2(7, 8); SORT2(0, 1); SORT2(3, 4); SORT2(6, 7); SORT2(1, 2); SORT2(4, 5); SORT2(7, 8);
-  SORT2(0, 3); SORT2(5, 8); SORT2(4, 7); SORT2(3, 6); SORT2(1, 4); SORT2(2, 5); SORT2(4, 7); SORT2(4, 2); SORT2(6, 4);
-  SORT2(4, 2);
-  return v[4];
-}
-#undef SORT2
-
-static void median3(float *f, float *tmp, int bh, int bw) {
-  for (int i = 0; i < bh; i++)
-    for (int j = 0; j < bw; j++) {
-      float v[9];
-      int n = 0;
-      for (int di = -1; di <= 1; di++)
-        for (int dj = -1; dj <= 1; dj++) {
-          int a = i + di < 0 ? 0 : i + di >= bh ? bh - 1 : i + di, b = j + dj < 0 ? 0 : j + dj >= bw ? bw - 1 : j + dj;
-          v[n++] = f[a * bw + b];
-        }
-      tmp[i * bw + j] = med9(v);
-    }
-  memcpy(f, tmp, sizeof(float) * (size_t)bh * bw);
-}
-
 double hr__motion_estimate(hr__motion *m, const uint8_t *ref, const uint8_t *cur) {
   blur(cur, m->cur[0], m->h, m->w, m->rowsum);
   blur(ref, m->ref[0], m->h, m->w, m->rowsum);
@@ -292,8 +263,6 @@ double hr__motion_estimate(hr__motion *m, const uint8_t *ref, const uint8_t *cur
   }
   for (int l = m->levels - 1; l >= 0; l--) match_level(m, l, m->cur[l], m->ref[l]);
   const int bh = m->bh[0], bw = m->bw[0];
-  median3(m->fx, tmp_field(m), bh, bw);
-  median3(m->fy, tmp_field(m), bh, bw);
   for (int r = 0; r < bh; r++) {
     const float *ax = m->fx + r * bw, *ay = m->fy + r * bw;
     float *ox = m->hx + (size_t)r * m->w, *oy = m->hy + (size_t)r * m->w;

@@ -10,7 +10,9 @@
  * on the GPU), with the convolution kernels taken in turn (4x4-blocked, split reduction, tiled
  * 64/32/16, 2x2-a-thread 32x32/64x16 (K in chunks of 32), 32x32 split 4 ways along K in the
  * workgroup, one output per thread: the heuristic and the device tuning pick some only at large
- * shapes); 46x34 NV12 at ratio 0.6 with the kernels tuned on the device. Under the validation layer
+ * shapes), then again with the direct 3x3 kernel on every stride-1 3x3 convolution and split-K
+ * across workgroups (slices into a scratch, a reduction dispatch) on the other convolutions it
+ * applies to; 46x34 NV12 at ratio 0.6 with the kernels tuned on the device. Under the validation layer
  * where it is installed. Bound: max |d| <= 1e-4 * max(1, max |ref|) per op. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include "backend/backend.h"
 #include "graph/ops.h"
 #include "session/kernels.h"
+#include "backend/vulkan/vk_memory.h"
 
 static int tested[HR_OP__COUNT];
 
@@ -40,6 +43,17 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
   hr_status st = hr_session_create(m, &p, &s);
   if (st == HR_ENOTSUP) SKIP("no Vulkan device named '%s' here", getenv("HR_VULKAN_DEVICE"));
   if (st) FATAL("Vulkan session %dx%d: %s", w, h, hr_status_name(st));
+  const char *cv = getenv("HR_VK_CONV");
+  if (cv && strstr(cv, "split")) { /* the split-K scratch exists, so some convolution here takes it */
+    hr__vk_memory on, off;
+    CHECK_EQ_INT(hr__vk_plan_memory(s->plan, 0, &on), HR_OK);
+    setenv("HR_VK_SPLIT", "0", 1);
+    CHECK_EQ_INT(hr__vk_plan_memory(s->plan, 0, &off), HR_OK);
+    unsetenv("HR_VK_SPLIT");
+    CHECKF(on.device_local > off.device_local, "%s: no split-K scratch (%lld vs %lld bytes)", what, (long long)on.device_local,
+           (long long)off.device_local);
+    printf("%s: split-K scratch %.2f MB\n", what, (double)(on.device_local - off.device_local) / 1e6);
+  }
   /* one frame through the whole plan first, so the state is not zero */
   hr_outputs o;
   CHECK_EQ_INT(hr_session_push(s, f, &o), HR_OK);
@@ -217,8 +231,13 @@ int main(void) {
   memcpy(nv3, nv, sizeof nv3);
   hr_frame f3 = {.fmt = HR_PIX_NV12_FULL, .width = 46, .height = 34, .planes = {nv3, nv3 + 46 * 34}, .strides = {46, 46}};
   /* every convolution kernel the size heuristic or the tuner may pick, in turn over the ops */
-  setenv("HR_VK_CONV", "cycle", 1); /* op i takes kernel i mod 9 (where it applies) */
+  setenv("HR_VK_CONV", "cycle", 1); /* op i takes kernel i mod 14 (where it applies) */
   run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, every convolution kernel in turn");
+  unsetenv("HR_VK_CONV");
+  /* the direct 3x3 kernel (stride 1) where it applies, else split-K across workgroups (two
+   * dispatches: slices into a scratch, then their sum and the epilogue) where that applies */
+  setenv("HR_VK_CONV", "split,direct", 1);
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, direct 3x3 and split-K convolutions");
   unsetenv("HR_VK_CONV");
   /* kernels picked by timing them on the device (the default on GPUs) */
   setenv("HR_VK_TUNE", "1", 1);

@@ -57,6 +57,18 @@ static const uint32_t spv_convmma[] =
 static const uint32_t spv_convmma_h[] =
 #include "convmma_h.spv.h"
     ;
+static const uint32_t spv_convred[] =
+#include "convred.spv.h"
+    ;
+static const uint32_t spv_convred_h[] =
+#include "convred_h.spv.h"
+    ;
+static const uint32_t spv_convd3[] =
+#include "convd3.spv.h"
+    ;
+static const uint32_t spv_convd3_h[] =
+#include "convd3_h.spv.h"
+    ;
 static const uint32_t spv_meansk[] =
 #include "meansk.spv.h"
     ;
@@ -118,20 +130,23 @@ static const uint32_t spv_cvt_h[] =
 #include "cvt_h.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVRED, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
-#define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4}
-#define SH2(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 2}
-/* tm: the tiled convolution's per-thread tile (specialisation constant 3) */
-static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm; } shaders[P__COUNT] = {
+#define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4, 0}
+#define SH2(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 2, 0}
+#define SHS(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 2, 1}
+/* tm: the tiled convolution's per-thread tile (specialisation constant 3); split: split-K across
+ * workgroups (constant 4) */
+static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm, split; } shaders[P__COUNT] = {
     SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 0),   SH(convt, "convt", 64),
-    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convred, "convred", 0), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
     SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
 };
 #undef SH
 #undef SH2
+#undef SHS
 
 #define LOCAL 256
 /* fp16 storage: which of push constants 1..4 (a dispatch's offsets) lie in the fp32 range, bit k
@@ -140,9 +155,11 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 #define MAX_PIPES 512
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-#define NCK 11 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
+#define NCK 14 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
                  tiled 32x32 / 64x16 (2x2 a thread), tiled 32x32 split 4 ways along K in the workgroup, tensor-core
-                 128x32 / 128x16 (convmma.comp: HR_VK_MMA=1 where the device has VK_NV_cooperative_matrix's 16x16x16 fp16 -> fp32) */
+                 128x32 / 128x16 (convmma.comp: HR_VK_MMA=1 where the device has VK_NV_cooperative_matrix's 16x16x16 fp16 -> fp32),
+                 tiled 32x32 split along K across workgroups then a reduction (convt.comp SPLIT + convred.comp: two dispatches),
+                 direct 3x3 stride 1 from a staged input patch, 16 / 32 channels a workgroup (convd3.comp) */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -187,6 +204,12 @@ typedef struct vk {
   vbuf stage;                 /* frame upload (host visible) */
   vbuf fbuf;                  /* the frame on the device, copied from stage per frame (shaders read it) */
   int frame_dev;              /* 0: shaders read the staging buffer itself (HR_VK_FRAME=host) */
+  /* HR_VK_OVERLAP=1 (frame_dev): the ingest (srcresize.comp, binding 4) reads the staging buffer
+   * over the bus while the frame's copy to the device runs beside the network, waited for only
+   * before the fgf tail, the one reader of the device copy. Off by default: on the H200 it changed
+   * nothing (1920x1440 r0.25: 2.916 / 2.934 ms vs 2.925 / 2.938 off, GPU 2.63 both) */
+  int overlap;
+  int tune;                   /* the convolutions' kernels are timed at create (tune_convs) */
   VkCommandBuffer cb_up;      /* re-recorded per frame: the copy of the frame's bytes */
   vbuf rback;                 /* alpha (and fgr) read back (host visible) */
   /* the state read back (host visible, made at create): filled by a one-off copy at the first
@@ -230,6 +253,7 @@ typedef struct vk {
   int64_t es;
   int64_t *f32off;            /* fp16: per value, its root's element offset in the fp32 range, -1 */
   int64_t *remap;             /* per value: its root's own slot (layout bytes, chain_slots), -1 */
+  int64_t scr_off, scr_n;     /* the split-K scratch (split_scratch): layout bytes into dbuf, floats; 0 floats: none */
   int64_t f32_bytes;          /* the fp32 range: bytes, and where it starts in dbuf */
   VkDeviceSize f32_base;
 } vk;
@@ -429,7 +453,42 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32};
+/* Split-K across workgroups (P_CONVTS): the small layers, whose 32x32 tiles fill few of the GPU's
+ * workgroup slots over a long reduction (23x30 pixels x 960 -> 160: 110 tiles, K = 960), get S
+ * workgroups a tile, each over a slice of K (at least 64 long), S * tiles about 528 (4 a
+ * multiprocessor on the H200's 132), their raw sums S * outputs floats in a scratch of at most
+ * SPLIT_CAP floats at the end of the arena, added by convred.comp. fp32 storage only;
+ * HR_VK_SPLIT=0 turns it off. 0 = no split for this shape. */
+#define SPLIT_CAP ((int64_t)1 << 20)
+static int split_ways(int64_t npx, int64_t oc, int64_t red) {
+  const char *e = getenv("HR_VK_SPLIT_WG"); /* the workgroups aimed at (default 528) */
+  int64_t want = e && atoi(e) > 0 ? atoi(e) : 528;
+  int64_t tiles = ((npx + 31) / 32) * ((oc + 31) / 32), S = want / (tiles ? tiles : 1);
+  if (S > 16) S = 16;
+  if (S > red / 64) S = red / 64;
+  while (S >= 2 && S * npx * oc > SPLIT_CAP) S--;
+  return S >= 2 ? (int)S : 0;
+}
+static int split_on(int fp16) {
+  const char *e = getenv("HR_VK_SPLIT");
+  return !fp16 && !(e && *e == '0');
+}
+/* The split scratch a plan needs (floats): the largest S * outputs over its dense convolutions. */
+static int64_t split_scratch(const hr__plan *p, int fp16) {
+  int64_t n = 0;
+  if (!split_on(fp16)) return 0;
+  for (int i = 0; i < p->n_rops; i++) {
+    const hr__rop *r = &p->rops[i];
+    if (r->op != HR_OP_CONV2D && r->op != HR_OP_FUSED_CONV2D) continue;
+    const hr__tensor *o = &p->vals[r->out[0]].t, *w = &p->vals[r->in[1]].t, *x = &p->vals[r->in[0]].t;
+    if (o->rank != 4 || x->rank != 4) continue;
+    int64_t npx = hr__numel(o) / o->dims[3], red = w->dims[0] * w->dims[1] * x->dims[3];
+    int S = split_ways(npx, o->dims[3], red);
+    if (S * npx * o->dims[3] > n) n = S * npx * o->dims[3];
+  }
+  return n;
+}
 static void set_conv_kind(vdisp *d, int c) {
   d->pipe = conv_kinds[c];
   set_grid(d, d->alt[c]);
@@ -531,7 +590,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16 forces one, cycle takes each in turn) */
+       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16|split|direct forces one, cycle takes each in turn) */
       const char *cv = getenv("HR_VK_CONV");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
@@ -549,6 +608,13 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       else if (cv && !strcmp(cv, "tiledk") && !dw) kind = P_CONVTK;
       else if (cv && !strcmp(cv, "mma") && !dw && v->mma) kind = P_CONVMMA;
       else if (cv && !strcmp(cv, "mma16") && !dw && v->mma) kind = P_CONVMMA16;
+      int S = !dw && v->scr_n ? split_ways(npx, o->dims[3], red) : 0;
+      /* the direct 3x3 kernel: stride 1, dilation 1, batch 1 */
+      const char *de = getenv("HR_VK_DIRECT"); /* =0: not offered */
+      int d3 = !(de && *de == '0') && !dw && KH == 3 && KW == 3 && a->strides[1] == 1 && a->strides[2] == 1 && a->dilations[1] == 1 && a->dilations[2] == 1 &&
+               o->dims[0] == 1 && x->dims[0] == 1;
+      if (cv && strstr(cv, "split") && S) kind = P_CONVTS; /* tests: "split,direct" takes the direct kernel where it applies, else the split */
+      if (cv && strstr(cv, "direct") && d3) kind = P_CONVD16;
       ADD(P_CONV, n_out);
       d->n_out = n_out;
       if (!dw) {
@@ -559,6 +625,12 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         if (v->mma) {
           d->alt[9] = ((npx + 127) / 128) * ((o->dims[3] + 31) / 32) * LOCAL;
           d->alt[10] = ((npx + 127) / 128) * ((o->dims[3] + 15) / 16) * LOCAL;
+        }
+        if (S) { d->alt[11] = d->alt[6] * S; d->pc[30] = (int32_t)(v->scr_off / 4); d->pc[31] = S; }
+        if (d3) {
+          int64_t ty = o->dims[1], tx = (o->dims[2] + 31) / 32;
+          d->alt[12] = ((o->dims[3] + 15) / 16) * tx * ((ty + 15) / 16) * LOCAL;
+          d->alt[13] = ((o->dims[3] + 31) / 32) * tx * ((ty + 7) / 8) * LOCAL;
         }
       }
       for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
@@ -1086,7 +1158,7 @@ static hr_status make_device(hr_session *s, vk *v) {
 
 static int is_conv_kind(int k) { for (int c = 0; c < NCK; c++) if (conv_kinds[c] == k) return 1; return 0; }
 static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
-  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_FGF ? pc[25] : 0;
+  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_CONVRED || k == P_FGF ? pc[25] : 0;
   for (int q = 0; q < v->n_ptab; q++)
     if (v->ptab[q].k == k && v->ptab[q].mask == mask && v->ptab[q].epi == epi) return v->ptab[q].pl;
   return VK_NULL_HANDLE;
@@ -1095,15 +1167,16 @@ static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
 static hr_status make_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
   if (find_pipe(v, k, pc)) return HR_OK;
   if (v->n_ptab == MAX_PIPES) { snprintf(s->err, sizeof s->err, "Vulkan: more than %d pipelines", MAX_PIPES); return HR_ENOTSUP; }
-  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_FGF ? pc[25] : 0;
+  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_CONVRED || k == P_FGF ? pc[25] : 0;
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
                                 .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
     VkShaderModule mod;
     VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
-    int32_t spec[4] = {shaders[k].spec, mask, epi, shaders[k].tm};
-    VkSpecializationMapEntry me[4] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
-                                      {.constantID = 2, .offset = 8, .size = 4}, {.constantID = 3, .offset = 12, .size = 4}};
-    VkSpecializationInfo si = {.mapEntryCount = 4, .pMapEntries = me, .dataSize = 16, .pData = spec};
+    int32_t spec[5] = {shaders[k].spec, mask, epi, shaders[k].tm, shaders[k].split};
+    VkSpecializationMapEntry me[5] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
+                                      {.constantID = 2, .offset = 8, .size = 4}, {.constantID = 3, .offset = 12, .size = 4},
+                                      {.constantID = 4, .offset = 16, .size = 4}};
+    VkSpecializationInfo si = {.mapEntryCount = k == P_CONVTS ? 5 : 4, .pMapEntries = me, .dataSize = 20, .pData = spec};
     VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
                                       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                                                 .module = mod, .pName = "main", .pSpecializationInfo = &si},
@@ -1119,11 +1192,11 @@ static hr_status make_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
 static hr_status make_pipelines(hr_session *s, vk *v) {
   /* 0: the device buffer, 1: the frame, 2: the read-back buffer (cvt.comp), 3: the fp32 range of
    * the device buffer (fp16 storage) */
-  VkDescriptorSetLayoutBinding b[4];
-  for (int k = 0; k < 4; k++)
+  VkDescriptorSetLayoutBinding b[5];
+  for (int k = 0; k < 5; k++)
     b[k] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)k, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
                                           .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 4, .pBindings = b};
+  VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 5, .pBindings = b};
   VKTRY(vkCreateDescriptorSetLayout(v->dev, &li, NULL, &v->dsl), "descriptor set layout");
   VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 128};
   VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1, .pSetLayouts = &v->dsl,
@@ -1135,22 +1208,27 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
     for (int k = 0; k < 2; k++)
       if (v->out_val[k] >= 0 && (st = make_pipe(s, v, P_CVT, (int32_t[32]){0, (int32_t)voff(v, p, v->out_val[k])}))) return st;
   }
+  /* each dispatch's pipeline, and where the kernels are tuned every kernel that applies (without
+   * tuning those are never used: on lavapipe under ASan, compiling them all grew the process by
+   * enough MB that test_vulkan_gov's 1000 MB profile refused the stream) */
   for (int k = 0; k < v->n_disp; k++) {
     if ((st = make_pipe(s, v, v->disp[k].pipe, v->disp[k].pc))) return st;
-    for (int c = 0; c < NCK; c++) if (v->disp[k].alt[c] >= 0 && (st = make_pipe(s, v, conv_kinds[c], v->disp[k].pc))) return st;
+    for (int c = 0; v->tune && c < NCK; c++) if (v->disp[k].alt[c] >= 0 && (st = make_pipe(s, v, conv_kinds[c], v->disp[k].pc))) return st;
+    if ((v->disp[k].pipe == P_CONVTS || (v->tune && v->disp[k].alt[11] >= 0)) && (st = make_pipe(s, v, P_CONVRED, v->disp[k].pc))) return st;
   }
-  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 4};
+  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 5};
   VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
   VKTRY(vkCreateDescriptorPool(v->dev, &dpi, NULL, &v->dpool), "descriptor pool");
   VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = v->dpool, .descriptorSetCount = 1, .pSetLayouts = &v->dsl};
   VKTRY(vkAllocateDescriptorSets(v->dev, &dai, &v->ds), "descriptor set");
-  VkDescriptorBufferInfo bi[4] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE},
-                                  {v->rback.b, 0, VK_WHOLE_SIZE}, {v->dbuf.b, v->f32_base < v->dbuf.size ? v->f32_base : 0, VK_WHOLE_SIZE}};
-  VkWriteDescriptorSet w[4];
-  for (int k = 0; k < 4; k++)
+  VkDescriptorBufferInfo bi[5] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE},
+                                  {v->rback.b, 0, VK_WHOLE_SIZE}, {v->dbuf.b, v->f32_base < v->dbuf.size ? v->f32_base : 0, VK_WHOLE_SIZE},
+                                  {v->frame_dev && !v->overlap ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet w[5];
+  for (int k = 0; k < 5; k++)
     w[k] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = v->ds, .dstBinding = (uint32_t)k,
                                   .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[k]};
-  vkUpdateDescriptorSets(v->dev, 4, w, 0, NULL);
+  vkUpdateDescriptorSets(v->dev, 5, w, 0, NULL);
   return HR_OK;
 }
 
@@ -1163,29 +1241,57 @@ static int hits(const int64_t (*a)[2], int na, const int64_t (*b)[2], int nb) {
       if (a[i][0] < b[j][1] && b[j][0] < a[i][1]) return 1;
   return 0;
 }
+/* One dispatch; a split-K convolution (P_CONVTS) is two: its slices, a barrier, their reduction
+ * (convred.comp, one output a thread, the same push constants). Returns the barriers it put in. */
+static int emit_disp(vk *v, VkCommandBuffer cb, const vdisp *d, VkPipeline *cur) {
+  VkPipeline pm = find_pipe(v, d->pipe, d->pc);
+  if (pm != *cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pm); *cur = pm; }
+  vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
+  vkCmdDispatch(cb, d->gx, d->gy, 1);
+  if (d->pipe != P_CONVTS) return 0;
+  barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  vdisp r;
+  set_grid(&r, d->n_out);
+  *cur = find_pipe(v, P_CONVRED, d->pc);
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, *cur);
+  vkCmdDispatch(cb, r.gx, r.gy, 1);
+  return 1;
+}
 static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
   VkPipeline cur = VK_NULL_HANDLE;
   int64_t W[MAX_PENDING][2], R[MAX_PENDING][2];
-  int nW = 0, nR = 0, pending = 0;
+  int nW = 0, nR = 0, pending = 0, scr = 0, up_waited = 0;
   for (int k = d0; k < d1; k++) {
     const vdisp *d = &v->disp[k];
     /* a barrier before this dispatch if it reads or writes what was written since the last one,
-     * or writes what was read since (or always, with HR_VK_BARRIERS=all) */
+     * or writes what was read since (or always, with HR_VK_BARRIERS=all); a split-K convolution
+     * after another one since the last barrier (the scratch is reused: scr) */
+    if (v->overlap && d->pipe == P_FGF && !up_waited) { /* the frame's copy to the device (cb_up), and everything before */
+      barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      nW = nR = 0; scr = 0; pending = 0; up_waited = 1;
+      v->n_barriers++;
+    }
     if (pending && (!v->elide || nW + d->nw > MAX_PENDING || nR + d->nr > MAX_PENDING || hits(d->r, d->nr, (const int64_t (*)[2])W, nW) ||
-                    hits(d->w, d->nw, (const int64_t (*)[2])W, nW) || hits(d->w, d->nw, (const int64_t (*)[2])R, nR))) {
+                    hits(d->w, d->nw, (const int64_t (*)[2])W, nW) || hits(d->w, d->nw, (const int64_t (*)[2])R, nR) ||
+                    (scr && d->pipe == P_CONVTS))) {
       barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-      nW = nR = 0;
+      nW = nR = 0; scr = 0;
       v->n_barriers++;
     }
     for (int q = 0; q < d->nw; q++) { W[nW][0] = d->w[q][0]; W[nW][1] = d->w[q][1]; nW++; }
     for (int q = 0; q < d->nr; q++) { R[nR][0] = d->r[q][0]; R[nR][1] = d->r[q][1]; nR++; }
     pending = 1;
-    VkPipeline pm = find_pipe(v, d->pipe, d->pc);
-    if (pm != cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pm); cur = pm; }
-    vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
-    vkCmdDispatch(cb, d->gx, d->gy, 1);
+    if (emit_disp(v, cb, d, &cur)) { /* its own barrier: what came before is ordered, this one's reduction pending */
+      v->n_barriers++;
+      nW = nR = 0;
+      for (int q = 0; q < d->nw; q++) { W[nW][0] = d->w[q][0]; W[nW][1] = d->w[q][1]; nW++; }
+      for (int q = 0; q < d->nr; q++) { R[nR][0] = d->r[q][0]; R[nR][1] = d->r[q][1]; nR++; }
+      scr = 1;
+    }
     if (ts && (k + 1 == d1 || v->disp[k + 1].rop != d->rop)) {
       /* the end of this op, and of the ops up to the next dispatch's that have none (zero time) */
       int next = k + 1 < d1 ? v->disp[k + 1].rop : ts;
@@ -1216,17 +1322,25 @@ static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_t
     vkCmdResetQueryPool(cb, v->qp, 0, (uint32_t)p->n_rops + 1);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->qp, 0);
   }
-  barrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  if (v->overlap) /* the staging buffer's frame (host writes), not the frame's copy to the device: waited for before the tail
+                   * (record_disp); the state zeroing (cb_zero) has its own barrier */
+    barrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  else
+    barrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   v->n_barriers = 0;
   op_times = op_times && v->ts_ok;
   if (op_times) /* ops before the first dispatch (none has one) end at once */
     for (int q = 0; q < (v->n_disp ? v->disp[0].rop : p->n_rops); q++) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->qp, (uint32_t)q + 1);
   record_disp(v, cb, 0, v->n_disp, op_times ? p->n_rops : 0);
   if (v->ts_ok && !op_times) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)p->n_rops);
-  if (!op_times && getenv("HR_VK_VERBOSE"))
-    fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches, %d barriers, buffer %.1f MB\n", v->props.deviceName, p->n_rops,
-            v->n_disp, v->n_barriers, (double)v->dbuf.size / 1e6);
+  if (!op_times && getenv("HR_VK_VERBOSE")) {
+    int nsplit = 0, nd3 = 0;
+    for (int k = 0; k < v->n_disp; k++) { nsplit += v->disp[k].pipe == P_CONVTS; nd3 += v->disp[k].pipe == P_CONVD16 || v->disp[k].pipe == P_CONVD32; }
+    fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches (%d convolutions split-K: one more each), %d direct 3x3, %d barriers, buffer %.1f MB\n",
+            v->props.deviceName, p->n_rops, v->n_disp, nsplit, nd3, v->n_barriers, (double)v->dbuf.size / 1e6);
+  }
   for (int k = 0; k < 2; k++) {
     if (v->out_val[k] < 0 || (k == 0 && v->alpha_direct)) continue;
     int64_t n = hr__numel(&p->vals[v->out_val[k]].t);
@@ -1300,11 +1414,10 @@ static hr_status tune_convs(hr_session *s, vk *v) {
           continue;
         }
         set_conv_kind(&e, c);
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, find_pipe(v, e.pipe, e.pc));
-        vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, e.pc);
+        VkPipeline cur = VK_NULL_HANDLE;
         for (int rep = 0; rep < 4; rep++) {
           if (rep == 1) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, qp, q);
-          vkCmdDispatch(cb, e.gx, e.gy, 1);
+          emit_disp(v, cb, &e, &cur);
           barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         }
@@ -1337,8 +1450,9 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   }
   if (!st && getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
-            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16\n", T, picks[0], picks[1], picks[2], picks[3], picks[4],
-            picks[5], picks[6], picks[7], picks[8], picks[9], picks[10]);
+            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32\n",
+            T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7], picks[8], picks[9], picks[10], picks[11], picks[12],
+            picks[13]);
   free(ts);
   vkDestroyQueryPool(v->dev, qp, NULL);
   return st;
@@ -1409,6 +1523,7 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   }
   if (!(v->remap = malloc(sizeof *v->remap * (size_t)p->n_vals))) return HR_ENOMEM;
   off = chain_slots(p, v->fp16, v->remap, off);
+  if ((v->scr_n = split_scratch(p, v->fp16))) { off = align256(off); v->scr_off = off; off += v->scr_n * 4; }
   if (v->fp16 && !(tail32 && *tail32 == '0')) {
     int last = -1, ok = 1;
     for (int i = 0; i < p->n_rops; i++)
@@ -1497,8 +1612,9 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   v->trace = tr && *tr && strcmp(tr, "0");
   const char *sp = getenv("HR_VK_SPIN_MS");
   v->spin_ms = sp && *sp ? atof(sp) : 0.3;
-  const char *fm = getenv("HR_VK_FRAME");
+  const char *fm = getenv("HR_VK_FRAME"), *ov = getenv("HR_VK_OVERLAP");
   v->frame_dev = !(fm && !strcmp(fm, "host"));
+  v->overlap = v->frame_dev && ov && *ov == '1';
   if (v->frame_dev &&
       (st = buf_make(s, v, &v->fbuf, v->stage.size, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "frame buffer on the device")))
     return st;
@@ -1529,13 +1645,13 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     v->ts = calloc((size_t)p->n_rops + 1, sizeof *v->ts);
     if (!v->ts) return HR_ENOMEM;
   }
-  if ((st = make_pipelines(s, v))) return st;
   /* pick each convolution's kernel by timing them all here: on by default on GPUs, off on CPU
    * devices (lavapipe: slow, and the heuristic is as good); HR_VK_TUNE=0/1 forces; HR_VK_CONV
    * (a forced kernel) turns it off */
   const char *tune = getenv("HR_VK_TUNE");
-  int do_tune = tune ? *tune == '1' : v->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-  if (do_tune && !getenv("HR_VK_CONV") && (st = tune_convs(s, v))) return st;
+  v->tune = (tune ? *tune == '1' : v->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) && !getenv("HR_VK_CONV");
+  if ((st = make_pipelines(s, v))) return st;
+  if (v->tune && (st = tune_convs(s, v))) return st;
   /* zero everything, then upload the weights through a temporary staging buffer */
   vbuf up;
   int cfp16 = v->fp16 && !v->w32;
@@ -1637,7 +1753,8 @@ static hr_status upload_frame(hr_session *s, vk *v) {
   barrier(v->cb_up, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
   VkBufferCopy c = {.srcOffset = 0, .dstOffset = 0, .size = (VkDeviceSize)off};
   vkCmdCopyBuffer(v->cb_up, v->stage.b, v->fbuf.b, 1, &c);
-  barrier(v->cb_up, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+  if (!v->overlap) /* else the tail waits for it (record_disp) */
+    barrier(v->cb_up, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
   VKTRY(vkEndCommandBuffer(v->cb_up), "recording the upload");
   return HR_OK;
 }
@@ -1865,6 +1982,8 @@ hr_status hr__vk_plan_memory(const hr__plan *p, int fp16, hr__vk_memory *out) {
   if (!remap) { free(seen); return HR_ENOMEM; }
   off = chain_slots(p, fp16, remap, off);
   free(remap);
+  int64_t scr = split_scratch(p, fp16);
+  if (scr) off = align256(off) + scr * 4;
   if (fp16 && !(tail32 && *tail32 == '0')) {
     int last = -1, ok = 1;
     for (int i = 0; i < p->n_rops; i++)

@@ -8,7 +8,7 @@
 struct hr__plan;
 
 typedef struct hr__vk_memory {
-  int64_t device_local;   /* the device buffer (activations, state, input, weights) and the frame's copy on the device */
+  int64_t device_local;   /* the device buffer (activations, state, input, weights, split-K scratch) and the frame's copy on the device */
   int64_t host_visible;   /* pinned host memory the driver maps: frame staging, alpha/fgr read-back, state read-back */
 } hr__vk_memory;
 
