@@ -209,13 +209,19 @@ static void half_pixel_taps(int in_size, int out_size, int32_t *lo, int32_t *hi,
  * the guidance x = (r, g, b, mean(r,g,b)) is read from the frame's row y in place (or converted
  * into scratch); out = A*x + b. pha = out[3] (clipped to [0,1] when the graph clips it), fgr =
  * out[0..2]. */
+/* per chunk: the frame's row as planar R, G, B (3 W), the upsampled A and b rows (2 x 2 W) */
+static size_t fgf_per_chunk(int W) { return (size_t)W * 7 + 16; }
+
+size_t hr__fgf_bytes(int H, int W, int chunks) {
+  return sizeof(int32_t) * ((size_t)W * 3 + 1) + sizeof(float) * (size_t)W + sizeof(int32_t) * (size_t)H * 2 +
+         sizeof(float) * (size_t)H + sizeof(float) * fgf_per_chunk(W) * (size_t)chunks + 256;
+}
+
 hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks, int want_fgr) {
   memset(g, 0, sizeof *g);
   g->H = H; g->W = W; g->h = h_lr; g->w = w_lr; g->chunks = chunks; g->want_fgr = want_fgr;
-  /* per chunk: the frame's row as planar R, G, B (3 W), the upsampled A and b rows (2 x 2 W) */
-  size_t per_chunk = (size_t)W * 7 + 16;
-  size_t bytes = sizeof(int32_t) * ((size_t)W * 3 + 1) + sizeof(float) * (size_t)W + sizeof(int32_t) * (size_t)H * 2 +
-                 sizeof(float) * (size_t)H + sizeof(float) * per_chunk * (size_t)chunks + 256;
+  size_t per_chunk = fgf_per_chunk(W);
+  size_t bytes = hr__fgf_bytes(H, W, chunks);
   g->mem = calloc(1, bytes);
   if (!g->mem) return HR_ENOMEM;
   g->mem_bytes = bytes;

@@ -43,6 +43,8 @@ typedef struct hr__fgf {
 } hr__fgf;
 hr_status hr__fgf_init(hr__fgf *g, int h_lr, int w_lr, int H, int W, int chunks, int want_fgr);
 void hr__fgf_free(hr__fgf *g);
+/* What hr__fgf_init allocates for H x W with chunks chunks. */
+size_t hr__fgf_bytes(int H, int W, int chunks);
 /* The tail on a given frame (guidance, at H x W) with given low-resolution A and B (h x w x 4, or
  * h x w with alpha_only_coef):
  * pha (H x W), fgr (H x W x 3, only when g->want_fgr). pool NULL: on the calling thread. */

@@ -36,9 +36,10 @@ static void taps(float p, int nb, int32_t *b0, int32_t *b1, float *t) {
   *b0 = i; *b1 = i + 1 < nb ? i + 1 : i; *t = u - (float)i;
 }
 
-hr_status hr__motion_init(hr__motion *m, int h, int w, int H, int W) {
+/* The grid's levels and blocks into m; the bytes of its block (0: a grid too small or too large). */
+static size_t layout(hr__motion *m, int h, int w, int H, int W) {
   memset(m, 0, sizeof *m);
-  if (h < MIN_SIDE || w < MIN_SIDE || h > H || w > W) return HR_EINVAL;
+  if (h < MIN_SIDE || w < MIN_SIDE || h > H || w > W) return 0;
   m->h = h; m->w = w; m->H = H; m->W = W;
   m->lh[0] = h; m->lw[0] = w;
   m->levels = 1;
@@ -57,6 +58,17 @@ hr_status hr__motion_init(hr__motion *m, int h, int w, int H, int W) {
   bytes += 2 * al64(sizeof(float) * nb) + al64(sizeof(int32_t) * (w + 1)) + al64(sizeof(int32_t) * (h + 1)) +
            al64(sizeof(uint16_t) * W) + 2 * al64(W) + 2 * al64(sizeof(float) * m->bh[0] * w) +
            2 * al64(sizeof(int32_t) * w) + 4 * al64(sizeof(float) * w) + 64;
+  return bytes;
+}
+
+size_t hr__motion_bytes(int h, int w, int H, int W) {
+  hr__motion m;
+  return layout(&m, h, w, H, W);
+}
+
+hr_status hr__motion_init(hr__motion *m, int h, int w, int H, int W) {
+  const size_t bytes = layout(m, h, w, H, W);
+  if (!bytes) return HR_EINVAL;
   m->mem = calloc(1, bytes);
   if (!m->mem) return HR_ENOMEM;
   char *p = (char *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);
@@ -66,6 +78,7 @@ hr_status hr__motion_init(hr__motion *m, int h, int w, int H, int W) {
     TAKE(m->vx[l], int16_t, m->bh[l] * m->bw[l]);
     TAKE(m->vy[l], int16_t, m->bh[l] * m->bw[l]);
   }
+  const size_t nb = (size_t)m->bh[0] * m->bw[0];
   TAKE(m->fx, float, nb); TAKE(m->fy, float, nb);
   TAKE(m->lx0, int32_t, w + 1); TAKE(m->ly0, int32_t, h + 1);
   TAKE(m->rowsum, uint16_t, W); TAKE(m->rowlum, uint8_t, W); TAKE(m->rowsum2, uint8_t, W);

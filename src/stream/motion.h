@@ -51,6 +51,8 @@ typedef struct hr__motion {
  * under 16 x 16 or larger than the frame. */
 hr_status hr__motion_init(hr__motion *m, int h, int w, int H, int W);
 void hr__motion_free(hr__motion *m);
+/* What hr__motion_init allocates for that grid (0 where it would refuse it). */
+size_t hr__motion_bytes(int h, int w, int H, int W);
 /* 1 when frames of this format have a luma the estimator can read (NV12, I420, BGRA, RGB24, GRAY8,
  * RGBF32). */
 int hr__motion_format_ok(hr_pixfmt fmt);

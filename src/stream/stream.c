@@ -75,10 +75,8 @@ static void errf(char *err, size_t n, const char *fmt, ...) {
 
 int64_t hr_stream_tail_bytes(const hr_plan_info *pi) {
   if (!pi || !pi->tail_split) return 0;
-  const int64_t W = pi->width, H = pi->height, lr = (int64_t)pi->proc_width * pi->proc_height;   /* A, b: at most proc */
-  /* as hr__tail_prepare allocates: the float matte, 3 slots of A and b (alpha channel), and two
-   * sets of the tail's tables and scratch (hr__fgf_init with one chunk: 44 bytes a column, 12 a row) */
-  return H * W * 4 + 3 * 2 * lr * 4 + 2 * (W * 44 + H * 12 + 512);
+  const char *wp = getenv("HR_TAIL_WARP");   /* as hr__tail_start reads it */
+  return hr__tail_bytes(pi->height, pi->width, pi->proc_height, pi->proc_width, !wp || atoi(wp) != 0);   /* A, b: at most proc */
 }
 
 void hr_stream_params_default(hr_stream_params *p) {

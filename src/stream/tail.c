@@ -87,6 +87,14 @@ static const hr__fgf *tables_for(const hr__tailrun *t, int h, int w) {
   return NULL;
 }
 
+int64_t hr__tail_bytes(int H, int W, int h, int w, int warp) {
+  const int64_t n = (int64_t)h * w;
+  int64_t b = (int64_t)H * W * 4 + 3 * 2 * n * 4 + 2 * (int64_t)hr__fgf_bytes(H, W, 1);   /* matte, 3 slots, 2 tables */
+  const size_t mo = warp ? hr__motion_bytes(h, w, H, W) : 0;
+  if (mo) b += (int64_t)mo + 5 * n + 2 * n * 4;   /* 3 slots' luma, the job's and the current, the warped A and b */
+  return b;
+}
+
 hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
   hr__tail_drain(t);
   t->net_st = HR_OK;

@@ -97,6 +97,9 @@ hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_l
  * push waits for a run (also when the slots had to grow). Returns HR_OK with t->ok 0 when the new
  * plan cannot run split. */
 hr_status hr__tail_prepare(hr__tailrun *t, int keep);
+/* What prepare allocates for H x W frames and h x w coefficients, tables for two plans, with the
+ * motion's buffers when warp (hr_stream_tail_bytes). */
+int64_t hr__tail_bytes(int H, int W, int h, int w, int warp);
 /* Wait until the worker is idle. */
 void hr__tail_drain(hr__tailrun *t);
 /* 1 when no network run is in flight (the session's state may be read). */
