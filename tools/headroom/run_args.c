@@ -141,8 +141,9 @@ int run_tail_default(int realtime, int adapt, double budget_ms, int fgr, hr_back
    * quality (7.3 vs 7.5%, 2.0 vs 1.7%); at 30 fps the same quality (4.4 vs 4.3%, 1.9 vs 1.7%) at
    * half the latency (p99 12.3-12.5 vs 22-26 ms); at 15 fps a tie (2.37 vs 2.36%, p99 ~60 ms both);
    * at 10 fps (768x576, budget 100 ms) the ladder is better (0.80 vs 1.34%): the network fits every
-   * frame at a larger size. Where the model or backend cannot run it, cmd_run falls back to the
-   * ladder and says so (TAIL_AUTO). */
+   * frame at a larger size. With the motion warp (later) the tail mode gained further at 60 fps:
+   * bedroom 4.3-5.1% against the ladder's 7.4% (p99 38 ms, 22% dropped); held-out vtest 1.4 vs 1.9%.
+   * Where the model or backend cannot run it, cmd_run falls back to the ladder and says so (TAIL_AUTO). */
   return realtime && adapt && budget_ms < 50 && !fgr && backend != HR_BACKEND_VULKAN && backend != HR_BACKEND_REFERENCE
              ? TAIL_AUTO : 0;
 }
