@@ -9,29 +9,16 @@
 #include <immintrin.h>
 
 #define HR__AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+#include "ingest/nv12_avx512.h"
 
 HR__AVX512 static int row_planar_nv12(const hr_frame *f, int y, float *r, float *g, float *b) {
   const hr__ingest_rows rows = hr__ingest_rows_at(f, y);
-  const hr__yuv_k k = hr__yuv_coeffs(f->fmt);
-  const __m512 yo = _mm512_set1_ps((float)k.yo), ys = _mm512_set1_ps(k.ys), c128 = _mm512_set1_ps(128.0f);
-  const __m512 rv = _mm512_set1_ps(k.rv), gu = _mm512_set1_ps(k.gu), gv = _mm512_set1_ps(k.gv), bu = _mm512_set1_ps(k.bu);
-  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
-  const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-  const __m512i m8 = _mm512_set1_epi32(0xff);
+  const hr__nv12_k16 c = hr__nv12_k16_make(f->fmt);
   const int w = f->width;
   int x = 0;
   for (; x + 16 <= w; x += 16) {
-    const __m512i Y = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(rows.p0 + x)));
-    /* 8 (cb, cr) pairs as 16-bit values, each pair's value given to its two pixels */
-    const __m256i c8 = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(rows.c1 + x)));
-    const __m512i C = _mm512_permutexvar_epi32(dup, _mm512_castsi256_si512(c8));
-    const __m512 u = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(C, m8)), c128);
-    const __m512 v = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(C, 8)), c128);
-    const __m512 yy = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(Y), yo), ys);
-    /* clamp as hr__clamp01: max(0, v) then min(1, v), in this operand order */
-    const __m512 R = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_add_ps(yy, _mm512_mul_ps(rv, v))));
-    const __m512 G = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_sub_ps(_mm512_sub_ps(yy, _mm512_mul_ps(gu, u)), _mm512_mul_ps(gv, v))));
-    const __m512 B = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_add_ps(yy, _mm512_mul_ps(bu, u))));
+    __m512 R, G, B;
+    hr__nv12_rgb16(&c, &rows, x, &R, &G, &B);
     _mm512_storeu_ps(r + x, R);
     _mm512_storeu_ps(g + x, G);
     _mm512_storeu_ps(b + x, B);

@@ -13,33 +13,23 @@
 #include <stdint.h>
 
 #define HR__AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+#include "ingest/nv12_avx512.h"
 
-/* As ingest_avx512.c's row_planar_nv12 (R, G, B clamped as hr__clamp01), then m = (R + G + B) / 3 and
+/* R, G, B as ingest_avx512.c's row_planar_nv12 (nv12_avx512.h), then m = (R + G + B) / 3 and
  * the alpha of fgf_alpha_row: (ha0 + (ha1 - ha0) fy) m + (hb0 + (hb1 - hb0) fy), clipped to [0, 1]
  * as `v < 0 ? 0 : v > 1 ? 1 : v` (NaN and -0 kept) when clip is set. */
 HR__AVX512 static int alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0,
                                      const float *hb1, float fy, float *pha, int clip) {
   const hr__ingest_rows rows = hr__ingest_rows_at(f, y);
-  const hr__yuv_k k = hr__yuv_coeffs(f->fmt);
-  const __m512 yo = _mm512_set1_ps((float)k.yo), ys = _mm512_set1_ps(k.ys), c128 = _mm512_set1_ps(128.0f);
-  const __m512 rv = _mm512_set1_ps(k.rv), gu = _mm512_set1_ps(k.gu), gv = _mm512_set1_ps(k.gv), bu = _mm512_set1_ps(k.bu);
-  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f), three = _mm512_set1_ps(3.0f), vfy = _mm512_set1_ps(fy);
-  const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-  const __m512i m8 = _mm512_set1_epi32(0xff);
+  const hr__nv12_k16 c = hr__nv12_k16_make(f->fmt);
+  const __m512 zero = c.zero, one = c.one, three = _mm512_set1_ps(3.0f), vfy = _mm512_set1_ps(fy);
   /* the matte (H x W floats, larger than the caches at camera sizes) is streamed past the caches
    * when its row is 64-byte aligned: no read for ownership of lines written whole */
   const int nt = ((uintptr_t)pha & 63) == 0;
   int x = 0;
   for (; x + 16 <= W; x += 16) {
-    const __m512i Y = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(rows.p0 + x)));
-    const __m256i c8 = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(rows.c1 + x)));
-    const __m512i C = _mm512_permutexvar_epi32(dup, _mm512_castsi256_si512(c8));
-    const __m512 u = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(C, m8)), c128);
-    const __m512 v = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(C, 8)), c128);
-    const __m512 yy = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(Y), yo), ys);
-    const __m512 R = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_add_ps(yy, _mm512_mul_ps(rv, v))));
-    const __m512 G = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_sub_ps(_mm512_sub_ps(yy, _mm512_mul_ps(gu, u)), _mm512_mul_ps(gv, v))));
-    const __m512 B = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_add_ps(yy, _mm512_mul_ps(bu, u))));
+    __m512 R, G, B;
+    hr__nv12_rgb16(&c, &rows, x, &R, &G, &B);
     const __m512 m = _mm512_div_ps(_mm512_add_ps(_mm512_add_ps(R, G), B), three);
     const __m512 a0 = _mm512_loadu_ps(ha0 + x), a1 = _mm512_loadu_ps(ha1 + x);
     const __m512 b0 = _mm512_loadu_ps(hb0 + x), b1 = _mm512_loadu_ps(hb1 + x);
