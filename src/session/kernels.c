@@ -675,10 +675,11 @@ void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_s
   for (int k = 0; k < n_src; k++)
     if (src[k].resize && (2 * src[k].h != o->dims[1] || 2 * src[k].w != o->dims[2])) up2 = 0;
   /* streamed when the output is larger than the caches would keep for its reader anyway (16 MB),
-   * rows 64-byte aligned and the CPU can */
+   * every row 64-byte aligned (the tensor's start, and a row of OW x OS floats a multiple of 16:
+   * _mm512_stream_ps faults on anything else) and the CPU can */
   int64_t obytes = (int64_t)sizeof(float) * o->dims[1] * o->dims[2] * o->dims[3];
   j.stream = up2 && obytes >= ((int64_t)16 << 20) && o->dims[3] <= HR__RCAT_NT_MAX_C && ((uintptr_t)o->data & 63) == 0 &&
-             hr__k_stream_ok();
+             (o->dims[2] * j.ostride) % 16 == 0 && hr__k_stream_ok();
   if (up2) pthreadpool_parallelize_1d(pool, resize_cat_pair, &j, (size_t)o->dims[1] / 2, 0);
   else pthreadpool_parallelize_1d(pool, resize_cat_row, &j, (size_t)o->dims[1], 0);
 }

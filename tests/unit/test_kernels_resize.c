@@ -3,7 +3,8 @@
  * channel counts with their own loops (16, 20, 32, 40, 80, 128) and others, on the calling thread and on a
  * pool of 3: hr__k_resize densely, into a channel slice of a wider tensor and over a batch of 2, and
  * hr__k_resize_cat with copied sources around the resized one (also an output of 17 MB, which is
- * put together 16 pixels at a time and streamed past the caches). A resize that is not exactly 2x
+ * put together 16 pixels at a time and streamed past the caches, and one of 17.5 MB whose rows are
+ * not 64-byte multiples, which must not be). A resize that is not exactly 2x
  * (the general path) is checked the same way. */
 #include <stdint.h>
 #include <pthreadpool.h>
@@ -119,6 +120,9 @@ int main(void) {
     check_resize_cat(pools[pi], 5, 7, 40, 11, 14, 3, 16);
     /* an output of 17 MB (streamed in 16-pixel groups on AVX-512), 258 columns: a remainder of 2 */
     check_resize_cat(pools[pi], 65, 129, 32, 130, 258, 3, 93);
+    /* 17.5 MB whose rows are not 64-byte multiples (482 x 35 floats): RVM's 360x480x35 at vtest's
+     * 768x576 ratio 0.8; the streamed path must not take it (_mm512_stream_ps faults there) */
+    check_resize_cat(pools[pi], 130, 241, 32, 260, 482, 3, 0);
   }
   pthreadpool_destroy(pools[1]);
   return hr_test_finish("test_kernels_resize");
