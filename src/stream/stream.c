@@ -75,8 +75,7 @@ static void errf(char *err, size_t n, const char *fmt, ...) {
 
 int64_t hr_stream_tail_bytes(const hr_plan_info *pi) {
   if (!pi || !pi->tail_split) return 0;
-  const char *wp = getenv("HR_TAIL_WARP");   /* as hr__tail_start reads it */
-  return hr__tail_bytes(pi->height, pi->width, pi->proc_height, pi->proc_width, !wp || atoi(wp) != 0);   /* A, b: at most proc */
+  return hr__tail_bytes(pi->height, pi->width, pi->proc_height, pi->proc_width, hr__tail_warp_on());   /* A, b: at most proc */
 }
 
 void hr_stream_params_default(hr_stream_params *p) {

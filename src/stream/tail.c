@@ -87,6 +87,11 @@ static const hr__fgf *tables_for(const hr__tailrun *t, int h, int w) {
   return NULL;
 }
 
+int hr__tail_warp_on(void) {
+  const char *wp = getenv("HR_TAIL_WARP");
+  return !wp || atoi(wp) != 0;
+}
+
 int64_t hr__tail_bytes(int H, int W, int h, int w, int warp) {
   const int64_t n = (int64_t)h * w;
   int64_t b = (int64_t)H * W * 4 + 3 * 2 * n * 4 + 2 * (int64_t)hr__fgf_bytes(H, W, 1);   /* matte, 3 slots, 2 tables */
@@ -149,8 +154,7 @@ hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len) {
   memset(t, 0, sizeof *t);
   t->pub = t->reading = -1;
   t->nice = nice;
-  const char *wp = getenv("HR_TAIL_WARP");
-  t->warp = !wp || atoi(wp) != 0;
+  t->warp = hr__tail_warp_on();
   if (pthread_mutex_init(&t->mu, NULL)) { snprintf(err, err_len, "tail-every-frame: cannot make a mutex"); return HR_ENOMEM; }
   pthread_condattr_t ca;   /* the wait for a frame's own run has a deadline on the monotonic clock */
   int cok = !pthread_condattr_init(&ca) && !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) && !pthread_cond_init(&t->cv, &ca);

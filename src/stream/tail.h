@@ -100,6 +100,9 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep);
 /* What prepare allocates for H x W frames and h x w coefficients, tables for two plans, with the
  * motion's buffers when warp (hr_stream_tail_bytes). */
 int64_t hr__tail_bytes(int H, int W, int h, int w, int warp);
+/* Whether the motion warp is on (HR_TAIL_WARP=0 turns it off): read by start, and by what counts
+ * the tail's memory. */
+int hr__tail_warp_on(void);
 /* Wait until the worker is idle. */
 void hr__tail_drain(hr__tailrun *t);
 /* 1 when no network run is in flight (the session's state may be read). */
