@@ -47,6 +47,11 @@ struct hr_stream {
   int tail_on;
   int tail_wait;               /* wait for a frame's own run when it fits the budget (HR_TAIL_WAIT=0: never) */
   double tail_cost_ms;         /* the last push's own share (source resize + tail) */
+  /* the plan's figures each frame reports, read at plan changes (plan_read), not every frame */
+  int proc_w, proc_h;
+  float ratio;
+  int64_t read_replans;        /* stats.replans and the suspension they were read at */
+  int read_suspended;
   hr__depth *depth;            /* depth fusion (depth.h), NULL when off */
   char err[512];
 };
@@ -121,6 +126,20 @@ void hr_stream_destroy(hr_stream *s) {
   free(s->copy);
   if (s->statm_fd >= 0) close(s->statm_fd);
   free(s);
+}
+
+/* After a plan change (create, replan, resume, suspend): keep what every frame reports, and tell
+ * the governor the device memory of a GPU on the host's RAM (it counts against the ceiling beside
+ * the RSS; none while suspended). */
+static void plan_read(hr_stream *s) {
+  hr_plan_info pi; hr_session_get_plan(s->s, &pi);
+  s->proc_w = pi.proc_width; s->proc_h = pi.proc_height; s->ratio = pi.downsample_ratio;
+  s->read_replans = s->stats.replans;
+  s->read_suspended = hr_session_is_suspended(s->s);
+#ifdef HR_HAVE_VULKAN
+  if (s->gov && s->s->bk == &hr__backend_vulkan && hr__vk_unified_memory(s->s->bimpl))
+    hr_gov_set_device_bytes(s->gov, s->read_suspended ? 0 : (uint64_t)pi.device_bytes);
+#endif
 }
 
 /* Session creation as a job (run on the network's thread in tail-every-frame mode). */
@@ -208,6 +227,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     goto fail;
   }
   if (s->tail_on && (st = hr__tail_attach(&s->tail, s->s, err, err_len))) goto fail;
+  plan_read(s);
   hr_plan_info pi; hr_session_get_plan(s->s, &pi);
   hr_health_params hp;
   if (s->p.health) hp = *s->p.health; else hr_health_params_default(&hp);
@@ -315,14 +335,7 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
  * is told the measured headroom (its memory-pressure cause), whatever the governor decides. */
 static void govern(hr_stream *s, hr_telemetry_record *rec) {
   if (s->gov) {
-    hr_gov_decision d; hr_gov_sample gs;
-#ifdef HR_HAVE_VULKAN
-    /* a GPU on the host's RAM: its buffers count against the ceiling beside the RSS */
-    if (s->s->bk == &hr__backend_vulkan && hr__vk_unified_memory(s->s->bimpl)) {
-      hr_plan_info pi; hr_session_get_plan(s->s, &pi);
-      hr_gov_set_device_bytes(s->gov, hr_session_is_suspended(s->s) ? 0 : (uint64_t)pi.device_bytes);
-    }
-#endif
+    hr_gov_decision d; hr_gov_sample gs;   /* device bytes: set by plan_read */
     hr_gov_frame(s->gov, &d, &gs);
     rec->rss_bytes = (int64_t)gs.rss_bytes;
     rec->headroom_bytes = gs.available_bytes;
@@ -369,6 +382,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     else if (change && !hr__tail_idle(&s->tail)) defer = 1;
   }
   uint32_t ev = defer ? 0 : apply_decisions(s, pressure);
+  if (s->stats.replans != s->read_replans || hr_session_is_suspended(s->s) != s->read_suspended) plan_read(s);
   if (s->tail_on && !hr_session_is_suspended(s->s) && (s->stats.replans != replans || (ev & HR_STREAM_EVENT_REBUILT))) {
     /* a new plan: the tail's tables follow it; after a budget replan the newest coefficients stay
      * on show until the new plan's first run, after a resume or a rebuild they go (the next push
@@ -455,8 +469,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     rec->ingest_ms = o.ingest_ms; rec->infer_ms = o.infer_ms;
     rec->bytes_copied = o.bytes_copied;
     rec->state_reset = (o.events & HR_EVENT_STATE_RESET) != 0;
-    hr_plan_info pi; hr_session_get_plan(s->s, &pi);
-    rec->proc_w = pi.proc_width; rec->proc_h = pi.proc_height; rec->ratio = pi.downsample_ratio;
+    rec->proc_w = s->proc_w; rec->proc_h = s->proc_h; rec->ratio = s->ratio;
     s->stats.inferred++;
   } else {
     t_post = now_ms();

@@ -1583,6 +1583,21 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     for (int j = i + 1; act && j <= ch.end; j++) v->fused[j] = 1;
   }
   free(pad_folded);
+  if (getenv("HR_VK_DUMP")) /* the dispatch list, one a line (stderr) */
+    for (int k = 0; k < v->n_disp; k++) {
+      const vdisp *d = &v->disp[k];
+      const hr__rop *r = &p->rops[d->rop];
+      fprintf(stderr, "disp %3d op %3d %-16s %-10s n %9d out", k, d->rop, hr__op_name(r->op), shaders[d->pipe].name, d->pc[0]);
+      for (int q = 0; q < r->n_out; q++) {
+        const hr__tensor *t = &p->vals[r->out[q]].t;
+        fprintf(stderr, " [");
+        for (int a = 0; a < t->rank; a++) fprintf(stderr, "%s%lld", a ? "x" : "", (long long)t->dims[a]);
+        fprintf(stderr, "]");
+      }
+      fprintf(stderr, " in");
+      for (int q = 0; q < r->n_in; q++) if (p->vals[r->in[q]].kind != V_CONST) fprintf(stderr, " v%d<-op%d", r->in[q], p->vals[p->vals[r->in[q]].root].def);
+      fprintf(stderr, "\n");
+    }
   if (v->src_off >= 0 && v->n_disp) { /* the input materialisation writes the src region */
     v->disp[0].nw = 1; v->disp[0].w[0][0] = v->src_off; v->disp[0].w[0][1] = v->src_off + (int64_t)p->width * p->height * 12;
   }
