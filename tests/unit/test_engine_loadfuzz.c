@@ -361,7 +361,9 @@ int main(void) {
   memcpy(cs[3].bin, cs[0].bin, sizeof cs[0].bin);
   for (int k = 1; k < 3; k++) {
     snprintf(cs[k].json, sizeof cs[k].json, "%s/%s.json", md, k == 1 ? "meet" : "rvm");
-    snprintf(cs[k].bin, sizeof cs[k].bin, "%s/%s", md, cs[k].bin_name);
+    char bin_name[sizeof cs[k].bin_name];   /* another member of cs[k]: GCC's -Wrestrict cannot tell them apart */
+    memcpy(bin_name, cs[k].bin_name, sizeof bin_name);
+    snprintf(cs[k].bin, sizeof cs[k].bin, "%s/%s", md, bin_name);
   }
   if (!(cs[2].text = slurp(cs[2].json, &cs[2].len))) SKIP("%s missing (scripts/fetch-models.sh)", cs[2].json);
   snprintf(tmpdir, sizeof tmpdir, "%s/hr_loadfuzz.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
