@@ -248,9 +248,10 @@ static void hpass_rgbf32(const hr__ingest_plan *p, const hr_frame *f, int y, flo
   }
 }
 
-static void hpass(const hr__ingest_plan *p, const hr_frame *f, int y, float *slot) {
+/* next_y: the input row the next call will read (prefetched where the kernel can), or -1. */
+static void hpass(const hr__ingest_plan *p, const hr_frame *f, int y, int next_y, float *slot) {
   if (f->fmt == HR_PIX_RGBF32 && !p->scalar) {
-    hpass_rgbf32(p, f, y, slot);
+    if (!hr__ingest_avx512_hpass_rgbf32(p, f, y, next_y, slot)) hpass_rgbf32(p, f, y, slot);
     return;
   }
 #ifdef HR__INGEST_HAVE_SSE2
@@ -297,16 +298,17 @@ static size_t resample_rows(const hr__ingest_plan *p, const hr_frame *f, float *
     const int yl = p->y_lo[oy], yh = p->y_hi[oy];
     int st = held[0] == yl ? 0 : held[1] == yl ? 1 : -1;
     int sb = held[0] == yh ? 0 : held[1] == yh ? 1 : -1;
+    const int after = oy + 1 < oy1 ? p->y_lo[oy + 1] : -1;  /* the row built after this output row's */
     if (st < 0) {
       st = sb == 0 ? 1 : 0;
-      hpass(p, f, yl, rows + (size_t)st * 3 * wp);
+      hpass(p, f, yl, sb < 0 && yh != yl ? yh : after, rows + (size_t)st * 3 * wp);
       held[st] = yl;
       rows_built++;
       if (yh == yl) sb = st;
     }
     if (sb < 0) {
       sb = st == 0 ? 1 : 0;
-      hpass(p, f, yh, rows + (size_t)sb * 3 * wp);
+      hpass(p, f, yh, after, rows + (size_t)sb * 3 * wp);
       held[sb] = yh;
       rows_built++;
     }

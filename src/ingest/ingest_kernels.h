@@ -79,6 +79,11 @@ void hr__ingest_row_planar_scalar(const hr_frame *f, int y, int x0, float *r, fl
  * converts pixels [0, n) for n a multiple of 16 and returns n, the rest is the caller's. */
 int hr__ingest_avx512_row_planar(const hr_frame *f, int y, float *r, float *g, float *b);
 
+/* AVX-512 horizontal pass of an RGBF32 row y into the planar slot, every padded column (the same
+ * values as hpass_rgbf32), prefetching row next_y (-1: none) meanwhile. 1 when done, 0 where the CPU
+ * or the build cannot (the caller's loop then runs). */
+int hr__ingest_avx512_hpass_rgbf32(const hr__ingest_plan *p, const hr_frame *f, int y, int next_y, float *slot);
+
 #if defined(__SSE2__)
 #define HR__INGEST_HAVE_SSE2 1
 /* SSE2 row conversion: converts pixels [0, n) for the largest n it handles (a multiple of 4, or

@@ -340,7 +340,12 @@ static void fgf_chunk(void *ctx, size_t chunk) {
       const int k0 = fgf_hslot(j, j0, j1, tag, ha, hb), k1 = fgf_hslot(j, j1, j0, tag, ha, hb);
       /* a float RGB row is read where it lies; any other format is converted to planar rows */
       const float *px = j->frame->fmt == HR_PIX_RGBF32 ? hr__ingest_row_view(j->frame, y, src) : NULL;
-      if (px) fgf_alpha_row_px(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, px, pha, j->clip);
+      if (px) {
+        /* AVX-512: whole blocks of 16 pixels; the rest (or everything elsewhere) by the loop */
+        const int x0 = hr__k_fgf_alpha_row_rgbf(px, W, ha[k0], ha[k1], hb[k0], hb[k1], fy, pha, j->clip);
+        if (x0 < W)
+          fgf_alpha_row_px(W - x0, ha[k0] + x0, ha[k1] + x0, hb[k0] + x0, hb[k1] + x0, fy, px + 3 * (size_t)x0, pha + x0, j->clip);
+      }
       else {
         /* NV12 on AVX-512: converted in registers (whole blocks of 16); the rest as planar rows */
         const int x0 = hr__k_fgf_alpha_row_nv12(j->frame, y, W, ha[k0], ha[k1], hb[k0], hb[k1], fy, pha, j->clip);

@@ -9,6 +9,10 @@
  * planar R, G, B rows made in registers): columns [0, return value), a multiple of 16. */
 int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,
                              float fy, float *pha, int clip);
+/* The same for a float RGB guidance row (W pixels, R, G, B interleaved; fgf_alpha_row_px): columns
+ * [0, return value), a multiple of 16. */
+int hr__k_fgf_alpha_row_rgbf(const float *px, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1, float fy,
+                             float *pha, int clip);
 /* One low-resolution row of the guided filter's coefficient (a and b: the alpha's values, cs floats
  * apart, w of them) across the full width W: columns [0, return value), a multiple of 16, as
  * kernels.c's fgf_hrow gives them. */

@@ -196,6 +196,7 @@ static void test_sizes(void) {
   check_case(HR_PIX_NV12_FULL, 1920, 1440, 480, 360, 0, false);
   check_case(HR_PIX_NV12_VIDEO, 1920, 1440, 512, 384, 64, false);
   check_case(HR_PIX_BGRA, 1920, 1440, 480, 360, 0, false);
+  check_case(HR_PIX_RGBF32, 1920, 1440, 480, 360, 12, false);  /* the bench's input (AVX-512 gathers, next row prefetched) */
   check_case(HR_PIX_I420_VIDEO, 1920, 1440, 640, 480, 0, false);
   check_case(HR_PIX_NV12_FULL, 480, 360, 1920, 1440, 0, false);
 }

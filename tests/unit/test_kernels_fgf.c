@@ -4,7 +4,8 @@
  * frame (ingest_kernels.h, hr__yuv_px), alpha = A*mean + b, clipped or not. NV12 (full and video
  * range; on AVX-512 converted in registers, kernels_avx512.c, the low-resolution rows upsampled 16
  * columns a step) at widths that are and are not a
- * multiple of 16 (the rest on the portable path), RGB24 (the planar-row path), 4-channel and
+ * multiple of 16 (the rest on the portable path), RGB24 (the planar-row path), float RGB (read in place,
+ * AVX-512 taking the pixels apart in registers; rows that are not 4-byte aligned converted), 4-channel and
  * alpha-only coefficients, on the calling thread and over a pool of 3 with 5 chunks. Also the
  * low-resolution stage (hr__k_fgf_lr: the guidance row made 4-channel on AVX-512, the boxes and the
  * coefficients) against its definition at widths that are no multiple of 16. */
@@ -32,6 +33,8 @@ static void px_rgb(const hr_frame *f, int x, int y, float *rgb) {
   if (hr__fmt_is_nv12(f->fmt)) {
     const uint8_t *c = (const uint8_t *)f->planes[1] + (ptrdiff_t)(y / 2) * f->strides[1] + 2 * (x / 2);
     hr__yuv_px(p0[x], c[0], c[1], hr__yuv_coeffs(f->fmt), rgb);
+  } else if (f->fmt == HR_PIX_RGBF32) {
+    memcpy(rgb, p0 + (size_t)x * 12, 12);
   } else { /* RGB24 */
     for (int k = 0; k < 3; k++) rgb[k] = (float)p0[3 * x + k] * HR__U8_SCALE;
   }
@@ -58,11 +61,18 @@ static void oracle(const hr_frame *f, int h, int w, const float *A, const float 
   }
 }
 
-static void check(pthreadpool_t pool, hr_pixfmt fmt, int W, int H, int h, int w, int alpha_only, int clip) {
-  int bpp = fmt == HR_PIX_RGB24 ? 3 : 1;
-  size_t ystride = (size_t)W * bpp + 7; /* padded rows */
+static void check_rows(pthreadpool_t pool, hr_pixfmt fmt, int W, int H, int h, int w, int alpha_only, int clip, int odd_rows) {
+  int bpp = fmt == HR_PIX_RGB24 ? 3 : fmt == HR_PIX_RGBF32 ? 12 : 1;
+  /* padded rows; float rows 4-byte aligned (read in place) unless odd_rows (converted into scratch) */
+  size_t ystride = (size_t)W * bpp + (fmt == HR_PIX_RGBF32 ? (odd_rows ? 9 : 20) : 7);
   uint8_t *buf = malloc(ystride * H + ystride * (H / 2) + 16);
   for (size_t i = 0; i < ystride * H + ystride * (H / 2) + 16; i++) buf[i] = (uint8_t)next();
+  if (fmt == HR_PIX_RGBF32)
+    for (int yy = 0; yy < H; yy++)
+      for (int i = 0; i < 3 * W; i++) {
+        float v = rndf(-0.2f, 1.2f);
+        memcpy(buf + (size_t)yy * ystride + 4 * (size_t)i, &v, 4);
+      }
   hr_frame f;
   memset(&f, 0, sizeof f);
   f.fmt = fmt; f.width = W; f.height = H;
@@ -85,6 +95,9 @@ static void check(pthreadpool_t pool, hr_pixfmt fmt, int W, int H, int h, int w,
          clip, pool != NULL, bad, W * H);
   hr__fgf_free(&g);
   free(A); free(B); free(want); free(got); free(buf);
+}
+static void check(pthreadpool_t pool, hr_pixfmt fmt, int W, int H, int h, int w, int alpha_only, int clip) {
+  check_rows(pool, fmt, W, H, h, w, alpha_only, clip, 0);
 }
 
 /* hr__k_fgf_lr against its definition: x = (R, G, B, (((0 + R) + G) + B) / 3) per pixel, the four
@@ -154,6 +167,10 @@ int main(void) {
       check(pools[pi], HR_PIX_NV12_FULL, 40, 8, 5, 30, 0, clip);     /* taps too wide for a block's permute */
       check(pools[pi], HR_PIX_NV12_VIDEO, 32, 10, 7, 50, 1, clip);   /* a downsampling */
       check(pools[pi], HR_PIX_NV12_FULL, 48, 12, 3, 13, 1, clip);    /* 13 -> 48: alpha-only, spans up to 16 floats */
+      check(pools[pi], HR_PIX_RGBF32, 94, 26, 13, 17, 0, clip);      /* float guidance read in place: 5 blocks + 14 */
+      check(pools[pi], HR_PIX_RGBF32, 64, 9, 5, 11, 1, clip);
+      check(pools[pi], HR_PIX_RGBF32, 11, 5, 3, 4, 0, clip);         /* narrower than one block */
+      check_rows(pools[pi], HR_PIX_RGBF32, 37, 7, 4, 9, 0, clip, 1); /* rows not 4-byte aligned: converted */
     }
   for (int pi = 0; pi < 2; pi++) {
     check_lr(pools[pi], pi ? 4 : 1, 11, 37, 3, 3);   /* 37 = 2 x 16 + 5 pixels a row */
