@@ -129,8 +129,14 @@ static const uint32_t spv_cvt[] =
 static const uint32_t spv_cvt_h[] =
 #include "cvt_h.spv.h"
     ;
+static const uint32_t spv_concat[] =
+#include "concat.spv.h"
+    ;
+static const uint32_t spv_concat_h[] =
+#include "concat_h.spv.h"
+    ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVRED, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVRED, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
 #define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4, 0}
@@ -143,6 +149,7 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
     SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convred, "convred", 0), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
     SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
+    SH(concat, "concat", 0),
 };
 #undef SH
 #undef SH2
@@ -253,6 +260,10 @@ typedef struct vk {
   int64_t es;
   int64_t *f32off;            /* fp16: per value, its root's element offset in the fp32 range, -1 */
   int64_t *remap;             /* per value: its root's own slot (layout bytes, chain_slots), -1 */
+  /* views (find_views): per value, the value whose storage it is read from (-1: its own), the
+   * float offset into it and the pixel stride: element (pixel, c) at voff(par) + del + pixel * ps + c */
+  int *vpar;
+  int64_t *vdel, *vps;
   int64_t scr_off, scr_n;     /* the split-K scratch (split_scratch): layout bytes into dbuf, floats; 0 floats: none */
   int64_t f32_bytes;          /* the fp32 range: bytes, and where it starts in dbuf */
   VkDeviceSize f32_base;
@@ -422,6 +433,7 @@ static const hr__attrs *attrs_of(const hr__rop *r) { return r->node ? &r->node->
 
 /* Float offset of value v's data in dbuf, -1 if it has none there. */
 static int64_t voff(const vk *v, const hr__plan *p, int id) {
+  if (v->vpar && v->vpar[id] >= 0) return voff(v, p, v->vpar[id]) + v->vdel[id];
   const hr__val *x = &p->vals[id];
   if (x->kind == V_CONST) {
     if (v->voff[id] < 0) return -1;
@@ -544,6 +556,16 @@ static int uop_code(hr__op op) {
 }
 
 static int axis_norm(int a, int rank) { return a < 0 ? a + rank : a; }
+/* The channel axis of a concat or split (rank 4, last axis), else -1. */
+static int last_axis(const hr__plan *p, int av, int rank) {
+  const hr__val *a = &p->vals[av];
+  if (a->kind != V_CONST || a->t.dt != HR_DT_INT32 || !a->t.data || rank != 4) return -1;
+  return axis_norm(((const int32_t *)a->t.data)[0], rank) == 3 ? 3 : -1;
+}
+static int views_off(void) {
+  const char *e = getenv("HR_VK_VIEWS");
+  return e && *e == '0';
+}
 
 /* What a convolution's epilogue computes beyond its own bias and clamp (common.glsl epi): the ops
  * after it that read only its result, folded in (each intermediate value has that op as its only
@@ -672,6 +694,10 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       int64_t yd[4], ys[4];
       NEED(dims4(x, xd, xs) && dims4(y, yd, ys), "rank > 4");
       NEED(x->dt == HR_DT_FLOAT && y->dt == HR_DT_FLOAT, "non-float input");
+      for (int q = 0; q < 2; q++) { /* a view: its pixels ps floats apart (find_views) */
+        int64_t *dd = q ? yd : xd, *ss = q ? ys : xs, ps = v->vpar[r->in[q]] >= 0 ? v->vps[r->in[q]] : 0;
+        if (ps) { ss[3] = 1; ss[2] = ps; ss[1] = dd[2] * ps; ss[0] = dd[1] * dd[2] * ps; }
+      }
       ADD(P_BINARY, n_out);
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = (int32_t)voff(v, p, r->out[0]); d->pc[4] = bop_code(r->op);
@@ -758,6 +784,27 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
     case HR_OP_CONCAT: {
       const hr__tensor *axt = &p->vals[r->in[r->n_in - 1]].t;
       NEED(p->vals[r->in[r->n_in - 1]].kind == V_CONST, "axis not constant");
+      if (!v->fp16 && !views_off() && o->rank == 4 && r->n_in - 1 <= 6 && last_axis(p, r->in[r->n_in - 1], 4) == 3) {
+        /* one dispatch for the sources not written in place (concat.comp), views read where they lie */
+        int32_t src[6][4];
+        int ns = 0;
+        int64_t c0 = 0, cs = 0;
+        for (int k = 0; k < r->n_in - 1; k++) {
+          int xv = r->in[k];
+          int64_t cn = p->vals[xv].t.dims[p->vals[xv].t.rank - 1], b = voff(v, p, xv);
+          if (!(r->in_place_mask & (1u << k))) {
+            NEED(b >= 0 && p->vals[xv].t.rank == 4, "input without storage");
+            src[ns][0] = (int32_t)b; src[ns][1] = (int32_t)(v->vpar[xv] >= 0 ? v->vps[xv] : cn); src[ns][2] = (int32_t)c0; src[ns][3] = (int32_t)cn;
+            ns++; cs += cn;
+          }
+          c0 += cn;
+        }
+        if (!ns) return HR_OK;
+        ADD(P_CONCAT, (n_out / od[3]) * cs);
+        d->pc[1] = (int32_t)voff(v, p, r->out[0]); d->pc[2] = (int32_t)od[3]; d->pc[3] = ns; d->pc[4] = (int32_t)cs;
+        for (int k = 0; k < ns; k++) for (int q = 0; q < 4; q++) d->pc[5 + 4 * k + q] = src[k][q];
+        return HR_OK;
+      }
       int ax = axis_norm(((const int32_t *)axt->data)[0], o->rank) + (4 - o->rank);
       int64_t off = 0, dst = voff(v, p, r->out[0]);
       for (int k = 0; k < r->n_in - 1; k++) {
@@ -783,12 +830,14 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         const hr__tensor *t = &p->vals[r->out[k]].t;
         int64_t td[4], ts[4];
         dims4(t, td, ts);
+        if (v->vpar[r->out[k]] >= 0) { off += td[ax]; continue; } /* a view: read where it lies */
         NEED(add_copy(v, i, src + off * xs[ax], xs, voff(v, p, r->out[k]), ts, td), "memory");
         off += td[ax];
       }
       return HR_OK;
     }
     case HR_OP_SLICE: {
+      if (v->vpar[r->out[0]] >= 0) return HR_OK; /* a view */
       NEED(dims4(x, xd, xs) && p->vals[r->in[1]].kind == V_CONST, "begin not constant");
       const int32_t *b = p->vals[r->in[1]].t.data;
       int64_t src = voff(v, p, r->in[0]);
@@ -844,7 +893,7 @@ static int chan_const(const hr__plan *p, int x, int64_t OC) {
  * none; =act: the activation only). remap: roots moved to slots of their own (NULL: none). Where
  * the chain's output lies over an input, *want (when given) gets the output's root: with that
  * root in a slot of its own the chain holds (chain_slots). */
-static void conv_chain(const hr__plan *p, const int64_t *remap, int i, vchain *c, int *want) {
+static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar, int i, vchain *c, int *want) {
   if (want) *want = -1;
   memset(c, 0, sizeof *c);
   c->end = i; c->out = p->rops[i].out[0];
@@ -887,7 +936,8 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, int i, vchain *c
     else if (a->op == HR_OP_MUL && cc && stage < 5) { c->mul2 = other; c->flags |= 256 | (cc == 2 ? 64 : 0); stage = 5; }
     else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && cc && stage < 3) { c->add = other; c->flags |= 2 | (cc == 2 ? 32 : 0); stage = 3; }
     else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && other >= 0 && p->vals[other].kind != V_CONST && p->vals[other].t.dt == HR_DT_FLOAT &&
-             hr__numel(&p->vals[other].t) == n && p->vals[p->vals[other].root].storage == S_ARENA && p->vals[other].root != p->vals[cur].root) {
+             hr__numel(&p->vals[other].t) == n && p->vals[p->vals[other].root].storage == S_ARENA && p->vals[other].root != p->vals[cur].root &&
+             !(vpar && vpar[other] >= 0)) { /* the residual is read at the output's index: never a view */
       c->res = other; c->flags |= 128; stage = 7;
     } else break;
     cur = a->out[0]; c->end = j;
@@ -940,7 +990,7 @@ static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t 
   for (int i = 0; i < p->n_rops; i++) {
     vchain c;
     int want;
-    conv_chain(p, remap, i, &c, &want);
+    conv_chain(p, remap, NULL, i, &c, &want);
     if (want < 0 || remap[want] >= 0) continue;
     int64_t need = (hr__numel(&p->vals[want].t) * 4 + 255) & ~(int64_t)255;
     int until = i;
@@ -955,7 +1005,7 @@ static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t 
     if (fresh) { pick = ns++; s_off[pick] = off; s_size[pick] = need; off += need; }
     remap[want] = s_off[pick];
     s_until[pick] = until;
-    conv_chain(p, remap, i, &c, NULL);
+    conv_chain(p, remap, NULL, i, &c, NULL);
     int bad = c.end == i || c.end > last || p->vals[c.out].root != want;
     if (bad) { /* a value in the tail's fp32 range (fp16) stays put */
       remap[want] = -1;
@@ -965,13 +1015,102 @@ static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t 
   return off;
 }
 
+static int is_binary(hr__op op) {
+  return op == HR_OP_MUL || op == HR_OP_ADD || op == HR_OP_ADDV2 || op == HR_OP_SUB || op == HR_OP_REALDIV || op == HR_OP_MINIMUM || op == HR_OP_MAXIMUM;
+}
+/* Whether op j can read value x as a view (a pixel stride wider than x's channels): the binary
+ * ops (strided operands) and a channel concat of at most 6 copied sources (concat.comp). */
+static int view_reader(const hr__plan *p, int j, int x) {
+  const hr__rop *r = &p->rops[j];
+  if (is_binary(r->op)) return p->vals[r->in[0]].t.rank <= 4 && p->vals[r->in[1]].t.rank <= 4;
+  if (r->op != HR_OP_CONCAT || r->n_in - 1 > 6) return 0;
+  (void)x;
+  return last_axis(p, r->in[r->n_in - 1], p->vals[r->out[0]].t.rank) == 3;
+}
+/* Views instead of copies (fp32 storage; HR_VK_VIEWS=0: none): the outputs of a channel split, and
+ * a slice of whole rows, are read where their input lies (vpar, vdel, vps) when every reader can
+ * take a pixel stride (view_reader), so the split or slice has no dispatch. The input must then
+ * stay intact until the views' last reader: where a value written in between lies over it, the
+ * input's root moves to a slot of its own from logical byte offset off on (in remap; slots shared
+ * by roots whose lives do not meet), unless it already has one (then no view). Returns the end. */
+static int64_t find_views(const hr__plan *p, int fp16, int64_t *remap, int *vpar, int64_t *vdel, int64_t *vps, int64_t off) {
+  for (int k = 0; k < p->n_vals; k++) { vpar[k] = -1; vdel[k] = 0; vps[k] = 0; }
+  if (fp16 || views_off()) return off;
+  enum { MAXS = 64 };
+  int64_t s_off[MAXS], s_size[MAXS];
+  int s_until[MAXS], ns = 0;
+  for (int i = 0; i < p->n_rops; i++) {
+    const hr__rop *r = &p->rops[i];
+    int xv, is_split = r->op == HR_OP_SPLIT || r->op == HR_OP_SPLITV;
+    if (is_split) xv = r->op == HR_OP_SPLIT ? r->in[1] : r->in[0];
+    else if (r->op == HR_OP_SLICE) xv = r->in[0];
+    else continue;
+    const hr__val *x = &p->vals[xv];
+    const hr__tensor *xt = &x->t;
+    if (x->kind != V_DYN || xt->dt != HR_DT_FLOAT || xt->rank != 4 || xt->dims[0] != 1 || !plain(p, xv) || vpar[xv] >= 0) continue;
+    int64_t del[HR_MAX_OUT] = {0};
+    if (is_split) {
+      if (last_axis(p, r->op == HR_OP_SPLIT ? r->in[0] : r->in[2], 4) != 3) continue;
+      int64_t c = 0;
+      for (int k = 0; k < r->n_out; k++) { del[k] = c; c += p->vals[r->out[k]].t.dims[3]; }
+    } else {
+      const hr__val *b = &p->vals[r->in[1]];
+      const hr__tensor *o = &p->vals[r->out[0]].t;
+      if (b->kind != V_CONST || b->t.dt != HR_DT_INT32 || hr__numel(&b->t) != 4 || o->rank != 4) continue;
+      const int32_t *bb = b->t.data;
+      if (bb[0] || bb[2] || bb[3] || o->dims[2] != xt->dims[2] || o->dims[3] != xt->dims[3]) continue;
+      del[0] = (int64_t)bb[1] * xt->dims[2] * xt->dims[3];
+    }
+    /* the outputs whose readers all take a view, and the last of those readers */
+    int ok[HR_MAX_OUT] = {0}, any = 0, last = i;
+    for (int k = 0; k < r->n_out; k++) {
+      int o = r->out[k], good = p->vals[o].root == o && plain(p, o) && p->vals[o].t.rank == 4, lk = i;
+      for (int j = i + 1; good && j < p->n_rops; j++)
+        for (int q = 0; q < p->rops[j].n_in; q++) {
+          int y = p->rops[j].in[q];
+          if (p->vals[y].root != o) continue;
+          if (y != o || !view_reader(p, j, o)) good = 0;
+          lk = j;
+        }
+      if (good && lk > i) { ok[k] = 1; any = 1; if (lk > last) last = lk; }
+    }
+    if (!any) continue;
+    /* a value written in (i, last] over the input? A convolution writes its epilogue chain's
+     * output (at most 7 ops later) already: a root counts from 7 ops before its definition. */
+    int xr = x->root, clash = 0;
+    int64_t lo = bytes_lo(p, remap, xv), hi = bytes_hi(p, remap, xv);
+    for (int k = 0; k < p->n_vals && !clash; k++) {
+      const hr__val *y = &p->vals[k];
+      if (k == xr || y->root != k || y->storage != S_ARENA || y->kind == V_CONST) continue;
+      if (y->def + 7 <= i || y->def > last + 7) continue;
+      if (bytes_lo(p, remap, k) < hi && lo < bytes_hi(p, remap, k)) clash = 1;
+    }
+    if (clash) {
+      if (remap[xr] >= 0) continue;
+      int64_t need = (hr__numel(&p->vals[xr].t) * 4 + 255) & ~(int64_t)255;
+      int from = p->vals[xr].def - 7, pick = -1;
+      for (int q = 0; q < ns; q++)
+        if (s_until[q] < from && s_size[q] >= need && (pick < 0 || s_size[q] < s_size[pick])) pick = q;
+      if (pick < 0 && ns == MAXS) continue;
+      if (pick < 0) { pick = ns++; s_off[pick] = off; s_size[pick] = need; off += need; }
+      remap[xr] = s_off[pick];
+      s_until[pick] = last;
+    }
+    for (int k = 0; k < r->n_out; k++)
+      if (ok[k]) { vpar[r->out[k]] = xv; vdel[r->out[k]] = del[k]; vps[r->out[k]] = xt->dims[3]; }
+  }
+  return off;
+}
+
 /* The byte ranges of a dispatch: every non-constant input and output value of its op. */
 static void annotate(const vk *v, const hr__plan *p, vdisp *d, const hr__rop *r) {
   d->nr = d->nw = 0;
   for (int k = 0; k < r->n_in; k++) {
-    int64_t o = voff(v, p, r->in[k]);
-    if (p->vals[r->in[k]].kind == V_CONST || o < 0) continue;
-    d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[r->in[k]].t) * 4; d->nr++;
+    int x = r->in[k];
+    while (v->vpar[x] >= 0) x = v->vpar[x]; /* a view: the whole of what it reads from */
+    int64_t o = voff(v, p, x);
+    if (p->vals[x].kind == V_CONST || o < 0) continue;
+    d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[x].t) * 4; d->nr++;
   }
   for (int k = 0; k < r->n_out; k++) {
     int64_t o = voff(v, p, r->out[k]);
@@ -1479,7 +1618,7 @@ static void vk_destroy(void *impl) {
     if (rm) rm(v->inst, v->msgr, NULL);
   }
   if (v->inst) vkDestroyInstance(v->inst, NULL);
-  free(v->voff); free(v->f32off); free(v->remap); free(v->disp); free(v->ts); free(v->fused);
+  free(v->voff); free(v->f32off); free(v->remap); free(v->vpar); free(v->vdel); free(v->vps); free(v->disp); free(v->ts); free(v->fused);
   free(v);
 }
 
@@ -1523,6 +1662,11 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   }
   if (!(v->remap = malloc(sizeof *v->remap * (size_t)p->n_vals))) return HR_ENOMEM;
   off = chain_slots(p, v->fp16, v->remap, off);
+  v->vpar = malloc(sizeof *v->vpar * (size_t)p->n_vals);
+  v->vdel = malloc(sizeof *v->vdel * (size_t)p->n_vals);
+  v->vps = malloc(sizeof *v->vps * (size_t)p->n_vals);
+  if (!v->vpar || !v->vdel || !v->vps) return HR_ENOMEM;
+  off = find_views(p, v->fp16, v->remap, v->vpar, v->vdel, v->vps, off);
   if ((v->scr_n = split_scratch(p, v->fp16))) { off = align256(off); v->scr_off = off; off += v->scr_n * 4; }
   if (v->fp16 && !(tail32 && *tail32 == '0')) {
     int last = -1, ok = 1;
@@ -1551,7 +1695,7 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   if (!pad_folded) return HR_ENOMEM;
   for (int i = 0; i < p->n_rops; i++) {
     vchain ch;
-    conv_chain(p, v->remap, i, &ch, NULL);
+    conv_chain(p, v->remap, v->vpar, i, &ch, NULL);
     if (ch.pad >= 0) pad_folded[ch.pad] = 1;
   }
   /* lowered in order; a folded Pad's dispatches are dropped below */
@@ -1559,7 +1703,7 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     if (v->fused[i]) continue;
     int d0 = v->n_disp;
     vchain ch;
-    conv_chain(p, v->remap, i, &ch, NULL);
+    conv_chain(p, v->remap, v->vpar, i, &ch, NULL);
     if (pad_folded[i]) { v->fused[i] = 2; continue; }
     if (ch.pad >= 0 && !pad_folded[ch.pad]) ch.pad = -1;
     int act = ch.end > i;
@@ -1917,8 +2061,25 @@ hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1) {
   record_disp(v, v->cb_tmp, d0, d1, 0);
   return tmp_end(s, v);
 }
+/* A view's values gathered from (or scattered into) what it is read from. */
+static hr_status view_xfer(hr_session *s, vk *v, int id, float *dst, const float *src) {
+  const hr__plan *p = s->plan;
+  int par = v->vpar[id];
+  int64_t np = hr__numel(&p->vals[par].t), n = hr__numel(&p->vals[id].t), C = p->vals[id].t.dims[p->vals[id].t.rank - 1];
+  float *b = malloc(sizeof(float) * (size_t)np);
+  if (!b) return HR_ENOMEM;
+  hr_status st = v->vpar[par] >= 0 ? view_xfer(s, v, par, b, NULL) : xfer(s, v, voff(v, p, par), np, b, NULL);
+  for (int64_t k = 0; !st && k < n; k++) {
+    float *e = &b[v->vdel[id] + k / C * v->vps[id] + k % C];
+    if (dst) dst[k] = *e; else *e = src[k];
+  }
+  if (!st && src) st = v->vpar[par] >= 0 ? view_xfer(s, v, par, NULL, b) : xfer(s, v, voff(v, p, par), np, NULL, b);
+  free(b);
+  return st;
+}
 hr_status hr__vk_value_read(hr_session *s, void *impl, int id, void *dst) {
   vk *v = impl;
+  if (v->vpar[id] >= 0) return view_xfer(s, v, id, dst, NULL);
   int64_t o = voff(v, s->plan, id);
   if (o < 0) return HR_EINVAL;
   return xfer(s, v, o, hr__numel(&s->plan->vals[id].t), dst, NULL);
@@ -1926,6 +2087,7 @@ hr_status hr__vk_value_read(hr_session *s, void *impl, int id, void *dst) {
 hr_status hr__vk_value_write(hr_session *s, void *impl, int id, const void *src) {
   vk *v = impl;
   v->sback_valid = 0;
+  if (v->vpar[id] >= 0) return view_xfer(s, v, id, NULL, src);
   int64_t o = voff(v, s->plan, id);
   if (o < 0) return HR_EINVAL;
   return xfer(s, v, o, hr__numel(&s->plan->vals[id].t), NULL, src);
@@ -1996,7 +2158,13 @@ hr_status hr__vk_plan_memory(const hr__plan *p, int fp16, hr__vk_memory *out) {
   int64_t *remap = malloc(sizeof *remap * ((size_t)p->n_vals + 1));
   if (!remap) { free(seen); return HR_ENOMEM; }
   off = chain_slots(p, fp16, remap, off);
+  int *vpar = malloc(sizeof *vpar * ((size_t)p->n_vals + 1));
+  int64_t *vdel = malloc(sizeof *vdel * ((size_t)p->n_vals + 1)), *vps = malloc(sizeof *vps * ((size_t)p->n_vals + 1));
+  if (vpar && vdel && vps) off = find_views(p, fp16, remap, vpar, vdel, vps, off);
+  int bad = !vpar || !vdel || !vps;
+  free(vpar); free(vdel); free(vps);
   free(remap);
+  if (bad) { free(seen); return HR_ENOMEM; }
   int64_t scr = split_scratch(p, fp16);
   if (scr) off = align256(off) + scr * 4;
   if (fp16 && !(tail32 && *tail32 == '0')) {
