@@ -135,8 +135,14 @@ static const uint32_t spv_concat[] =
 static const uint32_t spv_concat_h[] =
 #include "concat_h.spv.h"
     ;
+static const uint32_t spv_fgflr[] =
+#include "fgflr.spv.h"
+    ;
+static const uint32_t spv_fgflr_h[] =
+#include "fgflr_h.spv.h"
+    ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVRED, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVRED, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P_FGFLR, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
 #define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4, 0}
@@ -149,7 +155,7 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
     SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convred, "convred", 0), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
     SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
-    SH(concat, "concat", 0),
+    SH(concat, "concat", 0),   SH(fgflr, "fgflr", 0),
 };
 #undef SH
 #undef SH2
@@ -1015,6 +1021,28 @@ static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t 
   return off;
 }
 
+/* RVM's low-resolution guided filter (plan.h hr__fgf_lr: from the split of the network's output to
+ * A and b, ~23 dispatches) as one (fgflr.comp): fp32 storage, the plan's shapes (y 1 x H x W x 4,
+ * the image 1 x H x W x 3, boxes of KH x 1 and 1 x KW, A and b 1 x (H-KH+1) x (W-KW+1) x 4);
+ * HR_VK_FGFLR=0: the ops one by one. */
+static int lr_fused(const hr__plan *p, int fp16) {
+  const char *e = getenv("HR_VK_FGFLR");
+  const hr__fgf_lr *f = &p->fgf_lr;
+  if (fp16 || (e && *e == '0') || f->first < 0 || f->last < f->first) return 0;
+  const hr__tensor *y = &p->vals[f->y].t, *x = &p->vals[f->src].t, *A = &p->vals[f->A].t, *b = &p->vals[f->b].t;
+  if (y->rank != 4 || x->rank != 4 || A->rank != 4 || b->rank != 4 || y->dims[0] != 1 || y->dims[3] != 4 || x->dims[3] != 3 ||
+      x->dims[0] != 1 || x->dims[1] != y->dims[1] || x->dims[2] != y->dims[2] || memcmp(A->dims, b->dims, sizeof A->dims) || A->dims[3] != 4)
+    return 0;
+  for (int q = 0; q < 4; q++) {
+    const hr__val *wv = &p->vals[f->wv[q]], *wh = &p->vals[f->wh[q]];
+    if (wv->kind != V_CONST || wh->kind != V_CONST || wv->t.dt != HR_DT_FLOAT || wh->t.dt != HR_DT_FLOAT || wv->t.rank != 4 || wh->t.rank != 4 ||
+        wv->t.dims[1] != 1 || wv->t.dims[2] != 4 || wh->t.dims[0] != 1 || wh->t.dims[2] != 4 || wv->t.dims[0] != p->vals[f->wv[0]].t.dims[0] ||
+        wh->t.dims[1] != p->vals[f->wh[0]].t.dims[1])
+      return 0;
+  }
+  int KH = (int)p->vals[f->wv[0]].t.dims[0], KW = (int)p->vals[f->wh[0]].t.dims[1];
+  return A->dims[1] == y->dims[1] - KH + 1 && A->dims[2] == y->dims[2] - KW + 1;
+}
 static int is_binary(hr__op op) {
   return op == HR_OP_MUL || op == HR_OP_ADD || op == HR_OP_ADDV2 || op == HR_OP_SUB || op == HR_OP_REALDIV || op == HR_OP_MINIMUM || op == HR_OP_MAXIMUM;
 }
@@ -1041,6 +1069,7 @@ static int64_t find_views(const hr__plan *p, int fp16, int64_t *remap, int *vpar
   int s_until[MAXS], ns = 0;
   for (int i = 0; i < p->n_rops; i++) {
     const hr__rop *r = &p->rops[i];
+    if (lr_fused(p, fp16) && i >= p->fgf_lr.first && i <= p->fgf_lr.last) continue; /* one dispatch (fgflr.comp) */
     int xv, is_split = r->op == HR_OP_SPLIT || r->op == HR_OP_SPLITV;
     if (is_split) xv = r->op == HR_OP_SPLIT ? r->in[1] : r->in[0];
     else if (r->op == HR_OP_SLICE) xv = r->in[0];
@@ -1699,8 +1728,31 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     if (ch.pad >= 0) pad_folded[ch.pad] = 1;
   }
   /* lowered in order; a folded Pad's dispatches are dropped below */
+  int lr = lr_fused(p, v->fp16);
   for (int i = 0; i < p->n_rops; i++) {
     if (v->fused[i]) continue;
+    if (lr && i == p->fgf_lr.first) { /* the low-resolution guided filter: one dispatch, the group's other ops marked fused */
+      const hr__fgf_lr *f = &p->fgf_lr;
+      const hr__tensor *y = &p->vals[f->y].t, *A = &p->vals[f->A].t;
+      int64_t oy = voff(v, p, f->y), ox = voff(v, p, f->src), oa = voff(v, p, f->A), ob = voff(v, p, f->b);
+      if (oy < 0 || ox < 0 || oa < 0 || ob < 0) {
+        snprintf(s->err, sizeof s->err, "Vulkan backend: the guided filter's values have no storage");
+        free(pad_folded);
+        return HR_ENOTSUP;
+      }
+      vdisp *d = add_disp(v, P_FGFLR, i, hr__numel(A));
+      if (!d) { free(pad_folded); return HR_ENOMEM; }
+      d->pc[1] = (int32_t)oy; d->pc[2] = (int32_t)ox; d->pc[3] = (int32_t)oa; d->pc[4] = (int32_t)ob;
+      d->pc[5] = (int32_t)y->dims[1]; d->pc[6] = (int32_t)y->dims[2]; d->pc[7] = (int32_t)A->dims[1]; d->pc[8] = (int32_t)A->dims[2];
+      d->pc[9] = (int32_t)p->vals[f->wv[0]].t.dims[0]; d->pc[10] = (int32_t)p->vals[f->wh[0]].t.dims[1];
+      for (int q = 0; q < 4; q++) { d->pc[11 + q] = (int32_t)voff(v, p, f->wv[q]); d->pc[15 + q] = (int32_t)voff(v, p, f->wh[q]); }
+      d->pc[19] = fbits(f->eps);
+      d->nr = 2; d->nw = 2;
+      d->r[0][0] = oy * 4; d->r[0][1] = (oy + hr__numel(y)) * 4; d->r[1][0] = ox * 4; d->r[1][1] = (ox + hr__numel(&p->vals[f->src].t)) * 4;
+      d->w[0][0] = oa * 4; d->w[0][1] = (oa + hr__numel(A)) * 4; d->w[1][0] = ob * 4; d->w[1][1] = (ob + hr__numel(A)) * 4;
+      for (int j = i + 1; j <= f->last; j++) v->fused[j] = 1;
+      continue;
+    }
     int d0 = v->n_disp;
     vchain ch;
     conv_chain(p, v->remap, v->vpar, i, &ch, NULL);
