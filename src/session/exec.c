@@ -1,6 +1,7 @@
 /* Executor: one kernel per planned op, XNNPACK operators where they exist, our own kernels elsewhere. */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +10,13 @@
 #include "session/session_impl.h"
 #include "graph/ops.h"
 #include "session/kernels.h"
+#include "session/kernels_simd.h"
 #include "session/kcache.h"
 #include "backend/backend.h"
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -61,6 +63,7 @@ typedef struct kern {
   hr__resize rs;            /* K_RESIZE column taps */
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
+  hr__dwconv dw;            /* K_DWCONV: packed weights and geometry */
   int gt_v[7];              /* K_GATES: values rz, h, h2, b, z, omzh, cat */
   float *wexp;              /* K_DW1D weights expanded to the row width (VALID fast path) */
   pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
@@ -727,6 +730,22 @@ static void fuse_bcast_pair(hr_session *s, hr__exec *ex, int i) {
   a->bvec = NULL;
 }
 
+/* A depthwise convolution our AVX-512 kernel does (hr__k_dwconv: XNNPACK's values bit for bit, with
+ * four pixels' chains at once over blocks of 16 channels): 3x3 or 5x5, equal strides and dilations,
+ * multiplier 1, one image, not reading the caller's frame. With and
+ * without HR_EXEC_FUSE (the two engines compare bit for bit); HR_DWCONV=xnn keeps XNNPACK's (A/B). */
+static int dwconv_fits(hr_session *s, const hr__rop *r, xdesc *d) {
+  if ((r->op != HR_OP_DWCONV && r->op != HR_OP_FUSED_DWCONV) || !hr__k_dwconv_ok()) return 0;
+  const char *e = getenv("HR_DWCONV");
+  if (e && !strcmp(e, "xnn")) return 0;
+  if (!describe_xnn(s, r, d) || d->xk != X_CONV || !(d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION)) return 0;
+  const hr__plan *p = s->plan;
+  const hr__tensor *x = &p->vals[r->in[0]].t, *o = &p->vals[r->out[0]].t;
+  return d->goc == 1 && d->kh == d->kw && (d->kh == 3 || d->kh == 5) && d->sh == d->sw && d->dh == d->dw && d->n == 1 &&
+         x->rank == 4 && x->dt == HR_DT_FLOAT && o->rank == 4 && o->dims[3] == x->dims[3] && p->vals[p->vals[r->in[0]].root].storage != S_SRC &&
+         x->dims[1] * x->dims[2] * x->dims[3] < INT32_MAX && o->dims[1] * o->dims[2] * o->dims[3] < INT32_MAX;
+}
+
 /* A Mean over the height and width of one NHWC float image: our kernel (hr__k_gap), over the
  * pool by channel blocks (XNNPACK's global average pooling runs a batch of one on one thread). */
 static int gap_fits(hr_session *s, const hr__rop *r) {
@@ -834,6 +853,14 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
         st = hr__resize_init(&k->rs, (int)s->plan->vals[r->in[0]].t.dims[2], (int)s->plan->vals[r->out[0]].t.dims[2]);
         continue;
       }
+      if (dwconv_fits(s, r, &k->xd)) {
+        const xdesc *d = &k->xd;
+        const hr__tensor *x = &s->plan->vals[r->in[0]].t, *o = &s->plan->vals[r->out[0]].t;
+        k->kind = K_DWCONV;
+        st = hr__dwconv_init(&k->dw, d->w, d->b, (int)x->dims[1], (int)x->dims[2], (int)x->dims[3], (int)o->dims[1], (int)o->dims[2],
+                             (int)d->kh, (int)d->sh, (int)d->dh, (int)d->pt, (int)d->pl, d->lo, d->hi);
+        continue;
+      }
       if (create_xnn(s, r, k, &st)) {
         /* inputs that are the caller's frame are bound at the first push (the pointer changes) */
         if (!k->reads_src) { st = setup_xnn(s, r, k); k->bound = !st; }
@@ -858,7 +885,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
-    s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
+    s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (int64_t)ex->k[i].dw.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
                        (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) +
                        (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) +
                        (ex->k[i].ing_mem ? (int64_t)(sizeof(float) * 6 * (size_t)ex->k[i].ing.out_w_pad * (size_t)ex->k[i].ing_parts + 64) : 0) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
@@ -886,6 +913,7 @@ void hr__exec_destroy(hr__exec *ex) {
     free(ex->k[i].wexp);
     free(ex->k[i].bvec);
     hr__fgf_lr_free(&ex->k[i].lr);
+    hr__dwconv_free(&ex->k[i].dw);
   }
   free(ex->k);
   free(ex);
@@ -994,6 +1022,7 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
             hr__k_gap(k->pool, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
             break;
           }
+          case K_DWCONV: hr__k_dwconv(k->pool, &k->dw, in[0].data, out[0].data); break;
           case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0], r->out_c_off, r->out_c_total); break;
           case K_SRC_RESIZE:
             if (k->ing_parts > 1) {
@@ -1015,7 +1044,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;
