@@ -63,7 +63,7 @@ typedef struct kern {
   hr__resize rs;            /* K_RESIZE column taps */
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
-  hr__dwconv dw;            /* K_DWCONV: packed weights and geometry */
+  hr__dwconv dw;            /* K_DWCONV: geometry and the weights' pointers (read in place) */
   int gt_v[7];              /* K_GATES: values rz, h, h2, b, z, omzh, cat */
   float *wexp;              /* K_DW1D weights expanded to the row width (VALID fast path) */
   pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
@@ -731,17 +731,15 @@ static void fuse_bcast_pair(hr_session *s, hr__exec *ex, int i) {
 }
 
 /* A depthwise convolution our AVX-512 kernel does (hr__k_dwconv: XNNPACK's values bit for bit, with
- * four pixels' chains at once over blocks of 16 channels): 3x3 or 5x5, equal strides and dilations,
- * multiplier 1, one image, not reading the caller's frame. With and
+ * four pixels' chains at once over blocks of 16 channels, the weights read in place): hr__k_dwconv_fits,
+ * one image, not reading the caller's frame. With and
  * without HR_EXEC_FUSE (the two engines compare bit for bit); HR_DWCONV=xnn keeps XNNPACK's (A/B). */
 static int dwconv_fits(hr_session *s, const hr__rop *r, xdesc *d) {
-  if ((r->op != HR_OP_DWCONV && r->op != HR_OP_FUSED_DWCONV) || !hr__k_dwconv_ok()) return 0;
-  const char *e = getenv("HR_DWCONV");
-  if (e && !strcmp(e, "xnn")) return 0;
+  if (r->op != HR_OP_DWCONV && r->op != HR_OP_FUSED_DWCONV) return 0;
   if (!describe_xnn(s, r, d) || d->xk != X_CONV || !(d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION)) return 0;
   const hr__plan *p = s->plan;
   const hr__tensor *x = &p->vals[r->in[0]].t, *o = &p->vals[r->out[0]].t;
-  return d->goc == 1 && d->kh == d->kw && (d->kh == 3 || d->kh == 5) && d->sh == d->sw && d->dh == d->dw && d->n == 1 &&
+  return hr__k_dwconv_fits((int)d->kh, (int)d->kw, (int)d->sh, (int)d->sw, (int)d->dh, (int)d->dw, (int64_t)d->goc, (int64_t)d->n) &&
          x->rank == 4 && x->dt == HR_DT_FLOAT && o->rank == 4 && o->dims[3] == x->dims[3] && p->vals[p->vals[r->in[0]].root].storage != S_SRC &&
          x->dims[1] * x->dims[2] * x->dims[3] < INT32_MAX && o->dims[1] * o->dims[2] * o->dims[3] < INT32_MAX;
 }
@@ -885,7 +883,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
-    s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (int64_t)ex->k[i].dw.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
+    s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
                        (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) +
                        (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) +
                        (ex->k[i].ing_mem ? (int64_t)(sizeof(float) * 6 * (size_t)ex->k[i].ing.out_w_pad * (size_t)ex->k[i].ing_parts + 64) : 0) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
@@ -913,7 +911,6 @@ void hr__exec_destroy(hr__exec *ex) {
     free(ex->k[i].wexp);
     free(ex->k[i].bvec);
     hr__fgf_lr_free(&ex->k[i].lr);
-    hr__dwconv_free(&ex->k[i].dw);
   }
   free(ex->k);
   free(ex);

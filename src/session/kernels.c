@@ -468,35 +468,26 @@ void hr__k_dw1d(pthreadpool_t pool, const hr__attrs *a, const hr__tensor *x, con
 }
 
 /* ---- depthwise convolution (K x K, AVX-512: kernels_avx512.c) ---- */
+int hr__k_dwconv_fits(int kh, int kw, int sh, int sw, int dh, int dw, int64_t multiplier, int64_t batch) {
+  const char *e = getenv("HR_DWCONV");
+  if ((e && !strcmp(e, "xnn")) || !hr__k_dwconv_ok()) return 0;
+  return kh == kw && (kh == 3 || kh == 5) && sh == sw && sh >= 1 && dh == dw && dh >= 1 && multiplier == 1 && batch == 1;
+}
+
 hr_status hr__dwconv_init(hr__dwconv *d, const float *w, const float *bias, int H, int W, int C, int OH, int OW, int K, int s, int dl, int pt,
                           int pl, float lo, float hi) {
   memset(d, 0, sizeof *d);
-  if ((K != 3 && K != 5) || C < 1 || s < 1 || dl < 1) return HR_EINVAL;
-  const int nblk = (C + 15) / 16;
-  d->mem_bytes = sizeof(float) * 16 * (size_t)nblk * (size_t)(K * K + 1) + 64;
-  d->mem = malloc(d->mem_bytes);
-  if (!d->mem) { d->mem_bytes = 0; return HR_ENOMEM; }
-  d->wp = (float *)(((uintptr_t)d->mem + 63) & ~(uintptr_t)63);
-  for (int b = 0; b < nblk; b++) {
-    float *p = d->wp + (size_t)b * 16 * (size_t)(K * K + 1);
-    for (int i = 0; i < 16; i++) {
-      const int c = 16 * b + i;
-      p[i] = c < C && bias ? bias[c] : 0.f;
-      for (int kx = 0; kx < K; kx++)
-        for (int ky = 0; ky < K; ky++) p[16 * (1 + kx * K + ky) + i] = c < C ? w[((size_t)ky * K + kx) * (size_t)C + (size_t)c] : 0.f;
-    }
-  }
+  if ((K != 3 && K != 5) || C < 1 || s < 1 || dl < 1 || !w) return HR_EINVAL;
+  d->w = w; d->b = bias;
   d->H = H; d->W = W; d->C = C; d->OH = OH; d->OW = OW; d->K = K; d->s = s; d->dl = dl; d->pt = pt; d->pl = pl; d->lo = lo; d->hi = hi;
   return HR_OK;
 }
-
-void hr__dwconv_free(hr__dwconv *d) { free(d->mem); memset(d, 0, sizeof *d); }
 
 typedef struct dw_job { const hr__dwconv *d; const float *x; float *o; } dw_job;
 static void dw_task2(void *ctx, size_t grp, size_t oy) {
   const dw_job *j = ctx;
   const hr__dwconv *d = j->d;
-  hr__k_dwconv_row(j->x, d->wp, j->o, d->H, d->W, d->C, d->OW, d->K, d->s, d->dl, d->pt, d->pl, d->lo, d->hi, (int)grp, (int)oy);
+  hr__k_dwconv_row(j->x, d->w, d->b, j->o, d->H, d->W, d->C, d->OW, d->K, d->s, d->dl, d->pt, d->pl, d->lo, d->hi, (int)grp, (int)oy);
 }
 
 void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o) {

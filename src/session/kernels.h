@@ -61,19 +61,19 @@ float *hr__dw1d_expand(const hr__attrs *a, const hr__tensor *x, const hr__tensor
 /* Depthwise convolution with a K x K kernel (3 or 5), stride s and dilation dl in both axes,
  * multiplier 1, zero padding (pt, pl at the top and left), NHWC floats, output clamped to [lo, hi]: the
  * values XNNPACK's AVX-512 depthwise kernels give, bit for bit (bias, then one fused multiply-add per
- * tap in their order), in tasks of 16 channels x one output row over the pool. The weights (TF's
- * K x K x C x 1) and bias (C, or NULL: zero) are packed at init, 64-byte aligned. Only where
- * hr__k_dwconv_ok() (kernels_simd.h). */
+ * tap in their order), in tasks of 64 channels x one output row over the pool. The weights (TF's
+ * K x K x C x 1) and bias (C, or NULL: zero) are read in place: nothing is allocated, and they must
+ * outlive the kernel (the model's or the plan's constants). hr__k_dwconv_fits: whether exec.c (and
+ * the plan's memory estimate, which must agree) runs a depthwise convolution of that geometry here:
+ * AVX-512F, and HR_DWCONV is not "xnn" (the A/B switch that keeps XNNPACK's). */
 typedef struct hr__dwconv {
-  float *wp;                 /* per block of 16 channels: bias, then the K*K taps kx-major */
-  void *mem;
-  size_t mem_bytes;
+  const float *w, *b;
   int H, W, C, OH, OW, K, s, dl, pt, pl;
   float lo, hi;
 } hr__dwconv;
+int hr__k_dwconv_fits(int kh, int kw, int sh, int sw, int dh, int dw, int64_t multiplier, int64_t batch);
 hr_status hr__dwconv_init(hr__dwconv *d, const float *w, const float *bias, int H, int W, int C, int OH, int OW, int K, int s, int dl, int pt,
                           int pl, float lo, float hi);
-void hr__dwconv_free(hr__dwconv *d);
 void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o);
 /* TF ResizeBilinear, half-pixel centres, NHWC float: per-column taps from a table made at create
  * (12 bytes per output column), rows computed on the fly. */

@@ -181,21 +181,22 @@ HR__AVX512 static int hrow16(const int32_t *x0, const int32_t *x1, const float *
 
 /* ---- depthwise convolution (hr__k_dwconv, kernels.h) ----
  * One task = up to 4 channel blocks of 16 (the last one masked) over one output row; each output
- * pixel starts from the bias and adds tap after tap
+ * pixel starts from the bias and adds tap after tap (weights and bias read in place: TF's K x K x C
+ * layout has each tap's channels contiguous)
  * with one fused multiply-add each, the taps in XNNPACK's order (column-major: kx outer, ky inner,
  * as its indirection buffer and packed weights lay them out), a tap outside the image adding a zero
  * as XNNPACK's zero buffer does; then max(acc, lo), min(acc, hi). So the values are XNNPACK's
  * (up16x9 / up16x25 avx512f) bit for bit; test_kernels_dw compares them. */
 typedef struct dw_task {
-  const float *x, *wp; float *o;
+  const float *x, *w, *b; float *o;
   int H, W, C, OW, s, dl, pt, pl, nblk;
   float lo, hi;
 } dw_task;
 
 /* One tap sum for output pixel (ox) of block blk, every tap checked against the image (the border). */
-HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_px_edge(const dw_task *t, const float *xc, const float *wb, __mmask16 m,
-                                                                           int iy0, int ix0, const int K) {
-  __m512 acc = _mm512_load_ps(wb);
+HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_px_edge(const dw_task *t, const float *xc, const float *wb, __m512 bias,
+                                                                           __mmask16 m, int iy0, int ix0, const int K) {
+  __m512 acc = bias;
   const size_t rs = (size_t)t->W * (size_t)t->C;
   for (int kx = 0; kx < K; kx++) {
     const int ix = ix0 + kx * t->dl;
@@ -203,14 +204,14 @@ HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_px_edge(const 
       const int iy = iy0 + ky * t->dl;
       const __m512 v = iy >= 0 && iy < t->H && ix >= 0 && ix < t->W ? _mm512_maskz_loadu_ps(m, xc + (size_t)iy * rs + (size_t)ix * (size_t)t->C)
                                                                       : _mm512_setzero_ps();
-      acc = _mm512_fmadd_ps(v, _mm512_load_ps(wb + 16 * (kx * K + ky + 1)), acc);
+      acc = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * (size_t)t->C), acc);
     }
   }
   return acc;
 }
 
 /* Output row oy, channel blocks [4 grp, 4 grp + 4): four pixels at a time (four independent chains)
- * where their taps lie inside the image, each block's weights read from its packed 16-channel rows
+ * where their taps lie inside the image, each block's weights read from the model's rows (TF's layout)
  * (L1-resident: 4 blocks x 26 x 64 bytes for 5x5), the pixels' 4 blocks read as 4 adjacent lines. */
 HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_task *t, int grp, int oy, const int K) {
   const int nb = t->nblk - 4 * grp < 4 ? t->nblk - 4 * grp : 4;
@@ -227,19 +228,19 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
     for (int bi = 0; bi < nb; bi++) {
       const int blk = 4 * grp + bi, c0 = blk * 16, rem = t->C - c0;
       const __mmask16 m = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
-      const float *wb = t->wp + (size_t)blk * 16 * (size_t)(K * K + 1);
+      const float *wb = t->w + c0;  /* tap (ky, kx) at wb + (ky K + kx) C: TF's K x K x C weights */
+      const __m512 bias = t->b ? _mm512_maskz_loadu_ps(m, t->b + c0) : _mm512_setzero_ps();
       const float *xc = t->x + c0;
       float *oo = orow + (size_t)ox * cs + c0;
       if (four) {
         const float *p = xc + (size_t)iy0 * rs + (size_t)ix0 * cs;
-        const __m512 bias = _mm512_load_ps(wb);
         __m512 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
 #pragma GCC unroll 5
         for (int kx = 0; kx < K; kx++)
 #pragma GCC unroll 5
           for (int ky = 0; ky < K; ky++) {
             const float *q = p + (size_t)ky * rd + (size_t)kx * cd;
-            const __m512 wk = _mm512_load_ps(wb + 16 * (kx * K + ky + 1));
+            const __m512 wk = _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * cs);
             a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q), wk, a0);
             a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + ps), wk, a1);
             a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + 2 * ps), wk, a2);
@@ -252,12 +253,11 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
       } else if (ox + 3 < t->OW) {
         /* four pixels meeting the border: a tap outside the image is a load with an empty mask (a
          * zero, as XNNPACK's zero buffer gives; nothing read) */
-        const __m512 bias = _mm512_load_ps(wb);
         __m512 a[4] = {bias, bias, bias, bias};
         for (int kx = 0; kx < K; kx++)
           for (int ky = 0; ky < K; ky++) {
             const int iy = iy0 + ky * t->dl;
-            const __m512 wk = _mm512_load_ps(wb + 16 * (kx * K + ky + 1));
+            const __m512 wk = _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * cs);
             const int rv = iy >= 0 && iy < t->H;
 #pragma GCC unroll 4
             for (int j = 0; j < 4; j++) {
@@ -269,7 +269,7 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(oo + (size_t)j * cs, m, _mm512_min_ps(_mm512_max_ps(a[j], vlo), vhi));
       } else {
-        const __m512 acc = dw_px_edge(t, xc, wb, m, iy0, ix0, K);
+        const __m512 acc = dw_px_edge(t, xc, wb, bias, m, iy0, ix0, K);
         _mm512_mask_storeu_ps(oo, m, _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi));
       }
     }
@@ -280,9 +280,9 @@ HR__AVX512 static void dw_row3(const dw_task *t, int grp, int oy) { dw_row_k(t, 
 HR__AVX512 static void dw_row5(const dw_task *t, int grp, int oy) { dw_row_k(t, grp, oy, 5); }
 
 int hr__k_dwconv_ok(void) { return __builtin_cpu_supports("avx512f"); }
-void hr__k_dwconv_row(const float *x, const float *wp, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt, int pl,
-                      float lo, float hi, int grp, int oy) {
-  const dw_task t = {x, wp, o, H, W, C, OW, s, dl, pt, pl, (C + 15) / 16, lo, hi};
+void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
+                      int pl, float lo, float hi, int grp, int oy) {
+  const dw_task t = {x, w, b, o, H, W, C, OW, s, dl, pt, pl, (C + 15) / 16, lo, hi};
   if (K == 3) dw_row3(&t, grp, oy);
   else dw_row5(&t, grp, oy);
 }
@@ -323,9 +323,9 @@ int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, 
 }
 #else
 int hr__k_dwconv_ok(void) { return 0; }
-void hr__k_dwconv_row(const float *x, const float *wp, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt, int pl,
-                      float lo, float hi, int grp, int oy) {
-  (void)x; (void)wp; (void)o; (void)H; (void)W; (void)C; (void)OW; (void)K; (void)s; (void)dl; (void)pt; (void)pl; (void)lo; (void)hi;
+void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
+                      int pl, float lo, float hi, int grp, int oy) {
+  (void)x; (void)w; (void)b; (void)o; (void)H; (void)W; (void)C; (void)OW; (void)K; (void)s; (void)dl; (void)pt; (void)pl; (void)lo; (void)hi;
   (void)grp; (void)oy;
 }
 int hr__k_stream_ok(void) { return 0; }

@@ -27,11 +27,11 @@ int hr__k_lr_xrow(const float *sp, float *xp, int W);
 int hr__k_stream_ok(void);
 void hr__k_stream_copy(float *dst, const float *src, int64_t n);
 void hr__k_stream_fence(void);
-/* Depthwise convolution, K x K (3 or 5), stride s, dilation dl, multiplier 1, NHWC floats, zero padding pt / pl:
- * output row oy, channels [64 grp, 64 grp + 64) of C, from weights packed by hr__dwconv_pack (per
- * block of 16 channels: bias, then the K*K taps kx-major, zero past C). hr__k_dwconv_ok says whether
- * the CPU can (AVX-512F); only then may the row kernel be called. */
+/* Depthwise convolution, K x K (3 or 5), stride s, dilation dl, multiplier 1, NHWC floats, zero
+ * padding pt / pl: output row oy, channels [64 grp, 64 grp + 64) of C, with TF's K x K x C weights w
+ * and C biases b (NULL: zero) read in place. hr__k_dwconv_ok says whether the CPU can (AVX-512F);
+ * only then may the row kernel be called. */
 int hr__k_dwconv_ok(void);
-void hr__k_dwconv_row(const float *x, const float *wp, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt, int pl,
-                      float lo, float hi, int grp, int oy);
+void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
+                      int pl, float lo, float hi, int grp, int oy);
 #endif

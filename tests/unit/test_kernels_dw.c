@@ -44,7 +44,6 @@ static void check(pthreadpool_t pool, int H, int W, int C, int K, int s, int dl,
   for (size_t i = 0; i < no; i++) bad += memcmp(&got[i], &want[i], sizeof(float)) != 0;
   CHECKF(bad == 0, "%dx%dx%d %dx%d stride %d dilation %d bias %d relu %d pool %d: %zu of %zu differ", H, W, C, K, K, s, dl, with_bias, relu,
          pool != NULL, bad, no);
-  hr__dwconv_free(&d);
   free(x); free(w); free(b); free(want); free(got);
 }
 
