@@ -16,7 +16,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -609,15 +609,16 @@ static hr_status fuse_fgf_lr(hr_session *s, hr__exec *ex) {
   return HR_OK;
 }
 
-/* A binary op of a full tensor and one value per channel (C < 64): our loop (see hr__k_bcast_c).
- * Returns the index of the per-channel input, or -1. */
+/* A binary op of a full tensor and one value per channel: our loop (see hr__k_bcast_c), over the
+ * pool in tiles (XNNPACK 2022's broadcasting ops make a call per row, and their same-shape ops run
+ * on one thread). Returns the index of the per-channel input, or -1. */
 static int bcast_operand(hr_session *s, const hr__rop *r) {
   const hr__plan *p = s->plan;
   if (r->op != HR_OP_MUL && r->op != HR_OP_SUB && r->op != HR_OP_REALDIV && r->op != HR_OP_ADD && r->op != HR_OP_ADDV2) return -1;
   const hr__tensor *o = &p->vals[r->out[0]].t;
   if (o->dt != HR_DT_FLOAT || o->rank < 1 || r->n_in != 2) return -1;
   int64_t C = o->dims[o->rank - 1], n = hr__numel(o);
-  if (C >= 64 || n <= C) return -1;
+  if (n <= C) return -1;
   for (int k = 0; k < 2; k++) {
     const hr__tensor *v = &p->vals[r->in[k]].t, *x = &p->vals[r->in[1 - k]].t;
     if (v->dt != HR_DT_FLOAT || hr__numel(v) != C || v->rank < 1 || v->dims[v->rank - 1] != C) continue;
@@ -626,6 +627,23 @@ static int bcast_operand(hr_session *s, const hr__rop *r) {
     return k;
   }
   return -1;
+}
+
+/* A binary op of two float tensors of the same shape (no broadcast), both dense in the arena or
+ * state: our loop (hr__k_binary: one IEEE operation per element, as XNNPACK's), tiles over the pool. */
+static int binary_same(hr_session *s, const hr__rop *r) {
+  const hr__plan *p = s->plan;
+  if (r->op != HR_OP_MUL && r->op != HR_OP_SUB && r->op != HR_OP_REALDIV && r->op != HR_OP_ADD && r->op != HR_OP_ADDV2) return 0;
+  if (r->n_in != 2) return 0;
+  const hr__tensor *o = &p->vals[r->out[0]].t;
+  int64_t n = hr__numel(o);
+  if (o->dt != HR_DT_FLOAT || n < 1) return 0;
+  for (int k = 0; k < 2; k++) {
+    const hr__tensor *x = &p->vals[r->in[k]].t;
+    if (x->rank != o->rank || memcmp(x->dims, o->dims, sizeof(int64_t) * (size_t)o->rank)) return 0;
+    if (!dense_float(s, r->in[k], n) || !same_or_apart(s, r->out[0], r->in[k])) return 0;
+  }
+  return dense_float(s, r->out[0], n);
 }
 
 /* Mean over the innermost axis only. */
@@ -836,12 +854,16 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       if (fuse && (k->bc_v = bcast_operand(s, r)) >= 0) {
         int64_t C = s->plan->vals[r->out[0]].t.dims[s->plan->vals[r->out[0]].t.rank - 1];
         k->kind = K_BCAST;
-        k->bc = (hr__k_bcast){C * 32, (int)r->op, k->bc_v == 0, 0, 0};
+        /* few channels: the operands repeated to blocks of 32 pixels (made per run); else read as they are */
+        k->bc = (hr__k_bcast){C < 64 ? C * 32 : C, (int)r->op, k->bc_v == 0, 0, 0};
         k->bc_x = r->in[1 - k->bc_v]; k->bc_v1 = r->in[k->bc_v]; k->bc_v2 = -1;
-        k->bvec = malloc(sizeof(float) * 2 * (size_t)k->bc.L);
-        if (!k->bvec) st = HR_ENOMEM;
+        if (C < 64) {
+          k->bvec = malloc(sizeof(float) * 2 * (size_t)k->bc.L);
+          if (!k->bvec) st = HR_ENOMEM;
+        }
         continue;
       }
+      if (fuse && binary_same(s, r)) { k->kind = K_BINARY; continue; }
       if (fuse && fuse_resize_cat(s, ex, i)) {
         st = hr__resize_init(&k->rs, (int)s->plan->vals[r->in[0]].t.dims[2], (int)s->plan->vals[r->out[0]].t.dims[2]);
         continue;
@@ -975,17 +997,17 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
           case K_MEAN_C: hr__k_mean_c(k->pool, in[0].data, out[0].data, hr__numel(&out[0]), in[0].dims[in[0].rank - 1]); break;
           case K_BCAST: {
             /* the per-channel operands repeated to a block (they may be computed values: every frame) */
-            for (int q = 0; q < 2; q++) {
-              int v = q ? k->bc_v2 : k->bc_v1;
-              if (v < 0) break;
-              const float *vp = view(s, v).data;
-              int64_t C = hr__numel(&s->plan->vals[v].t);
-              for (int64_t e = 0; e < k->bc.L; e++) k->bvec[q * k->bc.L + e] = vp[e % C];
+            const float *vq[2] = {view(s, k->bc_v1).data, k->bc_v2 >= 0 ? view(s, k->bc_v2).data : NULL};
+            for (int q = 0; q < 2 && k->bvec; q++) {
+              if (!vq[q]) break;
+              int64_t C = hr__numel(&s->plan->vals[q ? k->bc_v2 : k->bc_v1].t);
+              for (int64_t e = 0; e < k->bc.L; e++) k->bvec[q * k->bc.L + e] = vq[q][e % C];
+              vq[q] = k->bvec + q * k->bc.L;
             }
-            hr__k_bcast_c(k->pool, &k->bc, view(s, k->bc_x).data, k->bvec, k->bc_v2 >= 0 ? k->bvec + k->bc.L : NULL, out[0].data,
-                          hr__numel(&out[0]));
+            hr__k_bcast_c(k->pool, &k->bc, view(s, k->bc_x).data, vq[0], vq[1], out[0].data, hr__numel(&out[0]));
             break;
           }
+          case K_BINARY: hr__k_binary(k->pool, (int)r->op, in[0].data, in[1].data, out[0].data, hr__numel(&out[0])); break;
           case K_GATES: {
             hr__k_gates g = k->gt;
             g.rz = view(s, k->gt_v[0]).data; g.h = view(s, k->gt_v[1]).data; g.h2 = view(s, k->gt_v[2]).data;
@@ -1041,7 +1063,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;

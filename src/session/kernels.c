@@ -865,6 +865,29 @@ void hr__k_bcast_c(pthreadpool_t pool, const hr__k_bcast *b, const float *x, con
   pthreadpool_parallelize_1d_tile_1d(pool, bcast_tile, &j, (size_t)blocks, (size_t)per, 0);
 }
 
+typedef struct binary_job { const float *a, *b; float *y; int64_t n; int op; } binary_job;
+/* y = a op b element by element: one IEEE operation each (y may be a or b exactly). */
+#define HR__BIN_LOOP(EXPR) for (int64_t i = 0; i < n; i++) { float av = a[i], bv = b[i]; y[i] = EXPR; }
+HR__CLONES
+static void binary_run(const float *a, const float *b, float *y, int64_t n, int op) {
+  switch (op) {
+    case HR_OP_MUL: HR__BIN_LOOP(av * bv) break;
+    case HR_OP_SUB: HR__BIN_LOOP(av - bv) break;
+    case HR_OP_REALDIV: HR__BIN_LOOP(av / bv) break;
+    default: HR__BIN_LOOP(av + bv) break;
+  }
+}
+#undef HR__BIN_LOOP
+static void binary_tile(void *ctx, size_t i0, size_t n) {
+  const binary_job *j = ctx;
+  binary_run(j->a + i0, j->b + i0, j->y + i0, (int64_t)n, j->op);
+}
+
+void hr__k_binary(pthreadpool_t pool, int op, const float *a, const float *b, float *y, int64_t n) {
+  binary_job j = {a, b, y, n, op};
+  pthreadpool_parallelize_1d_tile_1d(pool, binary_tile, &j, (size_t)n, HR__EW_TILE, 0);
+}
+
 /* ---- the low-resolution guided filter in one pass per row ---- */
 hr_status hr__fgf_lr_init(hr__fgf_lr_k *g, int H, int W, int KH, int KW, const float *const *wv4, const float *const *wh4, float eps,
                           int chunks) {

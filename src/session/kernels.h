@@ -23,9 +23,12 @@ void hr__k_mean_c(pthreadpool_t pool, const float *x, float *y, int64_t pixels, 
  * calls that cost most when C is small (the image's 3 channels). With v2, a second such op follows
  * on the result in the same pass (two consecutive ops, the first's result read by the second only):
  * each rounded as the two ops round. The operands v and v2 are passed repeated to L floats (L a
- * multiple of C, made at create). */
+ * multiple of C, made at create; or L = C, the operands as they are). */
 typedef struct hr__k_bcast { int64_t L; int op, v_first, op2, v2_first; } hr__k_bcast;
 void hr__k_bcast_c(pthreadpool_t pool, const hr__k_bcast *b, const float *x, const float *v, const float *v2, float *y, int64_t n);
+/* y = a op b for two tensors of n floats (op MUL, SUB, REALDIV, ADD or ADDV2): one IEEE operation per
+ * element, as XNNPACK's same-shape ops give, in tiles over the pool. y may be a or b exactly. */
+void hr__k_binary(pthreadpool_t pool, int op, const float *a, const float *b, float *y, int64_t n);
 /* Fused fast-guided-filter tail (see lower.c): alpha (and fgr) at full resolution from low-res A, b.
  * Tables and per-chunk scratch are made once at create (hr__fgf_init); the run allocates nothing. */
 typedef struct hr__fgf {
