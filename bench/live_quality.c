@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
       int idx = (int)(t * fps);
       if (idx >= n) {
         if (++pass == 2) break;
-        t0 += n / fps; last = -1; delivered = 0; last_change = 0;   /* the measured pass */
+        t0 += n / fps; last = -1; delivered = 0; last_change = 0; age_sum = 0; age_max = 0;   /* the measured pass */
         continue;
       }
       if (idx == last) { struct timespec ts = {0, (long)(((last + 1) / fps - t) * 1e9) + 1000}; nanosleep(&ts, NULL); continue; }
