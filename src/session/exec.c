@@ -16,7 +16,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY, K_SPLIT_CAT
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -64,6 +64,8 @@ typedef struct kern {
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
   hr__dwconv dw;            /* K_DWCONV: geometry and the weights' pointers (read in place) */
+  int sc_x, sc_cat, sc_nout, sc_ncin; /* K_SPLIT_CAT: the split's input and the concat's output, their counts */
+  int sc_out[HR__CAT_MAX], sc_cin[HR__CAT_MAX], sc_from[HR__CAT_MAX]; /* split outputs; concat inputs (from: split output or -1) */
   int gt_v[7];              /* K_GATES: values rz, h, h2, b, z, omzh, cat */
   float *wexp;              /* K_DW1D weights expanded to the row width (VALID fast path) */
   pthreadpool_t pool;       /* NULL for ops too small to be worth waking the workers */
@@ -729,6 +731,45 @@ static int fuse_resize_cat(hr_session *s, hr__exec *ex, int i) {
   return 1;
 }
 
+/* A Split along channels and the channel Concat right after it that reads some of its outputs (a
+ * ConvGRU's input half joined with its state): one pass over the pixels at the split, writing the
+ * split's outputs and the concat's, the concat's split parts copied from the split's input (the same
+ * floats). The concat's output is written one op early: it must not meet the split's input (whose
+ * life may end at the split) nor the concat's other inputs. The concat then does nothing. */
+static int fuse_split_cat(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  if (i + 1 >= p->n_rops) return 0;
+  const hr__rop *sp = &p->rops[i], *cc = &p->rops[i + 1];
+  if (sp->op != HR_OP_SPLIT || sp->dead || cc->dead || sp->n_out < 2 || sp->n_out > HR__CAT_MAX || !is_const(s, sp->in[0])) return 0;
+  if (!cat_axis_last(s, cc) || cc->in_place_mask || cc->n_in - 1 > HR__CAT_MAX || ex->k[i].kind != K_REF || ex->k[i + 1].kind != K_REF) return 0;
+  int ax = ((const int32_t *)p->vals[sp->in[0]].t.data)[0];
+  const hr__tensor *x = &p->vals[sp->in[1]].t;
+  if (x->rank != 4 || (ax != 3 && ax != -1) || x->dt != HR_DT_FLOAT || x->dims[0] != 1) return 0;
+  int64_t px = x->dims[1] * x->dims[2];
+  if (!dense_float(s, sp->in[1], hr__numel(x))) return 0;
+  for (int k = 0; k < sp->n_out; k++)
+    if (!plain_4d(s, sp->out[k], x) || !dense_float(s, sp->out[k], hr__numel(&p->vals[sp->out[k]].t)) || !apart(s, sp->out[k], sp->in[1])) return 0;
+  kern *kk = &ex->k[i];
+  int from_split = 0;
+  for (int q = 0; q < cc->n_in - 1; q++) {
+    int v = cc->in[q], f = -1;
+    for (int k = 0; k < sp->n_out; k++) if (p->vals[v].root == p->vals[sp->out[k]].root) f = k;
+    if (f >= 0) from_split++;
+    else if (!plain_4d(s, v, x) || !dense_float(s, v, hr__numel(&p->vals[v].t)) || !apart(s, cc->out[0], v)) return 0;
+    kk->sc_cin[q] = v; kk->sc_from[q] = f;
+  }
+  if (!from_split || !dense_float(s, cc->out[0], hr__numel(&p->vals[cc->out[0]].t)) || !plain_4d(s, cc->out[0], x) ||
+      !apart(s, cc->out[0], sp->in[1]))
+    return 0;
+  for (int k = 0; k < sp->n_out; k++) if (!apart(s, cc->out[0], sp->out[k])) return 0;
+  (void)px;
+  kk->kind = K_SPLIT_CAT;
+  kk->sc_x = sp->in[1]; kk->sc_cat = cc->out[0]; kk->sc_nout = sp->n_out; kk->sc_ncin = cc->n_in - 1;
+  for (int k = 0; k < sp->n_out; k++) kk->sc_out[k] = sp->out[k];
+  ex->k[i + 1].kind = K_FUSED;
+  return 1;
+}
+
 /* Two consecutive per-channel ops (K_BCAST), the first's result read by the second only as its
  * full operand: one pass at the second (the first does nothing, so its input is intact there). */
 static void fuse_bcast_pair(hr_session *s, hr__exec *ex, int i) {
@@ -800,6 +841,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     for (int i = 0; i < ex->n; i++) i += fuse_tanh_gru(s, ex, i) ? 2 : 0;
     for (int i = 0; i < ex->n; i++) i += fuse_gru_gates(s, ex, i) ? 4 : 0;
     st = fuse_fgf_lr(s, ex);
+    for (int i = 0; i + 1 < ex->n && !st; i++) i += fuse_split_cat(s, ex, i);
   }
   for (int i = 0; i < ex->n && !st; i++) {
     const hr__rop *r = &s->plan->rops[i];
@@ -808,7 +850,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     /* On a small machine, waking worker threads costs more than tiny ops take: run them inline. */
     k->pool = (r->flops > 4e6 || hr__numel(&s->plan->vals[r->out[0]].t) > 65536) ? s->pool : NULL;
     if (r->dead) { k->kind = K_NOP; continue; }
-    if (k->kind == K_FUSED || k->kind == K_TANH_GRU || k->kind == K_FGF_LR || k->kind == K_GATES) continue;
+    if (k->kind == K_FUSED || k->kind == K_TANH_GRU || k->kind == K_FGF_LR || k->kind == K_GATES || k->kind == K_SPLIT_CAT) continue;
     if (r->op == HR_OP_FGF_TAIL) {
       const hr__tensor *A = &s->plan->vals[r->in[0]].t, *o = &s->plan->vals[r->out[0]].t;
       int chunks = s->pool ? (int)pthreadpool_get_threads_count(s->pool) * 4 : 1;
@@ -1007,6 +1049,29 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
             hr__k_bcast_c(k->pool, &k->bc, view(s, k->bc_x).data, vq[0], vq[1], out[0].data, hr__numel(&out[0]));
             break;
           }
+          case K_SPLIT_CAT: {
+            hr__k_pxcopy c[2 * HR__CAT_MAX];
+            const hr__tensor *xt = &p->vals[k->sc_x].t, *ct = &p->vals[k->sc_cat].t;
+            const float *xd = view(s, k->sc_x).data;
+            float *cd = view(s, k->sc_cat).data;
+            int64_t C = xt->dims[3], CC = ct->dims[3], off[HR__CAT_MAX], o = 0;
+            int nc = 0;
+            for (int q = 0; q < k->sc_nout; q++) {
+              int64_t cq = p->vals[k->sc_out[q]].t.dims[3];
+              off[q] = o;
+              c[nc++] = (hr__k_pxcopy){xd + o, view(s, k->sc_out[q]).data, C, cq, cq};
+              o += cq;
+            }
+            o = 0;
+            for (int q = 0; q < k->sc_ncin; q++) {
+              int64_t cq = p->vals[k->sc_cin[q]].t.dims[3];
+              c[nc++] = k->sc_from[q] >= 0 ? (hr__k_pxcopy){xd + off[k->sc_from[q]], cd + o, C, CC, cq}
+                                           : (hr__k_pxcopy){view(s, k->sc_cin[q]).data, cd + o, cq, CC, cq};
+              o += cq;
+            }
+            hr__k_pixel_copies(k->pool, c, nc, xt->dims[1] * xt->dims[2]);
+            break;
+          }
           case K_BINARY: hr__k_binary(k->pool, (int)r->op, in[0].data, in[1].data, out[0].data, hr__numel(&out[0])); break;
           case K_GATES: {
             hr__k_gates g = k->gt;
@@ -1063,7 +1128,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary", "splitcat"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;

@@ -95,6 +95,22 @@ void hr__k_split(pthreadpool_t pool, const hr__tensor *in, int axis, hr__tensor 
   pthreadpool_parallelize_1d_tile_1d(pool, split_rows, &j, (size_t)outer, row_tile(outer), 0);
 }
 
+/* Per pixel, a list of channel runs copied (a split fused with the concat after it). */
+typedef struct pxcopy_job { const hr__k_pxcopy *c; int nc; } pxcopy_job;
+static void pxcopy_rows(void *ctx, size_t p0, size_t np) {
+  const pxcopy_job *j = ctx;
+  for (int64_t p = (int64_t)p0; p < (int64_t)(p0 + np); p++)
+    for (int k = 0; k < j->nc; k++) {
+      const hr__k_pxcopy *c = &j->c[k];
+      copy_elems(c->dst + p * c->ds, c->src + p * c->ss, c->n, sizeof(float));
+    }
+}
+
+void hr__k_pixel_copies(pthreadpool_t pool, const hr__k_pxcopy *c, int nc, int64_t pixels) {
+  pxcopy_job j = {c, nc};
+  pthreadpool_parallelize_1d_tile_1d(pool, pxcopy_rows, &j, (size_t)pixels, row_tile(pixels), 0);
+}
+
 /* Copy the box [begin, begin+size) of src into dst at dbegin, rows [k0, k0 + nk) of the box (a row:
  * every index but the innermost, which is one run). */
 typedef struct box_job { const hr__tensor *src; const int64_t *sb; hr__tensor *dst; const int64_t *db, *size; } box_job;

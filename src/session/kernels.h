@@ -10,6 +10,10 @@ void hr__k_concat(pthreadpool_t pool, const hr__tensor *const *in, int n, int ax
 void hr__k_split(pthreadpool_t pool, const hr__tensor *in, int axis, hr__tensor *out, int n);
 void hr__k_slice(pthreadpool_t pool, const hr__tensor *in, const int32_t *begin, hr__tensor *out);
 void hr__k_pad(pthreadpool_t pool, const hr__tensor *in, const int32_t *pads, hr__tensor *out);
+/* Per pixel (pixels of them), each copy's n floats from src + p * ss to dst + p * ds, in list order,
+ * pixels over the pool: a split and the concat reading its outputs in one pass (exec.c). */
+typedef struct hr__k_pxcopy { const float *src; float *dst; int64_t ss, ds, n; } hr__k_pxcopy;
+void hr__k_pixel_copies(pthreadpool_t pool, const hr__k_pxcopy *c, int nc, int64_t pixels);
 void hr__k_tanh(pthreadpool_t pool, const float *x, float *y, int64_t n);
 /* A ConvGRU's last three ops in one pass: y = tanh(x) * m + a, rounded as Tanh, Mul and AddV2 round
  * (bit-identical). y may be x, m or a exactly (not a partial overlap). */
