@@ -5,10 +5,17 @@
 #include "stream/motion.h"
 
 #define BS 8          /* block side, at every level */
+#define CS 4          /* the field's cells (CS x CS grid pixels) */
 #define MIN_SIDE 16   /* the coarsest level's shorter side is at least this */
-#define MAX_LEVELS 4  /* 358 x 478 -> 44 x 59 at level 3 */
-#define TOP_RANGE 6   /* the coarsest level's full search: +-TOP_RANGE */
-#define LAMBDA 8      /* cost per grid pixel of vector length (L1), against a block's SAD (64 pixels) */
+#define MAX_LEVELS 5  /* 358 x 478 -> 22 x 29 at level 4 */
+#define TOP_RANGE 10  /* the coarsest level's full search: +-TOP_RANGE (+-160 grid pixels at level 0 from level 4) */
+#define LAMBDA 4      /* cost per grid pixel of distance from the predictor (L1), against a block's SAD (64 pixels) */
+#define BAD_SAD 6     /* a block whose best SAD is over this a pixel gets a full search of +-RESCUE around it, */
+#define RESCUE 8      /* and takes its best if that SAD is under RESCUE_PCT % of the first */
+#define RESCUE_PCT 70
+#define GOOD_SAD 2     /* a block whose predictor or zero matches within this a pixel (mean) takes it as it is */
+#define CELL_PENALTY 16   /* a cell keeps its own block's vector unless a neighbour's matches by this much better */
+#define CELL_DIFF 3   /* and looks at the neighbours whose vectors differ from it by this much (on either axis) */
 
 static size_t al64(size_t b) { return (b + 63) & ~(size_t)63; }
 
@@ -24,16 +31,6 @@ void hr__motion_free(hr__motion *m) {
   if (!m) return;
   free(m->mem);
   memset(m, 0, sizeof *m);
-}
-
-/* block-field interpolation: block b's centre sits at b BS + (BS - 1) / 2 */
-static void taps(float p, int nb, int32_t *b0, int32_t *b1, float *t) {
-  float u = (p - (BS - 1) * 0.5f) / BS;
-  if (u < 0) u = 0;
-  if (u > nb - 1) u = (float)(nb - 1);
-  int i = (int)u;
-  if (i > nb - 2) i = nb - 2 < 0 ? 0 : nb - 2;
-  *b0 = i; *b1 = i + 1 < nb ? i + 1 : i; *t = u - (float)i;
 }
 
 /* The grid's levels and blocks into m; the bytes of its block (0: a grid too small or too large). */
@@ -54,10 +51,11 @@ static size_t layout(hr__motion *m, int h, int w, int H, int W) {
     bytes += 2 * al64((size_t)m->lh[l] * m->lw[l]);
     bytes += 2 * al64(sizeof(int16_t) * m->bh[l] * m->bw[l]);
   }
-  const size_t nb = (size_t)m->bh[0] * m->bw[0];
-  bytes += 2 * al64(sizeof(float) * nb) + al64(sizeof(int32_t) * (w + 1)) + al64(sizeof(int32_t) * (h + 1)) +
-           al64(sizeof(uint16_t) * W) + 2 * al64(W) + 2 * al64(sizeof(float) * m->bh[0] * w) +
-           2 * al64(sizeof(int32_t) * w) + 4 * al64(sizeof(float) * w) + 64;
+  m->ch = (h + CS - 1) / CS; m->cw = (w + CS - 1) / CS;
+  const size_t nb = (size_t)m->bh[0] * m->bw[0], nc = (size_t)m->ch * m->cw;
+  bytes += 2 * al64(sizeof(float) * nb) + 2 * al64(sizeof(float) * nc) + al64(sizeof(int32_t) * (w + 1)) +
+           al64(sizeof(int32_t) * (h + 1)) + al64(sizeof(uint16_t) * W) + 2 * al64(W) + al64(sizeof(int32_t) * w) +
+           3 * al64(sizeof(float) * w) + 64;
   return bytes;
 }
 
@@ -78,17 +76,16 @@ hr_status hr__motion_init(hr__motion *m, int h, int w, int H, int W) {
     TAKE(m->vx[l], int16_t, m->bh[l] * m->bw[l]);
     TAKE(m->vy[l], int16_t, m->bh[l] * m->bw[l]);
   }
-  const size_t nb = (size_t)m->bh[0] * m->bw[0];
+  const size_t nb = (size_t)m->bh[0] * m->bw[0], nc = (size_t)m->ch * m->cw;
   TAKE(m->fx, float, nb); TAKE(m->fy, float, nb);
+  TAKE(m->cx, float, nc); TAKE(m->cy, float, nc);
   TAKE(m->lx0, int32_t, w + 1); TAKE(m->ly0, int32_t, h + 1);
   TAKE(m->rowsum, uint16_t, W); TAKE(m->rowlum, uint8_t, W); TAKE(m->rowsum2, uint8_t, W);
-  TAKE(m->hx, float, m->bh[0] * w); TAKE(m->hy, float, m->bh[0] * w);
-  TAKE(m->tc0, int32_t, w); TAKE(m->tc1, int32_t, w);
-  TAKE(m->ttx, float, w); TAKE(m->rvx, float, w); TAKE(m->rvy, float, w); TAKE(m->rsc, float, w);
+  TAKE(m->ccol, int32_t, w); TAKE(m->rvx, float, w); TAKE(m->rvy, float, w); TAKE(m->rsc, float, w);
 #undef TAKE
   for (int j = 0; j <= w; j++) m->lx0[j] = (int32_t)((int64_t)j * W / w);
   for (int i = 0; i <= h; i++) m->ly0[i] = (int32_t)((int64_t)i * H / h);
-  for (int j = 0; j < w; j++) taps((float)j, m->bw[0], &m->tc0[j], &m->tc1[j], &m->ttx[j]);
+  for (int j = 0; j < w; j++) m->ccol[j] = j / CS < m->cw ? j / CS : m->cw - 1;
   return HR_OK;
 }
 
@@ -231,24 +228,50 @@ static void match_level(hr__motion *m, int l, const uint8_t *cur, const uint8_t 
       if (top) {
         for (int dy = -TOP_RANGE; dy <= TOP_RANGE; dy++)
           for (int dx = -TOP_RANGE; dx <= TOP_RANGE; dx++) try_vec(&k, dx, dy, &cx, &cy, &cc);
-      } else {
-        /* the parent's block and its neighbours, doubled */
+      } else if (try_vec(&k, k.px, k.py, &cx, &cy, &cc), cc > GOOD_SAD * BS * BS) {
+        /* the parent's block and its 8 neighbours, doubled, then the left and upper blocks' vectors
+         * at this level; each distinct vector once */
         const int pbh = m->bh[l + 1], pbw = m->bw[l + 1];
         const int16_t *px = m->vx[l + 1], *py = m->vy[l + 1];
-        static const int nd[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
-        for (int c = 0; c < (l ? 5 : 1); c++) {   /* level 0: the parent alone (its neighbours came in at level 1) */
-          int qi = pi + nd[c][0], qj = pj + nd[c][1];
-          if (qi < 0 || qj < 0 || qi >= pbh || qj >= pbw) continue;
-          try_vec(&k, 2 * px[qi * pbw + qj], 2 * py[qi * pbw + qj], &cx, &cy, &cc);
+        int cand[11][2], nc = 0;
+        for (int di = -1; di <= 1; di++)
+          for (int dj = -1; dj <= 1; dj++) {
+            const int qi = pi + di, qj = pj + dj;
+            if (qi < 0 || qj < 0 || qi >= pbh || qj >= pbw) continue;
+            cand[nc][0] = 2 * px[qi * pbw + qj]; cand[nc][1] = 2 * py[qi * pbw + qj]; nc++;
+          }
+        if (bx) { cand[nc][0] = vx[by * bw + bx - 1]; cand[nc][1] = vy[by * bw + bx - 1]; nc++; }
+        if (by) { cand[nc][0] = vx[(by - 1) * bw + bx]; cand[nc][1] = vy[(by - 1) * bw + bx]; nc++; }
+        for (int c = 0; c < nc; c++) {
+          int seen = !cand[c][0] && !cand[c][1];
+          for (int e = 0; e < c && !seen; e++) seen = cand[e][0] == cand[c][0] && cand[e][1] == cand[c][1];
+          if (!seen) try_vec(&k, cand[c][0], cand[c][1], &cx, &cy, &cc);
         }
-        if (bx) try_vec(&k, vx[by * bw + bx - 1], vy[by * bw + bx - 1], &cx, &cy, &cc);
-        if (by) try_vec(&k, vx[(by - 1) * bw + bx], vy[(by - 1) * bw + bx], &cx, &cy, &cc);
         for (int it = 0; it < (l ? 2 : 1); it++) {
           const int ox = cx, oy = cy;
           for (int dy = -1; dy <= 1; dy++)
             for (int dx = -1; dx <= 1; dx++)
               if (dx || dy) try_vec(&k, ox + dx, oy + dy, &cx, &cy, &cc);
           if (cx == ox && cy == oy) break;
+        }
+        /* a block that still matches badly (a thin part moving faster than what is around it, which
+         * the coarser levels lost): a full search around its vector, taken if it is much better */
+        const unsigned sc = l ? sad_at(&k, cx, cy) : UINT32_MAX;   /* above level 0 (at 1, +-RESCUE is +-2 RESCUE here) */
+        if (sc != UINT32_MAX && sc > BAD_SAD * BS * BS) {
+          unsigned bs = sc;
+          int rx = cx, ry = cy;
+          for (int dy = -RESCUE; dy <= RESCUE; dy += 2)   /* every other vector (the luma is blurred), then +-1 */
+            for (int dx = -RESCUE; dx <= RESCUE; dx += 2) {
+              const unsigned c = sad_at(&k, cx + dx, cy + dy);
+              if (c < bs) { bs = c; rx = cx + dx; ry = cy + dy; }
+            }
+          const int sx = rx, sy = ry;
+          for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+              const unsigned c = (dx || dy) ? sad_at(&k, sx + dx, sy + dy) : UINT32_MAX;
+              if (c < bs) { bs = c; rx = sx + dx; ry = sy + dy; }
+            }
+          if (bs * 100 < sc * RESCUE_PCT) { cx = rx; cy = ry; }
         }
       }
       vx[by * bw + bx] = (int16_t)cx; vy[by * bw + bx] = (int16_t)cy;
@@ -267,6 +290,48 @@ static void match_level(hr__motion *m, int l, const uint8_t *cur, const uint8_t 
     }
 }
 
+/* The cells' field: each CS x CS cell takes the vector of the block around its centre or of one of
+ * the 3 blocks next to it on its side (left or right, above or below, the diagonal), whichever
+ * matches an 8 x 8 window centred on the cell best (the block's own by CELL_PENALTY); a block that
+ * straddles a motion edge is so split along it, its vectors never blended. */
+static void cells(hr__motion *m) {
+  const int h = m->h, w = m->w, bh = m->bh[0], bw = m->bw[0];
+  const int16_t *vx = m->vx[0], *vy = m->vy[0];
+  for (int ci = 0; ci < m->ch; ci++)
+    for (int cj = 0; cj < m->cw; cj++) {
+      const int y = ci * CS < h - CS ? ci * CS : h - CS, x = cj * CS < w - CS ? cj * CS : w - CS;
+      int by = (y + CS / 2) / BS, bx = (x + CS / 2) / BS;
+      if (by >= bh) by = bh - 1;
+      if (bx >= bw) bx = bw - 1;
+      const int own = by * bw + bx;
+      /* the neighbours on the cell's side (the cell is a quadrant of its block) whose vectors differ
+       * by CELL_DIFF or more, each distinct vector once */
+      const int sy = (y + CS / 2) % BS < BS / 2 ? -1 : 1, sx = (x + CS / 2) % BS < BS / 2 ? -1 : 1;
+      int best = own, nq = 0, q[3];
+      for (int dy = 0; dy <= 1; dy++)
+        for (int dx = 0; dx <= 1; dx++) {
+          const int qy = by + dy * sy, qx = bx + dx * sx, b = qy * bw + qx;
+          if ((!dx && !dy) || qy < 0 || qx < 0 || qy >= bh || qx >= bw) continue;
+          if (abs(vx[b] - vx[own]) < CELL_DIFF && abs(vy[b] - vy[own]) < CELL_DIFF) continue;
+          int seen = 0;
+          for (int e = 0; e < nq && !seen; e++) seen = vx[q[e]] == vx[b] && vy[q[e]] == vy[b];
+          if (!seen) q[nq++] = b;
+        }
+      if (nq) {
+        int wy = y + CS / 2 - BS / 2, wx = x + CS / 2 - BS / 2;
+        wy = wy < 0 ? 0 : wy > h - BS ? h - BS : wy;
+        wx = wx < 0 ? 0 : wx > w - BS ? w - BS : wx;
+        const blk k = {m->cur[0], m->ref[0], w, wx, wy, w - BS, h - BS, 0, 0};
+        unsigned bc = sad_at(&k, vx[own], vy[own]);
+        for (int e = 0; e < nq; e++) {
+          const unsigned c = sad_at(&k, vx[q[e]], vy[q[e]]);
+          if (c != UINT32_MAX && c + CELL_PENALTY < bc) { bc = c + CELL_PENALTY; best = q[e]; }
+        }
+      }
+      m->cx[ci * m->cw + cj] = m->fx[best]; m->cy[ci * m->cw + cj] = m->fy[best];
+    }
+}
+
 double hr__motion_estimate(hr__motion *m, const uint8_t *ref, const uint8_t *cur) {
   blur(cur, m->cur[0], m->h, m->w, m->rowsum);
   blur(ref, m->ref[0], m->h, m->w, m->rowsum);
@@ -275,16 +340,8 @@ double hr__motion_estimate(hr__motion *m, const uint8_t *ref, const uint8_t *cur
     halve(m->ref[l - 1], m->lw[l - 1], m->ref[l], m->lh[l], m->lw[l]);
   }
   for (int l = m->levels - 1; l >= 0; l--) match_level(m, l, m->cur[l], m->ref[l]);
+  cells(m);
   const int bh = m->bh[0], bw = m->bw[0];
-  for (int r = 0; r < bh; r++) {
-    const float *ax = m->fx + r * bw, *ay = m->fy + r * bw;
-    float *ox = m->hx + (size_t)r * m->w, *oy = m->hy + (size_t)r * m->w;
-    for (int j = 0; j < m->w; j++) {
-      const float t = m->ttx[j];
-      ox[j] = (1 - t) * ax[m->tc0[j]] + t * ax[m->tc1[j]];
-      oy[j] = (1 - t) * ay[m->tc0[j]] + t * ay[m->tc1[j]];
-    }
-  }
   double s = 0;
   for (int i = 0; i < bh * bw; i++) s += sqrt((double)m->fx[i] * m->fx[i] + (double)m->fy[i] * m->fy[i]);
   return s / (bh * bw);
@@ -296,9 +353,9 @@ double hr__motion_estimate(hr__motion *m, const uint8_t *ref, const uint8_t *cur
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 static void sample_row2(const float *restrict a, const float *restrict b, float *restrict oa, float *restrict ob, const float *restrict vx,
-                        const float *restrict vy, int i, int w, int h) {
+                        const float *restrict vy, int i, int w, int h, int j0, int j1) {
   const float xmax = (float)(w - 1), ymax = (float)(h - 1);
-  for (int j = 0; j < w; j++) {
+  for (int j = j0; j < j1; j++) {
     float x = (float)j + vx[j], y = (float)i + vy[j];
     x = x > 0.f ? x : 0.f;   /* max then min, in the order SSE's maxps / minps read */
     x = x < xmax ? x : xmax;
@@ -316,30 +373,58 @@ static void sample_row2(const float *restrict a, const float *restrict b, float 
   }
 }
 
+/* out[j] for j in [j0, j1): bilinear between rows r0 and r1 (already offset by the vector's whole
+ * part) at fraction fx along x (r0[j + 1] exists) and fy down */
+static void shift_row(const float *restrict r0, const float *restrict r1, float *restrict out, float fx, float fy, int j0, int j1) {
+  const float w00 = (1 - fy) * (1 - fx), w01 = (1 - fy) * fx, w10 = fy * (1 - fx), w11 = fy * fx;
+  int j = j0;
+#if defined(__SSE2__)
+  /* 4 at a time (a cell's width: runs are short, so no set-up for longer vectors) */
+  const __m128 a = _mm_set1_ps(w00), b = _mm_set1_ps(w01), c = _mm_set1_ps(w10), d = _mm_set1_ps(w11);
+  for (; j + 4 <= j1; j += 4) {
+    const __m128 u = _mm_add_ps(_mm_mul_ps(a, _mm_loadu_ps(r0 + j)), _mm_mul_ps(b, _mm_loadu_ps(r0 + j + 1)));
+    const __m128 v = _mm_add_ps(_mm_mul_ps(c, _mm_loadu_ps(r1 + j)), _mm_mul_ps(d, _mm_loadu_ps(r1 + j + 1)));
+    _mm_storeu_ps(out + j, _mm_add_ps(u, v));
+  }
+#endif
+  for (; j < j1; j++) out[j] = (w00 * r0[j] + w01 * r0[j + 1]) + (w10 * r1[j] + w11 * r1[j + 1]);
+}
+
 void hr__motion_warp(const hr__motion *m, const float *const *src, float *const *dst, int n) {
-  const int h = m->h, w = m->w, bh = m->bh[0];
+  const int h = m->h, w = m->w, cw = m->cw;
   float *rvx = m->rvx, *rvy = m->rvy;
+  int row = -1;
   for (int i = 0; i < h; i++) {
-    int32_t r0, r1;
-    float ty;
-    taps((float)i, bh, &r0, &r1, &ty);
-    const float *x0r = m->hx + (size_t)r0 * w, *x1r = m->hx + (size_t)r1 * w;
-    const float *y0r = m->hy + (size_t)r0 * w, *y1r = m->hy + (size_t)r1 * w;
-    int still = 1;
-    for (int j = 0; j < w; j++) {
-      rvx[j] = (1 - ty) * x0r[j] + ty * x1r[j];
-      rvy[j] = (1 - ty) * y0r[j] + ty * y1r[j];
-      still &= rvx[j] == 0 && rvy[j] == 0;
+    const int ci = i / CS < m->ch ? i / CS : m->ch - 1;
+    const float *ax = m->cx + (size_t)ci * cw, *ay = m->cy + (size_t)ci * cw;
+    if (ci != row) {   /* a new row of cells: its vectors, one a grid column */
+      row = ci;
+      for (int j = 0; j < w; j++) { rvx[j] = ax[m->ccol[j]]; rvy[j] = ay[m->ccol[j]]; }
     }
-    if (still) {   /* no motion along this row: a copy */
-      for (int k = 0; k < n; k++) memcpy(dst[k] + (size_t)i * w, src[k] + (size_t)i * w, sizeof(float) * w);
-      continue;
-    }
-    if (n == 2) sample_row2(src[0], src[1], dst[0] + (size_t)i * w, dst[1] + (size_t)i * w, rvx, rvy, i, w, h);
-    else
-      for (int k = 0; k < n; k += 2) {   /* in pairs; an odd last plane twice (its second write into the scratch row) */
-        float *o2 = k + 1 < n ? dst[k + 1] + (size_t)i * w : m->rsc;
-        sample_row2(src[k], src[k + 1 < n ? k + 1 : k], dst[k] + (size_t)i * w, o2, rvx, rvy, i, w, h);
+    const size_t o = (size_t)i * w;
+    for (int c0 = 0, c1; c0 < cw; c0 = c1) {   /* runs of cells with one vector */
+      const float vx = ax[c0], vy = ay[c0];
+      for (c1 = c0 + 1; c1 < cw && ax[c1] == vx && ay[c1] == vy; c1++) {}
+      const int j0 = c0 * CS, j1 = c1 * CS < w ? c1 * CS : w;
+      if (vx == 0 && vy == 0) {   /* still: a copy */
+        for (int k = 0; k < n; k++) memcpy(dst[k] + o + j0, src[k] + o + j0, sizeof(float) * (size_t)(j1 - j0));
+        continue;
       }
+      const float fx0 = floorf(vx);
+      const int ox = (int)fx0;
+      if (j0 + ox >= 0 && j1 + ox < w) {   /* inside the grid along x: one offset, one weight, no gathers */
+        float y = (float)i + vy;
+        y = y > 0.f ? y : 0.f;
+        y = y < (float)(h - 1) ? y : (float)(h - 1);
+        const int y0 = (int)y, y1 = y0 + 1 < h - 1 ? y0 + 1 : h - 1;
+        const float fy = y - (float)y0, fx = vx - fx0;
+        for (int k = 0; k < n; k++) shift_row(src[k] + (size_t)y0 * w + ox, src[k] + (size_t)y1 * w + ox, dst[k] + o, fx, fy, j0, j1);
+        continue;
+      }
+      for (int k = 0; k < n; k += 2) {   /* in pairs; an odd last plane twice (its second write into the scratch row) */
+        float *o2 = k + 1 < n ? dst[k + 1] + o : m->rsc;
+        sample_row2(src[k], src[k + 1 < n ? k + 1 : k], dst[k] + o, o2, rvx, rvy, i, w, h, j0, j1);
+      }
+    }
   }
 }

@@ -5,20 +5,26 @@
  * Algorithm: both frames' luma sampled onto the coefficients' h x w grid (the tail's half-pixel
  * mapping: lr pixel i covers full-resolution rows [i H / h, (i + 1) H / h); the mean of 2 x 2
  * samples half the footprint apart), blurred (3 x 3 binomial), as a pyramid of 2 x 2 means (up to
- * 4 levels, coarsest side >= 16). Block matching, coarse to fine, 8 x 8 blocks at every level: at
- * the coarsest a full search of +-6; at each finer level the candidates are the co-located parent's
- * vector doubled (at level 0 alone; above it also its 4 neighbours'), the left and upper blocks'
- * vectors at this level and zero, then +-1 around the best (twice above level 0, once at it). The
- * cost is the SAD plus a penalty on the distance from the parent's vector (a block without texture
- * follows its neighbourhood; a still one stays still). At level 0 a V of equal slopes through the
- * SADs either side gives a sub-pixel offset (not to a block that stays at zero). The block field is
- * interpolated bilinearly between block centres (no smoothing: a median over 3 x 3 blocks blurred
- * the motion's edges and cost 4 points of the gain on bedroom, bench/tail_lag.c).
- * The warp is backward: out(p) = in(p + v(p)), bilinear, clamped at the borders, where the block
- * at p in the current frame matched the old frame at p + v; rows without motion are copied.
+ * 5 levels, coarsest side >= 16). Block matching, coarse to fine, 8 x 8 blocks at every level: at
+ * the coarsest a full search of +-10; at each finer level the predictor is the co-located parent's
+ * vector doubled, and a block it matches within 2 a pixel takes it; others try the parent's 8
+ * neighbours, the left and upper blocks at this level and zero (each distinct vector once), then
+ * +-1 around the best (twice above level 0, once at it). The cost is the SAD plus a penalty on the
+ * distance from the predictor (a block without texture follows its neighbourhood). Above level 0 a
+ * block still matching badly (over 6 a pixel: a thin limb moving faster than what is around it,
+ * lost at the coarser levels) gets a full search of +-8 around its vector (every other vector,
+ * then +-1), taken when 30% better. At level 0 a V of equal slopes through the SADs either side
+ * gives a sub-pixel offset. Then each 4 x 4 cell takes its block's vector or that of one of the 3
+ * neighbours on its side whose vector differs by 3 or more, whichever matches an 8 x 8 window
+ * centred on the cell best: the field follows motion edges to 4 grid pixels and is never blended
+ * across them (bench/tail_lag.c, bedroom lag 6: bilinear between block centres 4.53% of pixels
+ * off > 0.1, this 3.46%).
+ * The warp is backward: out(p) = in(p + v(p)) with p's cell's vector, bilinear, clamped at the
+ * borders, where the current frame's cell at p matched the old frame at p + v; cells without
+ * motion are copied, runs of cells with one vector inside the grid read rows at one offset.
  *
- * Memory: one block made at init for a grid size (the pyramids, the block fields, the luma tables
- * for one full-resolution size); estimate and warp allocate nothing. */
+ * Memory: one block made at init for a grid size (the pyramids, the block and cell fields, the luma
+ * tables for one full-resolution size); estimate and warp allocate nothing. */
 #ifndef HR_STREAM_MOTION_H
 #define HR_STREAM_MOTION_H
 #include <stddef.h>
@@ -36,9 +42,9 @@ typedef struct hr__motion {
   uint8_t *cur[HR__MOTION_LEVELS], *ref[HR__MOTION_LEVELS];   /* the pyramids (level 0: blurred) */
   int16_t *vx[HR__MOTION_LEVELS], *vy[HR__MOTION_LEVELS];     /* block vectors, integer, per level */
   float *fx, *fy;              /* level 0's block field with its sub-pixel part (bh x bw) */
-  float *hx, *hy;              /* that field interpolated along rows to every grid column (bh x w) */
-  int32_t *tc0, *tc1;          /* per grid column: the two blocks whose centres bracket it (w) */
-  float *ttx;                  /* and the weight of the second (w) */
+  int ch, cw;                  /* the field's cells (4 x 4 grid pixels) per column / row */
+  float *cx, *cy;              /* each cell's vector: one of the blocks' around it (ch x cw) */
+  int32_t *ccol;               /* per grid column: its cell (w) */
   float *rvx, *rvy;            /* one grid row's vectors (w): the warp's scratch */
   float *rsc;                  /* w: the warp's throwaway row (an odd plane's pair) */
   int32_t *lx0, *ly0;          /* luma footprints: grid column j covers [lx0[j], lx0[j+1]) (w+1, h+1) */
@@ -59,7 +65,8 @@ int hr__motion_format_ok(hr_pixfmt fmt);
 /* Frame f's (H x W, a supported format) luma box-averaged onto the grid: h x w bytes into out. */
 void hr__motion_luma(const hr__motion *m, const hr_frame *f, uint8_t *out);
 /* The motion from the old frame's luma (ref) to the current frame's (cur), both h x w from
- * hr__motion_luma; kept in m for hr__motion_warp. Returns the mean vector length in grid pixels. */
+ * hr__motion_luma; kept in m for hr__motion_warp. Returns the mean block vector length in grid
+ * pixels. */
 double hr__motion_estimate(hr__motion *m, const uint8_t *ref, const uint8_t *cur);
 /* n planes of h x w floats (src[k] -> dst[k], distinct buffers) warped by the last estimate. */
 void hr__motion_warp(const hr__motion *m, const float *const *src, float *const *dst, int n);

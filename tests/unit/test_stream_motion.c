@@ -5,8 +5,9 @@
  *     shifts of half grid pixels (near ties of the SADs) 4 in 5 within 1; from RGB24 and NV12 frames
  *     (block matching without smoothing: a block on its own may go astray in a repeated texture);
  * (2) RVM's coefficients of frame t-LAG warped to frame t make a matte closer to frame t's own
- *     matte than the coefficients as they are (the share of pixels off by > 0.1 and mean |d|, both
- *     at least 20% lower), over several frames;
+ *     matte than the coefficients as they are, over several frames: the share of pixels off by > 0.1
+ *     under 0.63 of the plain one and mean |d| under 0.52 (this estimator: 0.60 and 0.49; the
+ *     previous one, a block field interpolated bilinearly across motion edges: 0.66 and 0.56);
  * (3) estimate and warp allocate nothing (positive control counts 1). */
 #include <math.h>
 #include <stdio.h>
@@ -170,8 +171,8 @@ static void coefficients(hr_model *mo, const hr_frame *fr) {
          "warped off>0.1 %.2f%% mean|d| %.4f\n", si.W, si.H, si.lr_w, si.lr_h, LAG, NF - FIRST, 100 * off[0] / n, sad[0] / n / 255,
          100 * off[1] / n, sad[1] / n / 255);
   CHECK(off[0] > 0);
-  CHECK(off[1] < 0.8 * off[0]);
-  CHECK(sad[1] < 0.8 * sad[0]);
+  CHECK(off[1] < 0.63 * off[0]);
+  CHECK(sad[1] < 0.52 * sad[0]);
   free(coef); free(warped); free(own); free(alpha); free(lum);
   hr__fgf_free(&g);
   hr__motion_free(&m);
