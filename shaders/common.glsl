@@ -45,7 +45,8 @@ float pf(int i) { return intBitsToFloat(p[i]); }
 // A convolution's epilogue (p[20..29], conv*.comp): clamp, activation, then the ops the backend
 // folded in after it, in this order: x mul1 (p[26]), + add (p[27]), relu / relu6, x mul2 (p[28]),
 // an activation (flags >> 12), + residual (p[29], at the output's own index oi). p[25] flags: 1 mul1,
-// 2 add, 4 relu, 8 relu6, 256 mul2, 128 residual; 16/32/64: mul1/add/mul2 a scalar, not per channel.
+// 2 add, 4 relu, 8 relu6, 256 mul2, 128 residual; 16/32/64: mul1/add/mul2 a scalar, not per channel;
+// 512: instead of mul2, x a view of another value (a GRU's z), its pixel stride in bits 16 on.
 // The constants are in the weights' range (f32(2)), the residual in f32(0)'s.
 layout(constant_id = 2) const int EPI = 0; // p[25], a constant of the pipeline
 float epi(float v, int oc, int oi) {
@@ -58,6 +59,8 @@ float epi(float v, int oc, int oi) {
   if ((fl & 4) != 0) v = max(v, 0.0);
   if ((fl & 8) != 0) v = min(max(v, 0.0), 6.0);
   if ((fl & 256) != 0) v = v * ldu(fw, p[28] + ((fl & 64) != 0 ? 0 : oc));
+  // 512: x a view (fp32 storage) at p[28], its pixels fl >> 16 floats apart (oi = pixel * p[22] + oc)
+  if ((fl & 512) != 0) v = v * ldu(false, p[28] + ((oi - oc) / p[22]) * (fl >> 16) + oc);
   v = act_post(v, (fl >> 12) & 15);
   if ((fl & 128) != 0) v = v + ldu(f32(0), p[29] + oi);
   return v;

@@ -879,6 +879,18 @@ static int plain(const hr__plan *p, int x) {
   if (o == &p->vals[p->vals[p->alpha_val].root] || (p->fgr_val >= 0 && o == &p->vals[p->vals[p->fgr_val].root])) return 0;
   return 1;
 }
+/* Whether op j's output x may end a convolution i's chain though it is a state slot (a GRU's new
+ * state, written over the old): none of ops i..j reads that slot, so writing it at op i is safe. */
+static int state_out(const hr__plan *p, int x, int i, int j) {
+  const hr__val *o = &p->vals[p->vals[x].root];
+  if (o->storage != S_STATE) return 0;
+  for (int q = i; q <= j; q++)
+    for (int k = 0; k < p->rops[q].n_in; k++) {
+      const hr__val *y = &p->vals[p->vals[p->rops[q].in[k]].root];
+      if (y->storage == S_STATE && y->slot == o->slot) return 0;
+    }
+  return 1;
+}
 /* Byte range of value x's root: its arena place, or its own slot (remap, see chain_slots) */
 static int64_t bytes_lo(const hr__plan *p, const int64_t *remap, int x) {
   int root = p->vals[x].root;
@@ -899,7 +911,7 @@ static int chan_const(const hr__plan *p, int x, int64_t OC) {
  * none; =act: the activation only). remap: roots moved to slots of their own (NULL: none). Where
  * the chain's output lies over an input, *want (when given) gets the output's root: with that
  * root in a slot of its own the chain holds (chain_slots). */
-static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar, int i, vchain *c, int *want) {
+static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar, const int64_t *vps, int i, vchain *c, int *want) {
   if (want) *want = -1;
   memset(c, 0, sizeof *c);
   c->end = i; c->out = p->rops[i].out[0];
@@ -928,7 +940,7 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar,
   int cur = r->out[0], stage = 0;
   for (int j = i + 1; j < p->n_rops && stage < 7; j++) {
     const hr__rop *a = &p->rops[j];
-    if (!plain(p, cur) || p->vals[p->vals[cur].root].n_readers != 1 || !plain(p, a->out[0]) || a->n_out != 1) break;
+    if (!plain(p, cur) || p->vals[p->vals[cur].root].n_readers != 1 || !(plain(p, a->out[0]) || state_out(p, a->out[0], i, j)) || a->n_out != 1) break;
     if (hr__numel(&p->vals[a->out[0]].t) != n) break;
     int reads = -1;
     for (int k = 0; k < a->n_in; k++) if (p->vals[a->in[k]].root == p->vals[cur].root) reads = k;
@@ -940,6 +952,11 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar,
     else if (a->n_in == 1 && (a->op == HR_OP_RELU || a->op == HR_OP_RELU6) && stage < 4) { c->flags |= a->op == HR_OP_RELU ? 4 : 8; stage = 4; }
     else if (a->op == HR_OP_MUL && cc && stage < 2) { c->mul1 = other; c->flags |= 1 | (cc == 2 ? 16 : 0); stage = 2; }
     else if (a->op == HR_OP_MUL && cc && stage < 5) { c->mul2 = other; c->flags |= 256 | (cc == 2 ? 64 : 0); stage = 5; }
+    else if (a->op == HR_OP_MUL && vps && other >= 0 && vpar[other] >= 0 && stage < 5 && p->vals[other].t.rank == 4 && ot->rank == 4 &&
+             !memcmp(p->vals[other].t.dims, ot->dims, sizeof ot->dims) && vps[other] < 32768) {
+      /* times a view (a GRU's z, read where the split's input lies): its pixel stride in the flags */
+      c->mul2 = other; c->flags |= 512 | (int)(vps[other] << 16); stage = 5;
+    }
     else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && cc && stage < 3) { c->add = other; c->flags |= 2 | (cc == 2 ? 32 : 0); stage = 3; }
     else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && other >= 0 && p->vals[other].kind != V_CONST && p->vals[other].t.dt == HR_DT_FLOAT &&
              hr__numel(&p->vals[other].t) == n && p->vals[p->vals[other].root].storage == S_ARENA && p->vals[other].root != p->vals[cur].root &&
@@ -953,9 +970,9 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar,
   /* the epilogue writes c->out while the convolution still reads its input: only where they are
    * apart (the planner may have put a later value over the input, dead by then) */
   int64_t lo = bytes_lo(p, remap, c->out), hi = bytes_hi(p, remap, c->out);
-  for (int k = 0; k < r->n_in; k++) {
-    int x = k == 0 && c->pad >= 0 ? c->pad_in : r->in[k];
-    if (p->vals[x].kind == V_CONST || p->vals[p->vals[x].root].storage != S_ARENA) continue;
+  for (int k = 0; k < r->n_in + 1; k++) {
+    int x = k == r->n_in ? ((c->flags & 512) ? vpar[c->mul2] : -1) : k == 0 && c->pad >= 0 ? c->pad_in : r->in[k];
+    if (x < 0 || p->vals[x].kind == V_CONST || p->vals[p->vals[x].root].storage != S_ARENA) continue;
     if (bytes_lo(p, remap, x) < hi && lo < bytes_hi(p, remap, x)) {
       if (want && c->end != i && p->vals[c->out].root != p->vals[x].root) *want = p->vals[c->out].root;
       if (c->end != i) { /* retry with the Pad alone */
@@ -996,7 +1013,7 @@ static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t 
   for (int i = 0; i < p->n_rops; i++) {
     vchain c;
     int want;
-    conv_chain(p, remap, NULL, i, &c, &want);
+    conv_chain(p, remap, NULL, NULL, i, &c, &want);
     if (want < 0 || remap[want] >= 0) continue;
     int64_t need = (hr__numel(&p->vals[want].t) * 4 + 255) & ~(int64_t)255;
     int until = i;
@@ -1011,7 +1028,7 @@ static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t 
     if (fresh) { pick = ns++; s_off[pick] = off; s_size[pick] = need; off += need; }
     remap[want] = s_off[pick];
     s_until[pick] = until;
-    conv_chain(p, remap, NULL, i, &c, NULL);
+    conv_chain(p, remap, NULL, NULL, i, &c, NULL);
     int bad = c.end == i || c.end > last || p->vals[c.out].root != want;
     if (bad) { /* a value in the tail's fp32 range (fp16) stays put */
       remap[want] = -1;
@@ -1129,6 +1146,16 @@ static int64_t find_views(const hr__plan *p, int fp16, int64_t *remap, int *vpar
       if (ok[k]) { vpar[r->out[k]] = xv; vdel[r->out[k]] = del[k]; vps[r->out[k]] = xt->dims[3]; }
   }
   return off;
+}
+
+/* Convolution i's epilogue chain as lowered: with a view multiplier (a GRU's z) where that holds,
+ * else the chain without one (the longer). */
+static void chain_of(const vk *v, const hr__plan *p, int i, vchain *ch) {
+  vchain nd;
+  conv_chain(p, v->remap, v->vpar, v->vps, i, ch, NULL);
+  if (!(ch->flags & 512)) return;
+  conv_chain(p, v->remap, v->vpar, NULL, i, &nd, NULL);
+  if (nd.end >= ch->end || (nd.pad >= 0 && ch->pad < 0)) *ch = nd;
 }
 
 /* The byte ranges of a dispatch: every non-constant input and output value of its op. */
@@ -1724,7 +1751,7 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   if (!pad_folded) return HR_ENOMEM;
   for (int i = 0; i < p->n_rops; i++) {
     vchain ch;
-    conv_chain(p, v->remap, v->vpar, i, &ch, NULL);
+    chain_of(v, p, i, &ch);
     if (ch.pad >= 0) pad_folded[ch.pad] = 1;
   }
   /* lowered in order; a folded Pad's dispatches are dropped below */
@@ -1755,7 +1782,7 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     }
     int d0 = v->n_disp;
     vchain ch;
-    conv_chain(p, v->remap, v->vpar, i, &ch, NULL);
+    chain_of(v, p, i, &ch);
     if (pad_folded[i]) { v->fused[i] = 2; continue; }
     if (ch.pad >= 0 && !pad_folded[ch.pad]) ch.pad = -1;
     int act = ch.end > i;
@@ -1765,9 +1792,9 @@ static hr_status vk_create_(hr_session *s, vk *v) {
       annotate(v, p, &v->disp[k], &p->rops[i]);
       vdisp *d = &v->disp[k];
       if (is_conv(p->rops[i].op) && (act || ch.pad >= 0)) { /* reads its input (or the Pad's) and the residual, writes the chain's output */
-        int ins[2] = {ch.pad >= 0 ? ch.pad_in : p->rops[i].in[0], ch.res};
+        int ins[3] = {ch.pad >= 0 ? ch.pad_in : p->rops[i].in[0], ch.res, (ch.flags & 512) ? v->vpar[ch.mul2] : -1};
         d->nr = 0;
-        for (int q = 0; q < 2; q++) {
+        for (int q = 0; q < 3; q++) {
           int64_t o = ins[q] >= 0 ? voff(v, p, ins[q]) : -1;
           if (o < 0) continue;
           d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[ins[q]].t) * 4; d->nr++;
