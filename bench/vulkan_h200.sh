@@ -27,6 +27,8 @@
 # build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp32 since the
 # fp16 round below), HR_VK_TRACE=1 (run-live: the backend's copy / submit / GPU times per frame),
 # LIVE_FRAMES, LIVE_ARGS (more `headroom run` options), LIVE_CLI (another CLI binary).
+# Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0, HR_VK_FGFLR=0, HR_VK_VIEWMUL=0 (this round's
+# three changes off), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
 # NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
@@ -171,6 +173,34 @@
 #  Unchanged and still far from 2.0 ms: the guided-filter tail 0.21 ms writing 11 MB of alpha over
 #  PCIe (~52 GB/s, at the bus's limit), the largest decoder 3x3 convolutions (480x360x35->16 172 us,
 #  ~10 TFLOP/s with every kernel tried), ~200 dependent dispatches.
+#
+# 2026-12-02 UTC, fewer dispatches (H200, driver 580.159.04, fp32, 300 frames; A/B by env switches in
+# one run, off / on twice, at 1920x1440 r0.25):
+#  - views instead of copies (HR_VK_VIEWS=0 off): a channel split's outputs and a whole-row slice are
+#    read where their input lies (binary ops take the pixel stride; concat.comp reads any source at
+#    base + pixel x stride), and a channel concat is one dispatch for all its copied sources; the
+#    split's input keeps its bytes until the views' last reader (a slot of its own where a later
+#    value lies over it: device buffer 66.9 -> 76.8 MB). 201 -> 166 dispatches, 190 -> 156 barriers.
+#      off: median 2.907 / p99 2.997 ms, GPU 2.636;  2.919 / 2.993, GPU 2.636
+#      on:  median 2.811 / p99 2.915 ms, GPU 2.507;  2.771 / 2.828, GPU 2.514 (356-361 fps)
+#      GPU ms by class, on: conv3x3 0.906, conv1x1 0.703, depthwise 0.395, elementwise 0.379,
+#      refiner 0.214, copy 0.125 (0.256 off), resize 0.081. Alpha vs XNNPACK (3 frames) 1.35e-7 / 2.2e-3,
+#      unchanged. Same run: r0.5 median 6.572 / p99 6.694 ms, GPU 6.255 (conv3x3 2.592, conv1x1 1.318,
+#      depthwise 1.185, elementwise 0.696, copy 0.284, resize 0.270, refiner 0.214); 1920x1080 r0.25
+#      2.275 / 2.351 ms, GPU 2.022 (440 fps; conv3x3 0.665, conv1x1 0.621, elementwise 0.353, depthwise
+#      0.326, refiner 0.161, copy 0.119, resize 0.068).
+#  - then, NOT YET TIMED on the H200 (no device time was left for this helper; dispatch counts from
+#    HR_VK_DUMP / HR_VK_VERBOSE on lavapipe at 1920x1440 r0.25):
+#    RVM's low-resolution guided filter (the split of the network's output to A and b, 22 ops: 8
+#    depthwise boxes, 11 elementwise, 2 concats, a mean) as one dispatch (fgflr.comp; HR_VK_FGFLR=0
+#    off): 166 -> 144 dispatches, 156 -> 137 barriers; a ConvGRU's candidate convolution also
+#    computes the new state in its epilogue (tanh, x z read as a view, + (1-z)*h, into the state
+#    slot; HR_VK_VIEWMUL=0 off): 144 -> 136 dispatches, 129 barriers. To time all three:
+#      HR_VK_VIEWS=0 HR_VK_FGFLR=0 (= before this round) vs HR_VK_VIEWMUL=0 vs the default.
+#  Still open toward 2.0 ms: the tail's 11 MB of alpha over PCIe (refiner 0.21), the decoder's
+#  large 3x3 convolutions, the 9 squeeze-excitation Mul dispatches, a GRU's (1-z)*h and r*h, the
+#  input normalisation (Sub, Mul) before the first convolution, the frame's copy and submit (~0.3).
+#  HR_VK_DUMP=1 lists every dispatch (op, kernel, size, inputs) on stderr at create.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -3,8 +3,11 @@
  * op its inputs are read back from the device, after it its outputs, and the reference op computes
  * from those inputs (the image ingest against the naive ingest, the guided-filter tail against the
  * CPU kernel; ops folded into a convolution's dispatch, a Pad before it and the activations, affine
- * ops and residual adds after it, are run with it and checked against the reference ops in turn,
- * the last one's output compared). Three odd shapes:
+ * ops, a multiply by a view (a GRU's z) and residual adds after it, are run with it and checked
+ * against the reference ops in turn, the last one's output compared; likewise the low-resolution
+ * guided filter, one dispatch on fp32 storage, its values inside the group taken from the
+ * reference's own outputs and A checked too). Splits and slices read as views of their input
+ * are read back through the view. Three odd shapes:
  * 62x46 NV12 at ratio 0.6, processing 37x27 (the frame resampled on the GPU, read in place by the
  * tail; kernels as the size heuristic picks them); 75x53 RGB24 at ratio 1 (the input materialised
  * on the GPU), with the convolution kernels taken in turn (4x4-blocked, split reduction, tiled
@@ -225,7 +228,7 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
     tested[r->op]++;
     n_cmp += 1 + pair;
   }
-  printf("%s: %d ops compared (%d folded into convolutions: Pads, activations, per-channel affine, residual adds)\n", what, n_cmp, n_fused);
+  printf("%s: %d ops compared (%d run inside another op's dispatch: Pads, activations, per-channel affine, view multipliers and residual adds in convolutions; the low-resolution guided filter)\n", what, n_cmp, n_fused);
   CHECK(n_fused > 0);
   hr_session_destroy(s);
 }

@@ -1149,10 +1149,11 @@ static int64_t find_views(const hr__plan *p, int fp16, int64_t *remap, int *vpar
 }
 
 /* Convolution i's epilogue chain as lowered: with a view multiplier (a GRU's z) where that holds,
- * else the chain without one (the longer). */
+ * else the chain without one (the longer). HR_VK_VIEWMUL=0: never a view multiplier. */
 static void chain_of(const vk *v, const hr__plan *p, int i, vchain *ch) {
   vchain nd;
-  conv_chain(p, v->remap, v->vpar, v->vps, i, ch, NULL);
+  const char *e = getenv("HR_VK_VIEWMUL");
+  conv_chain(p, v->remap, v->vpar, e && *e == '0' ? NULL : v->vps, i, ch, NULL);
   if (!(ch->flags & 512)) return;
   conv_chain(p, v->remap, v->vpar, NULL, i, &nd, NULL);
   if (nd.end >= ch->end || (nd.pad >= 0 && ch->pad < 0)) *ch = nd;
