@@ -14,7 +14,8 @@
 # env: HR_CLI (default build/headroom), HR_MODEL_DIR (default models/). Engine switches pass through
 # to every run, for A/B on the same host: HR_BAND_SPLIT=1 keeps the plan's convolution bands as they
 # are (default: cut into ceil(4 threads / bands) <= 4 above 2 threads, exec.c), HR_EXEC_FUSE=0 runs
-# every op on its own kernel.
+# every op on its own kernel, HR_DWCONV=xnn keeps XNNPACK's depthwise convolutions (default on AVX-512:
+# ours, tasks of 64 channels x one output row; same bits).
 # Load from other processes skews the result: the load average at start and end is in the output;
 # run it on an idle host.
 set -euo pipefail
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
     --frames) frames=$2; shift 2;;
     --rounds) rounds=$2; shift 2;;
     --format) format=$2; shift 2;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
     *) echo "threads_scaling: unknown option $1" >&2; exit 2;;
   esac
 done
