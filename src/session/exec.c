@@ -80,6 +80,7 @@ typedef struct kern {
   int bc_v;                 /* K_BCAST: which input is the per-channel operand */
   hr__k_bcast bc;           /* K_BCAST: the op (and a second one fused after it) */
   int bc_x, bc_v1, bc_v2;   /* K_BCAST: the full operand, the per-channel operands (bc_v2 < 0: one op) */
+  int bc_out;               /* K_BCAST: where it writes (the HardSwish's output when one is fused after; else -1) */
   float *bvec;              /* K_BCAST: the per-channel operands repeated to bc.L floats each (2 x L) */
   int n_src;                /* K_RESIZE_CAT: sources, in output channel order */
   cat_src src[HR__CAT_MAX];
@@ -803,6 +804,26 @@ static int dwconv_fits(hr_session *s, const hr__rop *r, xdesc *d) {
          x->dims[1] * x->dims[2] * x->dims[3] < INT32_MAX && o->dims[1] * o->dims[2] * o->dims[3] < INT32_MAX;
 }
 
+/* A per-channel op (or pair, K_BCAST) whose result only a HardSwish reads (RVM's batch norm after a
+ * depthwise convolution): the HardSwish in the same pass, the chain computed in the HardSwish's output
+ * (the intermediate is never written). Where XNNPACK would run its AVX-512 HardSwish, whose
+ * operations hr__k_hswish repeats (same bits). The output is written one op early: it must not meet
+ * the per-channel operands, and be the full operand's bytes or apart from them. */
+static void fuse_bcast_hswish(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *a = &ex->k[i];
+  const hr__rop *ra = &p->rops[i], *rh = &p->rops[i + 1];
+  if (a->kind != K_BCAST || rh->op != HR_OP_HARDSWISH || rh->dead || ex->k[i + 1].kind != K_XNN || !hr__k_hswish_ok()) return;
+  const hr__val *t = &p->vals[p->vals[ra->out[0]].root];
+  if (p->vals[rh->in[0]].root != p->vals[ra->out[0]].root || t->n_readers != 1 || t->last != i + 1) return;
+  int64_t n = hr__numel(&p->vals[ra->out[0]].t);
+  if (!dense_float(s, rh->out[0], n) || hr__numel(&p->vals[rh->out[0]].t) != n) return;
+  if (!same_or_apart(s, rh->out[0], a->bc_x) || !apart(s, rh->out[0], a->bc_v1) || (a->bc_v2 >= 0 && !apart(s, rh->out[0], a->bc_v2))) return;
+  a->bc.hswish = 1;
+  a->bc_out = rh->out[0];
+  ex->k[i + 1].kind = K_FUSED;
+}
+
 /* A Mean over the height and width of one NHWC float image: our kernel (hr__k_gap), over the
  * pool by channel blocks (XNNPACK's global average pooling runs a batch of one on one thread). */
 static int gap_fits(hr_session *s, const hr__rop *r) {
@@ -897,8 +918,8 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
         int64_t C = s->plan->vals[r->out[0]].t.dims[s->plan->vals[r->out[0]].t.rank - 1];
         k->kind = K_BCAST;
         /* few channels: the operands repeated to blocks of 32 pixels (made per run); else read as they are */
-        k->bc = (hr__k_bcast){C < 64 ? C * 32 : C, (int)r->op, k->bc_v == 0, 0, 0};
-        k->bc_x = r->in[1 - k->bc_v]; k->bc_v1 = r->in[k->bc_v]; k->bc_v2 = -1;
+        k->bc = (hr__k_bcast){C < 64 ? C * 32 : C, (int)r->op, k->bc_v == 0, 0, 0, 0};
+        k->bc_x = r->in[1 - k->bc_v]; k->bc_v1 = r->in[k->bc_v]; k->bc_v2 = -1; k->bc_out = -1;
         if (C < 64) {
           k->bvec = malloc(sizeof(float) * 2 * (size_t)k->bc.L);
           if (!k->bvec) st = HR_ENOMEM;
@@ -942,6 +963,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     }
   }
   for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_pair(s, ex, i);
+  for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_hswish(s, ex, i);
 
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
@@ -1046,7 +1068,8 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
               for (int64_t e = 0; e < k->bc.L; e++) k->bvec[q * k->bc.L + e] = vq[q][e % C];
               vq[q] = k->bvec + q * k->bc.L;
             }
-            hr__k_bcast_c(k->pool, &k->bc, view(s, k->bc_x).data, vq[0], vq[1], out[0].data, hr__numel(&out[0]));
+            hr__k_bcast_c(k->pool, &k->bc, view(s, k->bc_x).data, vq[0], vq[1], k->bc_out >= 0 ? view(s, k->bc_out).data : out[0].data,
+                          hr__numel(&out[0]));
             break;
           }
           case K_SPLIT_CAT: {

@@ -845,7 +845,7 @@ void hr__k_mean_c(pthreadpool_t pool, const float *x, float *y, int64_t pixels, 
   pthreadpool_parallelize_1d_tile_1d(pool, meanc_tile, &j, (size_t)pixels, HR__EW_TILE, 0);
 }
 
-typedef struct bcast_job { const float *x, *v, *v2; float *y; int64_t C, L; int op, v_first, op2, v2_first; } bcast_job;
+typedef struct bcast_job { const float *x, *v, *v2; float *y; int64_t C, L; int op, v_first, op2, v2_first, hswish; } bcast_job;
 
 /* y = x op v over n floats, v given repeated to the length of a block (L = a multiple of C; n a
  * multiple of L except the last block): each output is one IEEE operation, as one by one. */
@@ -873,10 +873,11 @@ static void bcast_tile(void *ctx, size_t b0, size_t nb) {
   if (i0 + n > total) n = total - i0;
   bcast_run(j->x + i0, j->v, j->y + i0, n, j->L, j->op, j->v_first);
   if (j->v2) bcast_run(j->y + i0, j->v2, j->y + i0, n, j->L, j->op2, j->v2_first);
+  if (j->hswish) hr__k_hswish(j->y + i0, n);
 }
 
 void hr__k_bcast_c(pthreadpool_t pool, const hr__k_bcast *b, const float *x, const float *v, const float *v2, float *y, int64_t n) {
-  bcast_job j = {x, v, v2, y, n, b->L, b->op, b->v_first, b->op2, b->v2_first};
+  bcast_job j = {x, v, v2, y, n, b->L, b->op, b->v_first, b->op2, b->v2_first, b->hswish};
   int64_t blocks = (n + b->L - 1) / b->L, per = (HR__EW_TILE + b->L - 1) / b->L;
   pthreadpool_parallelize_1d_tile_1d(pool, bcast_tile, &j, (size_t)blocks, (size_t)per, 0);
 }

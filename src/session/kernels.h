@@ -28,7 +28,9 @@ void hr__k_mean_c(pthreadpool_t pool, const float *x, float *y, int64_t pixels, 
  * on the result in the same pass (two consecutive ops, the first's result read by the second only):
  * each rounded as the two ops round. The operands v and v2 are passed repeated to L floats (L a
  * multiple of C, made at create; or L = C, the operands as they are). */
-typedef struct hr__k_bcast { int64_t L; int op, v_first, op2, v2_first; } hr__k_bcast;
+/* hswish: a HardSwish follows in the same pass (y = y * min(max(fma(y, 1/6, 1/2), 0), 1), XNNPACK's
+ * AVX-512 operations; only where hr__k_hswish_ok()). */
+typedef struct hr__k_bcast { int64_t L; int op, v_first, op2, v2_first, hswish; } hr__k_bcast;
 void hr__k_bcast_c(pthreadpool_t pool, const hr__k_bcast *b, const float *x, const float *v, const float *v2, float *y, int64_t n);
 /* y = a op b for two tensors of n floats (op MUL, SUB, REALDIV, ADD or ADDV2): one IEEE operation per
  * element, as XNNPACK's same-shape ops give, in tiles over the pool. y may be a or b exactly. */

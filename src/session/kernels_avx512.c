@@ -279,6 +279,18 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
 HR__AVX512 static void dw_row3(const dw_task *t, int grp, int oy) { dw_row_k(t, grp, oy, 3); }
 HR__AVX512 static void dw_row5(const dw_task *t, int grp, int oy) { dw_row_k(t, grp, oy, 5); }
 
+HR__AVX512 static void hswish16(float *y, int64_t n) {
+  const __m512 sixth = _mm512_set1_ps(0x1.555556p-3f), half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.f), zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(m, y + i);
+    __m512 a = _mm512_fmadd_ps(v, sixth, half);
+    a = _mm512_min_ps(_mm512_max_ps(a, zero), one);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(a, v));
+  }
+}
+int hr__k_hswish_ok(void) { return __builtin_cpu_supports("avx512f"); }
+void hr__k_hswish(float *y, int64_t n) { hswish16(y, n); }
 int hr__k_dwconv_ok(void) { return __builtin_cpu_supports("avx512f"); }
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
                       int pl, float lo, float hi, int grp, int oy) {
@@ -322,6 +334,8 @@ int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, 
   return alpha_row_nv12(f, y, W, ha0, ha1, hb0, hb1, fy, pha, clip);
 }
 #else
+int hr__k_hswish_ok(void) { return 0; }
+void hr__k_hswish(float *y, int64_t n) { (void)y; (void)n; }
 int hr__k_dwconv_ok(void) { return 0; }
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
                       int pl, float lo, float hi, int grp, int oy) {

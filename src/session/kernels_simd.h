@@ -32,6 +32,10 @@ void hr__k_stream_fence(void);
  * and C biases b (NULL: zero) read in place. hr__k_dwconv_ok says whether the CPU can (AVX-512F);
  * only then may the row kernel be called. */
 int hr__k_dwconv_ok(void);
+/* HardSwish in place over n floats with XNNPACK's AVX-512 operations (x * min(max(fma(x, 1/6, 1/2),
+ * 0), 1): its values bit for bit on a CPU where it picks its AVX-512 kernel); hr__k_hswish_ok: AVX-512F. */
+int hr__k_hswish_ok(void);
+void hr__k_hswish(float *y, int64_t n);
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
                       int pl, float lo, float hi, int grp, int oy);
 #endif

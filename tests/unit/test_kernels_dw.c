@@ -3,7 +3,8 @@
  * padding, the clamp of the activation), run on the same random input, must give the same bits.
  * RVM's shapes (3x3 and 5x5, strides 1 and 2, dilations 1 and 2, channels a multiple of 16 or not,
  * with and without bias and ReLU) and small odd ones where every pixel meets the border, on the calling thread and
- * over a pool of 3. On a CPU without AVX-512F the engine keeps XNNPACK: nothing to compare, exit 77. */
+ * over a pool of 3. Also the HardSwish fused after batch norms (hr__k_hswish) against XNNPACK's
+ * operator. On a CPU without AVX-512F the engine keeps XNNPACK: nothing to compare, exit 77. */
 #include <math.h>
 #include <stdint.h>
 #include <pthreadpool.h>
@@ -47,6 +48,26 @@ static void check(pthreadpool_t pool, int H, int W, int C, int K, int s, int dl,
   free(x); free(w); free(b); free(want); free(got);
 }
 
+/* hr__k_hswish (fused after the batch norm's per-channel ops) against XNNPACK's HardSwish operator:
+ * random values over [-8, 8], the kinks (-3, 3), zeros of both signs, an odd count (masked tail). */
+static void check_hswish(void) {
+  const size_t n = 100003;
+  float *x = malloc(sizeof(float) * n), *want = malloc(sizeof(float) * n), *got = malloc(sizeof(float) * n);
+  for (size_t i = 0; i < n; i++) x[i] = rndf(-8.f, 8.f);
+  x[0] = -0.f; x[1] = 0.f; x[2] = -3.f; x[3] = 3.f; x[4] = nextafterf(-3.f, 0.f); x[5] = nextafterf(3.f, 0.f);
+  xnn_operator_t op = NULL;
+  CHECK_EQ_INT(xnn_create_hardswish_nc_f32(1, 1, 1, 0, &op), xnn_status_success);
+  CHECK_EQ_INT(xnn_setup_hardswish_nc_f32(op, n, x, want, NULL), xnn_status_success);
+  CHECK_EQ_INT(xnn_run_operator(op, NULL), xnn_status_success);
+  xnn_delete_operator(op);
+  memcpy(got, x, sizeof(float) * n);
+  hr__k_hswish(got, (int64_t)n);
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) bad += memcmp(&got[i], &want[i], sizeof(float)) != 0;
+  CHECKF(bad == 0, "hardswish: %zu of %zu differ from XNNPACK's", bad, n);
+  free(x); free(want); free(got);
+}
+
 int main(void) {
   if (!hr__k_dwconv_ok()) {
     printf("test_kernels_dw: no AVX-512F on this CPU: the engine uses XNNPACK's depthwise (skipped)\n");
@@ -68,6 +89,7 @@ int main(void) {
     check(pools[pi], 23, 30, 672, 5, 1, 2, 1, 1);
     check(pools[pi], 11, 9, 24, 3, 1, 3, 1, 0);     /* dilation wider than the image in places */
   }
+  check_hswish();
   pthreadpool_destroy(pools[1]);
   return hr_test_finish("test_kernels_dw");
 }
