@@ -270,6 +270,7 @@ typedef struct vk {
    * float offset into it and the pixel stride: element (pixel, c) at voff(par) + del + pixel * ps + c */
   int *vpar;
   int64_t *vdel, *vps;
+  int pro;                    /* while lowering a binary op: the Sub folded into it (sub_fold), -1 */
   int64_t scr_off, scr_n;     /* the split-K scratch (split_scratch): layout bytes into dbuf, floats; 0 floats: none */
   int64_t f32_bytes;          /* the fp32 range: bytes, and where it starts in dbuf */
   VkDeviceSize f32_base;
@@ -568,6 +569,35 @@ static int last_axis(const hr__plan *p, int av, int rank) {
   if (a->kind != V_CONST || a->t.dt != HR_DT_INT32 || !a->t.data || rank != 4) return -1;
   return axis_norm(((const int32_t *)a->t.data)[0], rank) == 3 ? 3 : -1;
 }
+static int is_binary(hr__op op) {
+  return op == HR_OP_MUL || op == HR_OP_ADD || op == HR_OP_ADDV2 || op == HR_OP_SUB || op == HR_OP_REALDIV || op == HR_OP_MINIMUM || op == HR_OP_MAXIMUM;
+}
+static int plain(const hr__plan *p, int x);
+/* Whether Sub op i (one operand a float constant, a scalar or one per channel of the last dim, the
+ * other dynamic of the output's shape) can be computed inside binary op i + 1, its only reader, on
+ * fp32 storage (a GRU's (1 - z) * h, the input's (x - mean) * scale): the mode for binary.comp's
+ * EPI (1 K - x, 2 x - K; 16 the Sub feeds operand b; 32 K per channel), 0 if not. HR_VK_SUBFOLD=0:
+ * never. */
+static int sub_fold(const hr__plan *p, int fp16, int i) {
+  const char *e = getenv("HR_VK_SUBFOLD");
+  if (fp16 || (e && *e == '0') || i + 1 >= p->n_rops) return 0;
+  const hr__rop *r = &p->rops[i], *m = &p->rops[i + 1];
+  if (r->op != HR_OP_SUB || r->n_in != 2 || r->n_out != 1 || !is_binary(m->op) || m->n_in != 2) return 0;
+  int o = r->out[0];
+  if (p->vals[o].root != o || !plain(p, o) || p->vals[o].n_readers != 1) return 0;
+  int kc = p->vals[r->in[0]].kind == V_CONST ? 0 : p->vals[r->in[1]].kind == V_CONST ? 1 : -1;
+  if (kc < 0 || p->vals[r->in[1 - kc]].kind == V_CONST) return 0;
+  const hr__tensor *K = &p->vals[r->in[kc]].t, *x = &p->vals[r->in[1 - kc]].t, *ot = &p->vals[o].t;
+  if (K->dt != HR_DT_FLOAT || !K->data || x->dt != HR_DT_FLOAT || x->rank != ot->rank || ot->rank > 4 || ot->rank < 1 ||
+      memcmp(x->dims, ot->dims, sizeof(int64_t) * (size_t)ot->rank))
+    return 0;
+  int64_t nk = hr__numel(K);
+  int per = nk == 1 ? 0 : K->rank >= 1 && nk == ot->dims[ot->rank - 1] && K->dims[K->rank - 1] == nk ? 1 : -1;
+  if (per < 0) return 0;
+  int q = m->in[0] == o ? 0 : m->in[1] == o ? 1 : -1;
+  if (q < 0 || m->in[1 - q] == o) return 0;
+  return (kc == 0 ? 1 : 2) | (q << 4) | (per << 5);
+}
 static int views_off(void) {
   const char *e = getenv("HR_VK_VIEWS");
   return e && *e == '0';
@@ -696,16 +726,29 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       return HR_OK;
     }
     case HR_OP_MUL: case HR_OP_ADD: case HR_OP_ADDV2: case HR_OP_SUB: case HR_OP_REALDIV: case HR_OP_MINIMUM: case HR_OP_MAXIMUM: {
-      const hr__tensor *y = &p->vals[r->in[1]].t;
+      int in2[2] = {r->in[0], r->in[1]}, mode = 0;
+      int32_t kofs = 0;
+      if (v->pro >= 0) { /* the Sub before (sub_fold) computed here: its dynamic input read in place of its output */
+        const hr__rop *sr = &p->rops[v->pro];
+        mode = sub_fold(p, v->fp16, v->pro);
+        int kc = p->vals[sr->in[0]].kind == V_CONST ? 0 : 1;
+        NEED(mode, "folded Sub");
+        in2[(mode >> 4) & 1] = sr->in[1 - kc];
+        kofs = (int32_t)voff(v, p, sr->in[kc]);
+        NEED(kofs >= 0, "constant without storage");
+        x = &p->vals[in2[0]].t;
+      }
+      const hr__tensor *y = &p->vals[in2[1]].t;
       int64_t yd[4], ys[4];
       NEED(dims4(x, xd, xs) && dims4(y, yd, ys), "rank > 4");
       NEED(x->dt == HR_DT_FLOAT && y->dt == HR_DT_FLOAT, "non-float input");
       for (int q = 0; q < 2; q++) { /* a view: its pixels ps floats apart (find_views) */
-        int64_t *dd = q ? yd : xd, *ss = q ? ys : xs, ps = v->vpar[r->in[q]] >= 0 ? v->vps[r->in[q]] : 0;
+        int64_t *dd = q ? yd : xd, *ss = q ? ys : xs, ps = v->vpar[in2[q]] >= 0 ? v->vps[in2[q]] : 0;
         if (ps) { ss[3] = 1; ss[2] = ps; ss[1] = dd[2] * ps; ss[0] = dd[1] * dd[2] * ps; }
       }
       ADD(P_BINARY, n_out);
-      d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
+      d->pc[25] = mode; d->pc[18] = kofs;
+      d->pc[1] = (int32_t)voff(v, p, in2[0]); d->pc[2] = (int32_t)voff(v, p, in2[1]);
       d->pc[3] = (int32_t)voff(v, p, r->out[0]); d->pc[4] = bop_code(r->op);
       for (int k = 0; k < 4; k++) {
         d->pc[5 + k] = (int32_t)od[k];
@@ -1060,9 +1103,6 @@ static int lr_fused(const hr__plan *p, int fp16) {
   int KH = (int)p->vals[f->wv[0]].t.dims[0], KW = (int)p->vals[f->wh[0]].t.dims[1];
   return A->dims[1] == y->dims[1] - KH + 1 && A->dims[2] == y->dims[2] - KW + 1;
 }
-static int is_binary(hr__op op) {
-  return op == HR_OP_MUL || op == HR_OP_ADD || op == HR_OP_ADDV2 || op == HR_OP_SUB || op == HR_OP_REALDIV || op == HR_OP_MINIMUM || op == HR_OP_MAXIMUM;
-}
 /* Whether op j can read value x as a view (a pixel stride wider than x's channels): the binary
  * ops (strided operands) and a channel concat of at most 6 copied sources (concat.comp). */
 static int view_reader(const hr__plan *p, int j, int x) {
@@ -1354,7 +1394,7 @@ static hr_status make_device(hr_session *s, vk *v) {
 
 static int is_conv_kind(int k) { for (int c = 0; c < NCK; c++) if (conv_kinds[c] == k) return 1; return 0; }
 static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
-  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_CONVRED || k == P_FGF ? pc[25] : 0;
+  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_CONVRED || k == P_FGF || k == P_BINARY ? pc[25] : 0;
   for (int q = 0; q < v->n_ptab; q++)
     if (v->ptab[q].k == k && v->ptab[q].mask == mask && v->ptab[q].epi == epi) return v->ptab[q].pl;
   return VK_NULL_HANDLE;
@@ -1363,7 +1403,7 @@ static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
 static hr_status make_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
   if (find_pipe(v, k, pc)) return HR_OK;
   if (v->n_ptab == MAX_PIPES) { snprintf(s->err, sizeof s->err, "Vulkan: more than %d pipelines", MAX_PIPES); return HR_ENOTSUP; }
-  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_CONVRED || k == P_FGF ? pc[25] : 0;
+  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_CONVRED || k == P_FGF || k == P_BINARY ? pc[25] : 0;
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
                                 .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
     VkShaderModule mod;
@@ -1684,6 +1724,7 @@ static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 static hr_status vk_create_(hr_session *s, vk *v) {
   const hr__plan *p = s->plan;
   hr_status st;
+  v->pro = -1;
   if ((st = make_device(s, v))) return st; /* first: the layout depends on fp16 storage */
   /* layout of the device buffer: arena | state | src | constants, and in fp16 the fp32 range */
   int64_t off = align256(p->arena_bytes);
@@ -1785,6 +1826,23 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     vchain ch;
     chain_of(v, p, i, &ch);
     if (pad_folded[i]) { v->fused[i] = 2; continue; }
+    if (!is_conv(p->rops[i].op) && sub_fold(p, v->fp16, i) && !v->fused[i + 1]) { /* this Sub inside the binary op after it */
+      v->pro = i;
+      st = lower_rop(s, v, i + 1, NULL);
+      v->pro = -1;
+      if (st) { free(pad_folded); return st; }
+      const hr__rop *sr = &p->rops[i];
+      int xin = sr->in[p->vals[sr->in[0]].kind == V_CONST ? 1 : 0];
+      while (v->vpar[xin] >= 0) xin = v->vpar[xin];
+      for (int k = d0; k < v->n_disp; k++) {
+        vdisp *d = &v->disp[k];
+        annotate(v, p, d, &p->rops[i + 1]);
+        int64_t o = voff(v, p, xin);
+        if (o >= 0 && d->nr < HR_ROP_MAX_IN) { d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[xin].t) * 4; d->nr++; }
+      }
+      v->fused[i + 1] = 1;
+      continue;
+    }
     if (ch.pad >= 0 && !pad_folded[ch.pad]) ch.pad = -1;
     int act = ch.end > i;
     st = lower_rop(s, v, i, is_conv(p->rops[i].op) ? &ch : NULL);
