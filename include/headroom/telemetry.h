@@ -48,6 +48,9 @@ extern "C" {
  *                                   made this frame's matte (infer_ms is then the tail's time)
  *   coef_age           int|null     tail-every-frame mode: frames between that run's frame and this
  *   device_ms          number|null  GPU backends: the frame's time on the device (timestamp queries)
+ *   coef_warped        bool|null    tail-every-frame mode: that run's coefficients were moved along the
+ *                                   motion to this frame (false: this frame's own, or the warp is off
+ *                                   (HR_TAIL_WARP=0) or cannot run on this frame's format)
  * Numbers: ms with 3 decimals (1 µs), ratio and confidence with 4; strings are JSON-escaped,
  * invalid UTF-8 becomes U+FFFD, and each string is cut (at a character boundary) to at most
  * HR_TELEMETRY_STR_MAX bytes, so one line never exceeds HR_TELEMETRY_LINE_MAX bytes.
@@ -80,6 +83,7 @@ typedef struct hr_telemetry_record {
   double net_ms;                 /* NaN = null */
   int64_t coef_age;              /* HR_TELEMETRY_NONE = null */
   double device_ms;              /* NaN = null */
+  int coef_warped;               /* -1 = null, else 0 or 1 */
 } hr_telemetry_record;
 
 /* Every nullable field null, the rest 0/false. */

@@ -435,6 +435,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
       s->tail_cost_ms = to.src_ms + to.tail_ms;
       rec->net_ms = to.net_ms;
       rec->coef_age = n - to.coef_frame;
+      rec->coef_warped = to.warped;
       /* the controller sees each network run once: its time against the network's budget */
       if (s->p.adapt && to.new_coef)
         hr__ladder_observe(&s->lad, to.net_ms, net_budget(&s->p));

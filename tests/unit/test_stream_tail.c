@@ -97,7 +97,8 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp) {
     CHECK_EQ_INT(hr_stream_push(st, &fr[i], &r), HR_OK);
     if (!r.alpha) { CHECK(r.alpha); break; }
     if (memcmp(r.alpha, want, n * 4)) differ++;
-    ages_ok += r.record.coef_age == (i == 0 ? 0 : 1) && r.record.net_ms > 0;
+    /* and the telemetry says when the coefficients were moved: an older frame's, with the warp on */
+    ages_ok += r.record.coef_age == (i == 0 ? 0 : 1) && r.record.net_ms > 0 && r.record.coef_warped == (warp && i > 0);
     hr_stream_session(st);   /* waits for the network run on frame i */
   }
   /* the state after NF network runs */
@@ -108,7 +109,7 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp) {
   for (int k = 0; k < ns && k < nr; k++) state_differ += sl[k] != rl[k] || memcmp(sv[k], rv[k], sl[k] * 4);
   hr_stream_stats ss;
   hr_stream_get_stats(st, &ss);
-  printf("split vs whole%s, %d frames %dx%d ratio 0.25 (A, b at %dx%d): %d mattes differ, %d of %d coef_age right, %d of %d state tensors differ, "
+  printf("split vs whole%s, %d frames %dx%d ratio 0.25 (A, b at %dx%d): %d mattes differ, %d of %d coef_age and coef_warped right, %d of %d state tensors differ, "
          "%lld network runs\n", warp ? " (6: the previous frame's coefficients warped)" : "", NF, si.W, si.H, si.lr_w, si.lr_h, differ,
          ages_ok, NF, state_differ, ns, (long long)ss.net_runs);
   if (warp) {
