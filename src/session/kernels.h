@@ -74,7 +74,7 @@ float *hr__dw1d_expand(const hr__attrs *a, const hr__tensor *x, const hr__tensor
  * K x K x C x 1) and bias (C, or NULL: zero) are read in place: nothing is allocated, and they must
  * outlive the kernel (the model's or the plan's constants). hr__k_dwconv_fits: whether exec.c (and
  * the plan's memory estimate, which must agree) runs a depthwise convolution of that geometry here:
- * AVX-512F, and HR_DWCONV is not "xnn" (the A/B switch that keeps XNNPACK's). */
+ * stride 1, AVX-512F, and HR_DWCONV is not "xnn" (the A/B switch that keeps XNNPACK's). */
 typedef struct hr__dwconv {
   const float *w, *b;
   int H, W, C, OH, OW, K, s, dl, pt, pl;

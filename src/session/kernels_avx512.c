@@ -214,7 +214,7 @@ HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_px_edge(const 
  * where their taps lie inside the image, each block's weights read from the model's rows (TF's layout)
  * (L1-resident: 4 blocks x 26 x 64 bytes for 5x5), the pixels' 4 blocks read as 4 adjacent lines. */
 HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_task *t, int grp, int oy, const int K) {
-  const int nb = t->nblk - 4 * grp < 4 ? t->nblk - 4 * grp : 4;
+  const int nb = t->nblk - HR__DW_GB * grp < HR__DW_GB ? t->nblk - HR__DW_GB * grp : HR__DW_GB;
   const __m512 vlo = _mm512_set1_ps(t->lo), vhi = _mm512_set1_ps(t->hi);
   const int iy0 = oy * t->s - t->pt;
   const size_t rs = (size_t)t->W * (size_t)t->C, cs = (size_t)t->C, ps = (size_t)t->s * cs;
@@ -226,7 +226,7 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
     const int ix0 = ox * t->s - t->pl;
     const int four = rows_in && ix0 >= 0 && ox + 3 < t->OW && (ox + 3) * t->s - t->pl + span <= t->W;
     for (int bi = 0; bi < nb; bi++) {
-      const int blk = 4 * grp + bi, c0 = blk * 16, rem = t->C - c0;
+      const int blk = HR__DW_GB * grp + bi, c0 = blk * 16, rem = t->C - c0;
       const __mmask16 m = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
       const float *wb = t->w + c0;  /* tap (ky, kx) at wb + (ky K + kx) C: TF's K x K x C weights */
       const __m512 bias = t->b ? _mm512_maskz_loadu_ps(m, t->b + c0) : _mm512_setzero_ps();

@@ -31,6 +31,9 @@ void hr__k_stream_fence(void);
  * padding pt / pl: output row oy, channels [64 grp, 64 grp + 64) of C, with TF's K x K x C weights w
  * and C biases b (NULL: zero) read in place. hr__k_dwconv_ok says whether the CPU can (AVX-512F);
  * only then may the row kernel be called. */
+#ifndef HR__DW_GB
+#define HR__DW_GB 4  /* blocks of 16 channels per depthwise task (1 and 2 measured slower) */
+#endif
 int hr__k_dwconv_ok(void);
 /* HardSwish in place over n floats with XNNPACK's AVX-512 operations (x * min(max(fma(x, 1/6, 1/2),
  * 0), 1): its values bit for bit on a CPU where it picks its AVX-512 kernel); hr__k_hswish_ok: AVX-512F. */
