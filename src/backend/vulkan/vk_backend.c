@@ -573,6 +573,28 @@ static int is_binary(hr__op op) {
   return op == HR_OP_MUL || op == HR_OP_ADD || op == HR_OP_ADDV2 || op == HR_OP_SUB || op == HR_OP_REALDIV || op == HR_OP_MINIMUM || op == HR_OP_MAXIMUM;
 }
 static int plain(const hr__plan *p, int x);
+/* Whether Mul op i (two dynamic operands of its output's shape, no broadcast) can be computed inside
+ * the concat after it, its only reader, as a source's product (concat.comp: a GRU's r * h);
+ * HR_VK_MULCAT=0: never. The concat then writes its output at op i: lowering checks that it does
+ * not lie over the Mul's operands. */
+static int concat_one(const hr__plan *p, int fp16, int i);
+static int mul_concat(const hr__plan *p, int fp16, int i) {
+  const char *e = getenv("HR_VK_MULCAT");
+  if ((e && *e == '0') || i + 1 >= p->n_rops || !concat_one(p, fp16, i + 1)) return 0;
+  const hr__rop *r = &p->rops[i], *m = &p->rops[i + 1];
+  if (r->op != HR_OP_MUL || r->n_in != 2 || r->n_out != 1) return 0;
+  int o = r->out[0], seen = 0;
+  if (p->vals[o].root != o || !plain(p, o) || p->vals[o].n_readers != 1) return 0;
+  for (int k = 0; k < m->n_in - 1; k++)
+    if (m->in[k] == o) { seen++; if (m->in_place_mask & (1u << k)) return 0; }
+  if (seen != 1) return 0;
+  const hr__tensor *ot = &p->vals[o].t;
+  for (int k = 0; k < 2; k++) {
+    const hr__val *x = &p->vals[r->in[k]];
+    if (x->kind == V_CONST || x->t.dt != HR_DT_FLOAT || x->t.rank != 4 || ot->rank != 4 || memcmp(x->t.dims, ot->dims, sizeof ot->dims)) return 0;
+  }
+  return 1;
+}
 /* Whether Sub op i (one operand a float constant, a scalar or one per channel of the last dim, the
  * other dynamic of the output's shape) can be computed inside binary op i + 1, its only reader, on
  * fp32 storage (a GRU's (1 - z) * h, the input's (x - mean) * scale): the mode for binary.comp's
@@ -601,6 +623,13 @@ static int sub_fold(const hr__plan *p, int fp16, int i) {
 static int views_off(void) {
   const char *e = getenv("HR_VK_VIEWS");
   return e && *e == '0';
+}
+/* Whether concat op i runs as one dispatch (concat.comp): fp32 storage, views on, rank 4 along the
+ * channels, at most 4 sources. */
+static int concat_one(const hr__plan *p, int fp16, int i) {
+  const hr__rop *r = &p->rops[i];
+  return r->op == HR_OP_CONCAT && !fp16 && !views_off() && p->vals[r->out[0]].t.rank == 4 && r->n_in - 1 <= 4 &&
+         last_axis(p, r->in[r->n_in - 1], 4) == 3;
 }
 
 /* What a convolution's epilogue computes beyond its own bias and clamp (common.glsl epi): the ops
@@ -833,17 +862,21 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
     case HR_OP_CONCAT: {
       const hr__tensor *axt = &p->vals[r->in[r->n_in - 1]].t;
       NEED(p->vals[r->in[r->n_in - 1]].kind == V_CONST, "axis not constant");
-      if (!v->fp16 && !views_off() && o->rank == 4 && r->n_in - 1 <= 6 && last_axis(p, r->in[r->n_in - 1], 4) == 3) {
-        /* one dispatch for the sources not written in place (concat.comp), views read where they lie */
-        int32_t src[6][4];
+      if (concat_one(p, v->fp16, i)) {
+        /* one dispatch for the sources not written in place (concat.comp), views read where they
+         * lie; the Mul before (v->pro, mul_concat) computed as its source's product */
+        int32_t src[4][6];
         int ns = 0;
         int64_t c0 = 0, cs = 0;
         for (int k = 0; k < r->n_in - 1; k++) {
-          int xv = r->in[k];
-          int64_t cn = p->vals[xv].t.dims[p->vals[xv].t.rank - 1], b = voff(v, p, xv);
+          int xv = r->in[k], mv = -1;
+          int64_t cn = p->vals[xv].t.dims[p->vals[xv].t.rank - 1];
+          if (v->pro >= 0 && xv == p->rops[v->pro].out[0]) { xv = p->rops[v->pro].in[0]; mv = p->rops[v->pro].in[1]; }
+          int64_t b = voff(v, p, xv);
           if (!(r->in_place_mask & (1u << k))) {
-            NEED(b >= 0 && p->vals[xv].t.rank == 4, "input without storage");
+            NEED(b >= 0 && p->vals[xv].t.rank == 4 && (mv < 0 || voff(v, p, mv) >= 0), "input without storage");
             src[ns][0] = (int32_t)b; src[ns][1] = (int32_t)(v->vpar[xv] >= 0 ? v->vps[xv] : cn); src[ns][2] = (int32_t)c0; src[ns][3] = (int32_t)cn;
+            src[ns][4] = mv < 0 ? -1 : (int32_t)voff(v, p, mv); src[ns][5] = mv < 0 ? 0 : (int32_t)(v->vpar[mv] >= 0 ? v->vps[mv] : cn);
             ns++; cs += cn;
           }
           c0 += cn;
@@ -851,7 +884,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         if (!ns) return HR_OK;
         ADD(P_CONCAT, (n_out / od[3]) * cs);
         d->pc[1] = (int32_t)voff(v, p, r->out[0]); d->pc[2] = (int32_t)od[3]; d->pc[3] = ns; d->pc[4] = (int32_t)cs;
-        for (int k = 0; k < ns; k++) for (int q = 0; q < 4; q++) d->pc[5 + 4 * k + q] = src[k][q];
+        for (int k = 0; k < ns; k++) for (int q = 0; q < 6; q++) d->pc[5 + 6 * k + q] = src[k][q];
         return HR_OK;
       }
       int ax = axis_norm(((const int32_t *)axt->data)[0], o->rank) + (4 - o->rank);
@@ -1104,11 +1137,11 @@ static int lr_fused(const hr__plan *p, int fp16) {
   return A->dims[1] == y->dims[1] - KH + 1 && A->dims[2] == y->dims[2] - KW + 1;
 }
 /* Whether op j can read value x as a view (a pixel stride wider than x's channels): the binary
- * ops (strided operands) and a channel concat of at most 6 copied sources (concat.comp). */
+ * ops (strided operands) and a channel concat of at most 4 sources (concat.comp). */
 static int view_reader(const hr__plan *p, int j, int x) {
   const hr__rop *r = &p->rops[j];
   if (is_binary(r->op)) return p->vals[r->in[0]].t.rank <= 4 && p->vals[r->in[1]].t.rank <= 4;
-  if (r->op != HR_OP_CONCAT || r->n_in - 1 > 6) return 0;
+  if (r->op != HR_OP_CONCAT || r->n_in - 1 > 4) return 0;
   (void)x;
   return last_axis(p, r->in[r->n_in - 1], p->vals[r->out[0]].t.rank) == 3;
 }
@@ -1826,6 +1859,30 @@ static hr_status vk_create_(hr_session *s, vk *v) {
     vchain ch;
     chain_of(v, p, i, &ch);
     if (pad_folded[i]) { v->fused[i] = 2; continue; }
+    if (mul_concat(p, v->fp16, i) && !v->fused[i + 1]) { /* this Mul inside the concat after it, unless the concat's output lies over an operand */
+      const hr__rop *mr = &p->rops[i], *cr = &p->rops[i + 1];
+      int64_t olo = voff(v, p, cr->out[0]) * 4, ohi = olo + hr__numel(&p->vals[cr->out[0]].t) * 4, rr[2][2];
+      int clash = 0;
+      for (int k = 0; k < 2; k++) {
+        int x = mr->in[k];
+        while (v->vpar[x] >= 0) x = v->vpar[x];
+        rr[k][0] = voff(v, p, x) * 4; rr[k][1] = rr[k][0] + hr__numel(&p->vals[x].t) * 4;
+        if (rr[k][0] < 0 || (rr[k][0] < ohi && olo < rr[k][1])) clash = 1;
+      }
+      if (!clash) {
+        v->pro = i;
+        st = lower_rop(s, v, i + 1, NULL);
+        v->pro = -1;
+        if (st) { free(pad_folded); return st; }
+        for (int k = d0; k < v->n_disp; k++) {
+          vdisp *d = &v->disp[k];
+          annotate(v, p, d, cr);
+          for (int q = 0; q < 2 && d->nr < HR_ROP_MAX_IN; q++) { d->r[d->nr][0] = rr[q][0]; d->r[d->nr][1] = rr[q][1]; d->nr++; }
+        }
+        v->fused[i + 1] = 1;
+        continue;
+      }
+    }
     if (!is_conv(p->rops[i].op) && sub_fold(p, v->fp16, i) && !v->fused[i + 1]) { /* this Sub inside the binary op after it */
       v->pro = i;
       st = lower_rop(s, v, i + 1, NULL);
