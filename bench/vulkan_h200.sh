@@ -28,7 +28,7 @@
 # fp16 round below), HR_VK_TRACE=1 (run-live: the backend's copy / submit / GPU times per frame),
 # LIVE_FRAMES, LIVE_ARGS (more `headroom run` options), LIVE_CLI (another CLI binary).
 # Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0, HR_VK_FGFLR=0, HR_VK_VIEWMUL=0,
-# HR_VK_SUBFOLD=0 (the 2026-12-02 dispatch round's changes off), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
+# HR_VK_SUBFOLD=0, HR_VK_MULCAT=0 (the 2026-12-02 dispatch round's changes off), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
 # NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
@@ -197,12 +197,14 @@
 #    computes the new state in its epilogue (tanh, x z read as a view, + (1-z)*h, into the state
 #    slot; HR_VK_VIEWMUL=0 off): 144 -> 136 dispatches, 129 barriers; a Sub with a constant
 #    computed inside the binary op after it (binary.comp EPI: a GRU's (1 - z) * h, the input's
-#    (x - mean) * scale; HR_VK_SUBFOLD=0 off): 136 -> 131 dispatches, 124 barriers. To time them:
-#      HR_VK_VIEWS=0 HR_VK_FGFLR=0 HR_VK_SUBFOLD=0 (= before this round) vs
-#      HR_VK_FGFLR=0 HR_VK_VIEWMUL=0 HR_VK_SUBFOLD=0 (views only) vs the default (all four).
+#    (x - mean) * scale; HR_VK_SUBFOLD=0 off): 136 -> 131 dispatches, 124 barriers; a GRU's r * h
+#    computed inside the concat after it (a concat.comp source's product; HR_VK_MULCAT=0 off):
+#    131 -> 127 dispatches. To time them:
+#      HR_VK_VIEWS=0 HR_VK_FGFLR=0 HR_VK_SUBFOLD=0 (= before this round: 201 dispatches) vs
+#      HR_VK_FGFLR=0 HR_VK_VIEWMUL=0 HR_VK_SUBFOLD=0 HR_VK_MULCAT=0 (views only: 166) vs the default (127).
 #  Still open toward 2.0 ms: the tail's 11 MB of alpha over PCIe (refiner 0.21), the decoder's
-#  large 3x3 convolutions, the 9 squeeze-excitation Mul dispatches, a GRU's r*h (could be a
-#  concat.comp source), the frame's copy and submit (~0.3).
+#  large 3x3 convolutions, the 9 squeeze-excitation Mul dispatches, the frame's copy and submit
+#  (~0.3), the view slots' device memory (+9.9 MB: slots shared only by lifetime).
 #  HR_VK_DUMP=1 lists every dispatch (op, kernel, size, inputs) on stderr at create.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
