@@ -6,6 +6,7 @@
 #include "plan/plan.h"
 #include "graph/ops.h"
 #include "plan/lower.h"
+#include "session/kernels.h"
 
 #define VID(node, port) ((node) * HR_MAX_OUT + (port))
 #define LAST_FOREVER 0x3fffffff
@@ -342,6 +343,10 @@ static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
           own += kh * kw * o->dims[2] * ch * 4;
           break;
         }
+        if (hr__k_dwconv_fits((int)kh, (int)kw, a->strides[1], a->strides[2], a->dilations[1], a->dilations[2], w->dims[3],
+                              p->vals[r->in[0]].t.dims[0]) &&
+            p->vals[p->vals[r->in[0]].root].storage != S_SRC)
+          break; /* our K x K kernel (exec.c, dwconv_fits): the weights read in place, nothing allocated */
         int64_t *acc = hr__model_owns(p->m, w->data) ? &sh : &own;
         *acc += ru16(ch) * (kh * kw + 1) * 4;
         int64_t sw = a->dilations[2] > 1 ? kw : (a->strides[2] < kw ? a->strides[2] : kw);
