@@ -27,8 +27,8 @@
 # build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp32 since the
 # fp16 round below), HR_VK_TRACE=1 (run-live: the backend's copy / submit / GPU times per frame),
 # LIVE_FRAMES, LIVE_ARGS (more `headroom run` options), LIVE_CLI (another CLI binary).
-# Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0, HR_VK_FGFLR=0, HR_VK_VIEWMUL=0,
-# HR_VK_SUBFOLD=0, HR_VK_MULCAT=0 (the 2026-12-02 dispatch round's changes off), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
+# Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0 (views off), HR_VK_FOLDS=1 (the
+# 2026-12-02 round's untimed folds on: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =1 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
 # NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
@@ -199,9 +199,18 @@
 #    computed inside the binary op after it (binary.comp EPI: a GRU's (1 - z) * h, the input's
 #    (x - mean) * scale; HR_VK_SUBFOLD=0 off): 136 -> 131 dispatches, 124 barriers; a GRU's r * h
 #    computed inside the concat after it (a concat.comp source's product; HR_VK_MULCAT=0 off):
-#    131 -> 127 dispatches. To time them:
-#      HR_VK_VIEWS=0 HR_VK_FGFLR=0 HR_VK_SUBFOLD=0 (= before this round: 201 dispatches) vs
-#      HR_VK_FGFLR=0 HR_VK_VIEWMUL=0 HR_VK_SUBFOLD=0 HR_VK_MULCAT=0 (views only: 166) vs the default (127).
+#    131 -> 127 dispatches.
+#    The lead's H200 calls that day with these on (the default then) printed nothing: a session with
+#    all four on made no line in 130 s (vkbench, 1920x1440 r0.25, machine already started), and the
+#    A/B runs with 100 s limits (outputs also filtered by mistake) and run-live were cut off too; the
+#    device budget ran out before a hang could be told from a slow start (views only, the state above,
+#    had made its first frame in ~86 s on a cold shader cache). So these four are OFF by default
+#    (vk_backend.c fold_on): HR_VK_FOLDS=1 turns all four on, HR_VK_FGFLR/VIEWMUL/SUBFOLD/MULCAT=1 one
+#    each; lavapipe tests run them (test_vulkan_ops' first two shapes, an RVM pass in test_vulkan_rvm).
+#    The default is 166 dispatches, 156 barriers (the measured views-only state). To time them, with
+#    generous limits (each cold session create may take minutes):
+#      HR_VK_VIEWS=0 (before this round: 201 dispatches) vs the default (views only: 166) vs
+#      HR_VK_FOLDS=1 (127).
 #  Still open toward 2.0 ms: the tail's 11 MB of alpha over PCIe (refiner 0.21), the decoder's
 #  large 3x3 convolutions, the 9 squeeze-excitation Mul dispatches, the frame's copy and submit
 #  (~0.3), the view slots' device memory (+9.9 MB: slots shared only by lifetime).

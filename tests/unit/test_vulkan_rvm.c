@@ -73,6 +73,16 @@ int main(void) {
   if (st) FATAL("XNNPACK session: %s", hr_status_name(st));
   /* RGB24, state carried */
   for (int i = 0; i < NF; i++) compare(x, v, &fr_rgb[i], "rgb24", i);
+  {  /* the same with the dispatch folds not yet timed on a GPU (off by default: vk_backend.c fold_on) */
+    setenv("HR_VK_FOLDS", "1", 1);
+    hr_session *vf = make(m, HR_BACKEND_VULKAN, &st), *xf = make(m, HR_BACKEND_XNNPACK, &st);
+    unsetenv("HR_VK_FOLDS");
+    if (!vf || !xf) FATAL("sessions with HR_VK_FOLDS=1: %s", hr_status_name(st));
+    for (int i = 0; i < NF; i++) compare(xf, vf, &fr_rgb[i], "rgb24, HR_VK_FOLDS=1", i);
+    for (int i = 0; i < 2; i++) compare(xf, vf, &fr_nv12[i], "nv12, HR_VK_FOLDS=1", i);
+    hr_session_destroy(vf);
+    hr_session_destroy(xf);
+  }
   /* Vulkan state -> XNNPACK: both continue from the Vulkan session's state */
   hr_test_state_xfer(v, x);
   for (int i = 0; i < 2; i++) compare(x, v, &fr_rgb[NF - 1 - i], "vk->xnn state", i);

@@ -573,14 +573,25 @@ static int is_binary(hr__op op) {
   return op == HR_OP_MUL || op == HR_OP_ADD || op == HR_OP_ADDV2 || op == HR_OP_SUB || op == HR_OP_REALDIV || op == HR_OP_MINIMUM || op == HR_OP_MAXIMUM;
 }
 static int plain(const hr__plan *p, int x);
+/* The dispatch folds of 2026-12-02 that were not timed on a GPU (HR_VK_FGFLR, HR_VK_VIEWMUL,
+ * HR_VK_SUBFOLD, HR_VK_MULCAT): off unless HR_VK_<NAME>=1, or HR_VK_FOLDS=1 for all of them (and
+ * HR_VK_<NAME>=0 still keeps one off). They pass the lavapipe tests (test_vulkan_ops, test_vulkan_rvm
+ * run them), but on the H200 a session with all of them on printed nothing in 130 s where the
+ * measured state (views only) had made its first frame in ~86 s on a cold shader cache, and there
+ * was no device time left to tell a hang from a slow start: the default stays the measured one. */
+static int fold_on(const char *name) {
+  const char *e = getenv(name), *all = getenv("HR_VK_FOLDS");
+  if (e && *e) return *e == '1';
+  return all && *all == '1';
+}
+
 /* Whether Mul op i (two dynamic operands of its output's shape, no broadcast) can be computed inside
  * the concat after it, its only reader, as a source's product (concat.comp: a GRU's r * h);
- * HR_VK_MULCAT=0: never. The concat then writes its output at op i: lowering checks that it does
+ * only with HR_VK_MULCAT=1 (fold_on). The concat then writes its output at op i: lowering checks that it does
  * not lie over the Mul's operands. */
 static int concat_one(const hr__plan *p, int fp16, int i);
 static int mul_concat(const hr__plan *p, int fp16, int i) {
-  const char *e = getenv("HR_VK_MULCAT");
-  if ((e && *e == '0') || i + 1 >= p->n_rops || !concat_one(p, fp16, i + 1)) return 0;
+  if (!fold_on("HR_VK_MULCAT") || i + 1 >= p->n_rops || !concat_one(p, fp16, i + 1)) return 0;
   const hr__rop *r = &p->rops[i], *m = &p->rops[i + 1];
   if (r->op != HR_OP_MUL || r->n_in != 2 || r->n_out != 1) return 0;
   int o = r->out[0], seen = 0;
@@ -598,11 +609,10 @@ static int mul_concat(const hr__plan *p, int fp16, int i) {
 /* Whether Sub op i (one operand a float constant, a scalar or one per channel of the last dim, the
  * other dynamic of the output's shape) can be computed inside binary op i + 1, its only reader, on
  * fp32 storage (a GRU's (1 - z) * h, the input's (x - mean) * scale): the mode for binary.comp's
- * EPI (1 K - x, 2 x - K; 16 the Sub feeds operand b; 32 K per channel), 0 if not. HR_VK_SUBFOLD=0:
- * never. */
+ * EPI (1 K - x, 2 x - K; 16 the Sub feeds operand b; 32 K per channel), 0 if not; 0 unless
+ * HR_VK_SUBFOLD=1 (fold_on). */
 static int sub_fold(const hr__plan *p, int fp16, int i) {
-  const char *e = getenv("HR_VK_SUBFOLD");
-  if (fp16 || (e && *e == '0') || i + 1 >= p->n_rops) return 0;
+  if (fp16 || !fold_on("HR_VK_SUBFOLD") || i + 1 >= p->n_rops) return 0;
   const hr__rop *r = &p->rops[i], *m = &p->rops[i + 1];
   if (r->op != HR_OP_SUB || r->n_in != 2 || r->n_out != 1 || !is_binary(m->op) || m->n_in != 2) return 0;
   int o = r->out[0];
@@ -1117,11 +1127,10 @@ static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t 
 /* RVM's low-resolution guided filter (plan.h hr__fgf_lr: from the split of the network's output to
  * A and b, ~23 dispatches) as one (fgflr.comp): fp32 storage, the plan's shapes (y 1 x H x W x 4,
  * the image 1 x H x W x 3, boxes of KH x 1 and 1 x KW, A and b 1 x (H-KH+1) x (W-KW+1) x 4);
- * HR_VK_FGFLR=0: the ops one by one. */
+ * Without HR_VK_FGFLR=1 (fold_on): the ops one by one. */
 static int lr_fused(const hr__plan *p, int fp16) {
-  const char *e = getenv("HR_VK_FGFLR");
   const hr__fgf_lr *f = &p->fgf_lr;
-  if (fp16 || (e && *e == '0') || f->first < 0 || f->last < f->first) return 0;
+  if (fp16 || !fold_on("HR_VK_FGFLR") || f->first < 0 || f->last < f->first) return 0;
   const hr__tensor *y = &p->vals[f->y].t, *x = &p->vals[f->src].t, *A = &p->vals[f->A].t, *b = &p->vals[f->b].t;
   if (y->rank != 4 || x->rank != 4 || A->rank != 4 || b->rank != 4 || y->dims[0] != 1 || y->dims[3] != 4 || x->dims[3] != 3 ||
       x->dims[0] != 1 || x->dims[1] != y->dims[1] || x->dims[2] != y->dims[2] || memcmp(A->dims, b->dims, sizeof A->dims) || A->dims[3] != 4)
@@ -1221,12 +1230,11 @@ static int64_t find_views(const hr__plan *p, int fp16, int64_t *remap, int *vpar
   return off;
 }
 
-/* Convolution i's epilogue chain as lowered: with a view multiplier (a GRU's z) where that holds,
- * else the chain without one (the longer). HR_VK_VIEWMUL=0: never a view multiplier. */
+/* Convolution i's epilogue chain as lowered: with a view multiplier (a GRU's z) where that holds
+ * and HR_VK_VIEWMUL=1 (fold_on), else the chain without one (the longer). */
 static void chain_of(const vk *v, const hr__plan *p, int i, vchain *ch) {
   vchain nd;
-  const char *e = getenv("HR_VK_VIEWMUL");
-  conv_chain(p, v->remap, v->vpar, e && *e == '0' ? NULL : v->vps, i, ch, NULL);
+  conv_chain(p, v->remap, v->vpar, fold_on("HR_VK_VIEWMUL") ? v->vps : NULL, i, ch, NULL);
   if (!(ch->flags & 512)) return;
   conv_chain(p, v->remap, v->vpar, NULL, i, &nd, NULL);
   if (nd.end >= ch->end || (nd.pad >= 0 && ch->pad < 0)) *ch = nd;
