@@ -1024,9 +1024,12 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar,
   }
   /* stages in the epilogue's order: act 1, mul1 2, add 3, relu/relu6 4, mul2 5, act2 6, residual 7 */
   int cur = r->out[0], stage = 0;
+  const int to_state = fold_on("HR_VK_VIEWMUL");   /* a chain may end in a state slot with that fold only */
   for (int j = i + 1; j < p->n_rops && stage < 7; j++) {
     const hr__rop *a = &p->rops[j];
-    if (!plain(p, cur) || p->vals[p->vals[cur].root].n_readers != 1 || !(plain(p, a->out[0]) || state_out(p, a->out[0], i, j)) || a->n_out != 1) break;
+    if (!plain(p, cur) || p->vals[p->vals[cur].root].n_readers != 1 || !(plain(p, a->out[0]) || (to_state && state_out(p, a->out[0], i, j))) ||
+        a->n_out != 1)
+      break;
     if (hr__numel(&p->vals[a->out[0]].t) != n) break;
     int reads = -1;
     for (int k = 0; k < a->n_in; k++) if (p->vals[a->in[k]].root == p->vals[cur].root) reads = k;
