@@ -4,6 +4,7 @@
  * so it agrees with the scalar and SSE2 paths bit for bit; test_ingest_resample checks it.
  * Picked at run time when the CPU has AVX-512F/BW; empty where GCC or clang cannot target it. */
 #include "ingest/ingest_kernels.h"
+#include "core/cpu.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(HR_INGEST_NO_AVX512)
 #include <immintrin.h>
@@ -52,7 +53,7 @@ HR__AVX512 static void hpass_rgbf32_16(const hr__ingest_plan *p, const uint8_t *
 }
 
 int hr__ingest_avx512_hpass_rgbf32(const hr__ingest_plan *p, const hr_frame *f, int y, int next_y, float *slot) {
-  if (!__builtin_cpu_supports("avx512f") || (int64_t)p->in_w * 12 > INT32_MAX) return 0;
+  if (!hr__cpu_avx512f() || (int64_t)p->in_w * 12 > INT32_MAX) return 0;
   const uint8_t *row = (const uint8_t *)f->planes[0] + (ptrdiff_t)y * f->strides[0];
   const uint8_t *next = next_y >= 0 ? (const uint8_t *)f->planes[0] + (ptrdiff_t)next_y * f->strides[0] : NULL;
   hpass_rgbf32_16(p, row, next, slot);
@@ -60,9 +61,8 @@ int hr__ingest_avx512_hpass_rgbf32(const hr__ingest_plan *p, const hr_frame *f, 
 }
 
 int hr__ingest_avx512_row_planar(const hr_frame *f, int y, float *r, float *g, float *b) {
-  /* libgcc initialises the CPU model before main; the check is a load and a test */
-  if (!hr__fmt_is_nv12(f->fmt) || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl"))
+  /* the CPU's features are read once (core/cpu.h: HR_NO_AVX512=1 takes none); the check is a load */
+  if (!hr__fmt_is_nv12(f->fmt) || !hr__cpu_avx512bwvl())
     return 0;
   return row_planar_nv12(f, y, r, g, b);
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ingest/ingest_kernels.h"
+#include "core/cpu.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(HR_KERNELS_NO_AVX512)
 #include <immintrin.h>
@@ -289,9 +290,9 @@ HR__AVX512 static void hswish16(float *y, int64_t n) {
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(a, v));
   }
 }
-int hr__k_hswish_ok(void) { return __builtin_cpu_supports("avx512f"); }
+int hr__k_hswish_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_hswish(float *y, int64_t n) { hswish16(y, n); }
-int hr__k_dwconv_ok(void) { return __builtin_cpu_supports("avx512f"); }
+int hr__k_dwconv_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
                       int pl, float lo, float hi, int grp, int oy) {
   const dw_task t = {x, w, b, o, H, W, C, OW, s, dl, pt, pl, (C + 15) / 16, lo, hi};
@@ -301,7 +302,7 @@ void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, 
 
 int hr__k_fgf_hrow(const int32_t *x0, const int32_t *x1, const float *fx, int W, int w, int cs, const float *a, const float *b, float *ha,
                    float *hb) {
-  if (!__builtin_cpu_supports("avx512f")) return 0;
+  if (!hr__cpu_avx512f()) return 0;
   return hrow16(x0, x1, fx, W, w, cs, a, b, ha, hb);
 }
 
@@ -310,26 +311,25 @@ HR__AVX512 static void stream16(float *dst, const float *src, int64_t n) {
 }
 HR__AVX512 static void sfence(void) { _mm_sfence(); }
 
-int hr__k_stream_ok(void) { return __builtin_cpu_supports("avx512f"); }
+int hr__k_stream_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_stream_copy(float *dst, const float *src, int64_t n) { stream16(dst, src, n); }
 void hr__k_stream_fence(void) { sfence(); }
 
 int hr__k_lr_xrow(const float *sp, float *xp, int W) {
-  if (!__builtin_cpu_supports("avx512f")) return 0;
+  if (!hr__cpu_avx512f()) return 0;
   return xrow16(sp, xp, W);
 }
 
 int hr__k_fgf_alpha_row_rgbf(const float *px, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1, float fy,
                              float *pha, int clip) {
-  if (!__builtin_cpu_supports("avx512f")) return 0;
+  if (!hr__cpu_avx512f()) return 0;
   return alpha_row_rgbf(px, W, ha0, ha1, hb0, hb1, fy, pha, clip);
 }
 
 int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,
                              float fy, float *pha, int clip) {
-  /* libgcc initialises the CPU model before main; the check is a load and a test */
-  if (!hr__fmt_is_nv12(f->fmt) || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl"))
+  /* the CPU's features are read once (core/cpu.h: HR_NO_AVX512=1 takes none); the check is a load */
+  if (!hr__fmt_is_nv12(f->fmt) || !hr__cpu_avx512bwvl())
     return 0;
   return alpha_row_nv12(f, y, W, ha0, ha1, hb0, hb1, fy, pha, clip);
 }
