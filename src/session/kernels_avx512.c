@@ -16,6 +16,25 @@
 #define HR__AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
 #include "ingest/nv12_avx512.h"
 
+/* The alpha of 16 pixels from their R, G, B, as fgf_alpha_row_px (kernels.c) computes it:
+ * m = ((R + G) + B) / 3, A and b interpolated between two rows by fy, A m + b, clipped to [0, 1]
+ * as `v < 0 ? 0 : v > 1 ? 1 : v` (NaN and -0 kept) when clip is set. */
+HR__AVX512 static inline __m512 alpha16(__m512 R, __m512 G, __m512 B, const float *ha0, const float *ha1, const float *hb0,
+                                        const float *hb1, __m512 vfy, int clip) {
+  const __m512 m = _mm512_div_ps(_mm512_add_ps(_mm512_add_ps(R, G), B), _mm512_set1_ps(3.0f));
+  const __m512 a0 = _mm512_loadu_ps(ha0), a1 = _mm512_loadu_ps(ha1);
+  const __m512 b0 = _mm512_loadu_ps(hb0), b1 = _mm512_loadu_ps(hb1);
+  const __m512 a = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_sub_ps(a1, a0), vfy));
+  const __m512 b = _mm512_add_ps(b0, _mm512_mul_ps(_mm512_sub_ps(b1, b0), vfy));
+  __m512 o = _mm512_add_ps(_mm512_mul_ps(a, m), b);
+  if (clip) {
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+    const __mmask16 lt = _mm512_cmp_ps_mask(o, zero, _CMP_LT_OQ), gt = _mm512_cmp_ps_mask(o, one, _CMP_GT_OQ);
+    o = _mm512_mask_mov_ps(_mm512_mask_mov_ps(o, gt, one), lt, zero);
+  }
+  return o;
+}
+
 /* R, G, B as ingest_avx512.c's row_planar_nv12 (nv12_avx512.h), then m = (R + G + B) / 3 and
  * the alpha of fgf_alpha_row: (ha0 + (ha1 - ha0) fy) m + (hb0 + (hb1 - hb0) fy), clipped to [0, 1]
  * as `v < 0 ? 0 : v > 1 ? 1 : v` (NaN and -0 kept) when clip is set. */
@@ -23,7 +42,7 @@ HR__AVX512 static int alpha_row_nv12(const hr_frame *f, int y, int W, const floa
                                      const float *hb1, float fy, float *pha, int clip) {
   const hr__ingest_rows rows = hr__ingest_rows_at(f, y);
   const hr__nv12_k16 c = hr__nv12_k16_make(f->fmt);
-  const __m512 zero = c.zero, one = c.one, three = _mm512_set1_ps(3.0f), vfy = _mm512_set1_ps(fy);
+  const __m512 vfy = _mm512_set1_ps(fy);
   /* the matte (H x W floats, larger than the caches at camera sizes) is streamed past the caches
    * when its row is 64-byte aligned: no read for ownership of lines written whole */
   const int nt = ((uintptr_t)pha & 63) == 0;
@@ -31,16 +50,7 @@ HR__AVX512 static int alpha_row_nv12(const hr_frame *f, int y, int W, const floa
   for (; x + 16 <= W; x += 16) {
     __m512 R, G, B;
     hr__nv12_rgb16(&c, &rows, x, &R, &G, &B);
-    const __m512 m = _mm512_div_ps(_mm512_add_ps(_mm512_add_ps(R, G), B), three);
-    const __m512 a0 = _mm512_loadu_ps(ha0 + x), a1 = _mm512_loadu_ps(ha1 + x);
-    const __m512 b0 = _mm512_loadu_ps(hb0 + x), b1 = _mm512_loadu_ps(hb1 + x);
-    const __m512 a = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_sub_ps(a1, a0), vfy));
-    const __m512 b = _mm512_add_ps(b0, _mm512_mul_ps(_mm512_sub_ps(b1, b0), vfy));
-    __m512 o = _mm512_add_ps(_mm512_mul_ps(a, m), b);
-    if (clip) {
-      const __mmask16 lt = _mm512_cmp_ps_mask(o, zero, _CMP_LT_OQ), gt = _mm512_cmp_ps_mask(o, one, _CMP_GT_OQ);
-      o = _mm512_mask_mov_ps(_mm512_mask_mov_ps(o, gt, one), lt, zero);
-    }
+    const __m512 o = alpha16(R, G, B, ha0 + x, ha1 + x, hb0 + x, hb1 + x, vfy, clip);
     if (nt) _mm512_stream_ps(pha + x, o);
     else _mm512_storeu_ps(pha + x, o);
   }
@@ -73,7 +83,7 @@ HR__AVX512 static rgb_split rgb_split_make(void) {
 HR__AVX512 static int alpha_row_rgbf(const float *px, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1, float fy,
                                      float *pha, int clip) {
   const rgb_split sp = rgb_split_make();
-  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f), three = _mm512_set1_ps(3.0f), vfy = _mm512_set1_ps(fy);
+  const __m512 vfy = _mm512_set1_ps(fy);
   const int nt = ((uintptr_t)pha & 63) == 0;
   int x = 0;
   for (; x + 16 <= W; x += 16) {
@@ -85,16 +95,7 @@ HR__AVX512 static int alpha_row_rgbf(const float *px, int W, const float *ha0, c
     const __m512 R = _mm512_permutex2var_ps(_mm512_permutex2var_ps(in0, sp.a[0], in1), sp.b[0], in2);
     const __m512 G = _mm512_permutex2var_ps(_mm512_permutex2var_ps(in0, sp.a[1], in1), sp.b[1], in2);
     const __m512 B = _mm512_permutex2var_ps(_mm512_permutex2var_ps(in0, sp.a[2], in1), sp.b[2], in2);
-    const __m512 m = _mm512_div_ps(_mm512_add_ps(_mm512_add_ps(R, G), B), three);
-    const __m512 a0 = _mm512_loadu_ps(ha0 + x), a1 = _mm512_loadu_ps(ha1 + x);
-    const __m512 b0 = _mm512_loadu_ps(hb0 + x), b1 = _mm512_loadu_ps(hb1 + x);
-    const __m512 a = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_sub_ps(a1, a0), vfy));
-    const __m512 b = _mm512_add_ps(b0, _mm512_mul_ps(_mm512_sub_ps(b1, b0), vfy));
-    __m512 o = _mm512_add_ps(_mm512_mul_ps(a, m), b);
-    if (clip) {
-      const __mmask16 lt = _mm512_cmp_ps_mask(o, zero, _CMP_LT_OQ), gt = _mm512_cmp_ps_mask(o, one, _CMP_GT_OQ);
-      o = _mm512_mask_mov_ps(_mm512_mask_mov_ps(o, gt, one), lt, zero);
-    }
+    const __m512 o = alpha16(R, G, B, ha0 + x, ha1 + x, hb0 + x, hb1 + x, vfy, clip);
     if (nt) _mm512_stream_ps(pha + x, o);
     else _mm512_storeu_ps(pha + x, o);
   }
