@@ -50,8 +50,8 @@ rc_g=$?
 bash "$here/bench/gov_cgroup_run.sh" "$kill" -- "$CLI" "${common[@]}" --ballast $urate:$ubal:2 --no-governor --out "$T/u" --telemetry "$T/u/t.jsonl" 2> "$T/u.log"
 rc_u=$?
 tail -1 "$T/g.log"; tail -1 "$T/u.log"
-node - "$T" "$rc_g" "$rc_u" "$safe" "$kill" <<'JS'
-const fs = require('fs'), [T, rcg, rcu, safe, kill] = process.argv.slice(2), bad = [];
+node - "$T" "$rc_g" "$rc_u" "$safe" "$kill" "$asan" <<'JS'
+const fs = require('fs'), [T, rcg, rcu, safe, kill, asan] = process.argv.slice(2), bad = [];
 const rows = (f) => fs.readFileSync(f, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
 const g = rows(`${T}/g/t.jsonl`), u = rows(`${T}/u/t.jsonl`);
 const pngs = fs.readdirSync(`${T}/g/alpha`).sort(), want = g.filter((r) => r.proc_w).map((r) => String(r.frame).padStart(6, '0') + '.png');
@@ -69,7 +69,12 @@ console.log(`ungoverned (ratio 0.5): exit ${rcu}, oom_kill ${cgu.oom}, killed af
 if (+rcg !== 0) bad.push(`governed run exited ${rcg}`);
 if (!actions.some((a) => /step_down|suspend/.test(a))) bad.push('the governor never stepped down');
 if (JSON.stringify(pngs) !== JSON.stringify(want)) bad.push(`${pngs.length} PNGs for ${want.length} inferred frames`);
-if (g.length < 10) bad.push(`only ${g.length} frames`);
+// enough frames, and some of them made after the step down (its replan with outputs being written
+// is the path that crashed): under ASan+UBSan a frame costs several seconds and the realtime loop
+// delivers fewer (8 in one fresh-clone run on 2 loaded cores, the step down at frame 104)
+const stepped = g.filter((r) => r.proc_w && r.ratio < 0.5).length;
+if (g.length < (asan === '1' ? 5 : 10)) bad.push(`only ${g.length} frames`);
+if (stepped < 2) bad.push(`${stepped} frames delivered after the step down`);
 if (+rcu !== 137 || !(cgu.oom >= 1)) bad.push(`ungoverned run exited ${rcu} (oom_kill ${cgu.oom}), not OOM-killed`);
 if (!(peak > 0)) bad.push('no cgroup peak read for the governed run');
 if (!(peak < +kill - 1)) bad.push(`governed cgroup peak ${peak} MB reached the ${kill} MB limit`);
