@@ -27,8 +27,8 @@
 # build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp32 since the
 # fp16 round below), HR_VK_TRACE=1 (run-live: the backend's copy / submit / GPU times per frame),
 # LIVE_FRAMES, LIVE_ARGS (more `headroom run` options), LIVE_CLI (another CLI binary).
-# Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0 (views off), HR_VK_FOLDS=1 (the
-# 2026-12-02 round's untimed folds on: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =1 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
+# Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0 (views off), HR_VK_FOLDS=0 (the
+# 2026-12-02 round's folds off: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =0 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
 # NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
@@ -189,8 +189,8 @@
 #      depthwise 1.185, elementwise 0.696, copy 0.284, resize 0.270, refiner 0.214); 1920x1080 r0.25
 #      2.275 / 2.351 ms, GPU 2.022 (440 fps; conv3x3 0.665, conv1x1 0.621, elementwise 0.353, depthwise
 #      0.326, refiner 0.161, copy 0.119, resize 0.068).
-#  - then, NOT YET TIMED on the H200 (no device time was left for this helper; dispatch counts from
-#    HR_VK_DUMP / HR_VK_VERBOSE on lavapipe at 1920x1440 r0.25):
+#  - then four dispatch folds (dispatch counts from HR_VK_DUMP / HR_VK_VERBOSE on lavapipe at
+#    1920x1440 r0.25):
 #    RVM's low-resolution guided filter (the split of the network's output to A and b, 22 ops: 8
 #    depthwise boxes, 11 elementwise, 2 concats, a mean) as one dispatch (fgflr.comp; HR_VK_FGFLR=0
 #    off): 166 -> 144 dispatches, 156 -> 137 barriers; a ConvGRU's candidate convolution also
@@ -200,17 +200,26 @@
 #    (x - mean) * scale; HR_VK_SUBFOLD=0 off): 136 -> 131 dispatches, 124 barriers; a GRU's r * h
 #    computed inside the concat after it (a concat.comp source's product; HR_VK_MULCAT=0 off):
 #    131 -> 127 dispatches.
-#    The lead's H200 calls that day with these on (the default then) printed nothing: a session with
-#    all four on made no line in 130 s (vkbench, 1920x1440 r0.25, machine already started), and the
-#    A/B runs with 100 s limits (outputs also filtered by mistake) and run-live were cut off too; the
-#    device budget ran out before a hang could be told from a slow start (views only, the state above,
-#    had made its first frame in ~86 s on a cold shader cache). So these four are OFF by default
-#    (vk_backend.c fold_on): HR_VK_FOLDS=1 turns all four on, HR_VK_FGFLR/VIEWMUL/SUBFOLD/MULCAT=1 one
-#    each; lavapipe tests run them (test_vulkan_ops' first two shapes, an RVM pass in test_vulkan_rvm).
-#    The default is 166 dispatches, 156 barriers (the measured views-only state). To time them, with
-#    generous limits (each cold session create may take minutes):
-#      HR_VK_VIEWS=0 (before this round: 201 dispatches) vs the default (views only: 166) vs
-#      HR_VK_FOLDS=1 (127).
+#    The first H200 calls with these on printed nothing in 130 s, and they were kept off until
+#    timed. It was no hang: a cold NVIDIA shader cache. hr_session_create took 70.9 s on a fresh
+#    machine with the views-only default, with the folds on 200+ s (killed) and then 112 s (partly
+#    cached), then 0.39 s once the driver's disk cache held every pipeline (they were created one at
+#    a time; with tuning on, every convolution kernel variant that applies is compiled).
+#    Timed 2026-12-02 by the lead (1920x1440 NV12 r0.25, fp32, 300 frames, alternating in one run):
+#      views only (HR_VK_FOLDS=0, 166 dispatches): median 2.763 / 2.773 / 2.783 ms, p99 2.909 /
+#      3.003 / 2.898, GPU 2.513 / 2.513 / 2.515 (elementwise 0.375-0.380, depthwise 0.393-0.394,
+#      refiner 0.214-0.242, copy 0.129-0.130, conv3x3 0.904, conv1x1 0.705, resize 0.081); alpha
+#      vs XNNPACK mean 1.35e-7, max 2.2e-3.
+#      folds on (127 dispatches): median 2.629 / 2.628 ms, p99 2.755 / 2.771, GPU 2.342 / 2.340
+#      (elementwise 0.241 / 0.239, depthwise 0.308, copy 0.137, refiner 0.249 / 0.215); alpha vs
+#      XNNPACK mean 1.11e-7, max 2.56e-3.
+#      HR_VK_VIEWS=0: median 2.928 ms, GPU 2.639.
+#      run-live (headroom run --backend vulkan --realtime, 1920x1440 NV12 @60, 400 frames, views
+#      only): 400/400 delivered, 0 dropped, all at 480x360, latency p50 8.9 / p99 10.3 ms.
+#    So the four are ON by default since (vk_backend.c fold_on): HR_VK_FOLDS=0 turns all four off,
+#    HR_VK_FGFLR/VIEWMUL/SUBFOLD/MULCAT=0 one each (none applies on fp16 storage); the lavapipe tests
+#    run both (test_vulkan_ops: two shapes each way; test_vulkan_rvm: a folds-off pass). The default
+#    is 127 dispatches at 1920x1440 r0.25, 166 with HR_VK_FOLDS=0.
 #  Still open toward 2.0 ms: the tail's 11 MB of alpha over PCIe (refiner 0.21), the decoder's
 #  large 3x3 convolutions, the 9 squeeze-excitation Mul dispatches, the frame's copy and submit
 #  (~0.3), the view slots' device memory (+9.9 MB: slots shared only by lifetime).

@@ -251,27 +251,27 @@ int main(void) {
   for (size_t k = 0; k < sizeof nv; k++) { seed = seed * 1664525u + 1013904223u; nv[k] = (uint8_t)(seed >> 24); }
   hr_frame f1 = {.fmt = HR_PIX_RGB24, .width = 75, .height = 53, .planes = {rgb}, .strides = {75 * 3}};
   hr_frame f2 = {.fmt = HR_PIX_NV12_FULL, .width = 62, .height = 46, .planes = {nv, nv + 62 * 46}, .strides = {62, 62}};
-  /* the dispatch folds not yet timed on a GPU (off by default: vk_backend.c fold_on) in the first
-   * two shapes, the default in the other two */
-  setenv("HR_VK_FOLDS", "1", 1);
-  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12 (processing 37x27), HR_VK_FOLDS=1");
+  /* the default (the dispatch folds on: vk_backend.c fold_on) in the first two shapes, the folds
+   * off (HR_VK_FOLDS=0) in the other two */
+  run_plan(m, 62, 46, 0.6f, &f2, "62x46 r0.6 nv12 (processing 37x27)");
   static uint8_t nv3[46 * 34 * 3 / 2];
   memcpy(nv3, nv, sizeof nv3);
   hr_frame f3 = {.fmt = HR_PIX_NV12_FULL, .width = 46, .height = 34, .planes = {nv3, nv3 + 46 * 34}, .strides = {46, 46}};
   /* every convolution kernel the size heuristic or the tuner may pick, in turn over the ops */
   setenv("HR_VK_CONV", "cycle", 1); /* op i takes kernel i mod 14 (where it applies) */
-  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, every convolution kernel in turn, HR_VK_FOLDS=1");
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, every convolution kernel in turn");
   unsetenv("HR_VK_CONV");
-  unsetenv("HR_VK_FOLDS");
+  setenv("HR_VK_FOLDS", "0", 1);
   /* the direct 3x3 kernel (stride 1) where it applies, else split-K across workgroups (two
    * dispatches: slices into a scratch, then their sum and the epilogue) where that applies */
   setenv("HR_VK_CONV", "split,direct", 1);
-  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, direct 3x3 and split-K convolutions");
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, direct 3x3 and split-K convolutions, HR_VK_FOLDS=0");
   unsetenv("HR_VK_CONV");
   /* kernels picked by timing them on the device (the default on GPUs) */
   setenv("HR_VK_TUNE", "1", 1);
-  run_plan(m, 46, 34, 0.6f, &f3, "46x34 r0.6 nv12, convolution kernels tuned on the device");
+  run_plan(m, 46, 34, 0.6f, &f3, "46x34 r0.6 nv12, convolution kernels tuned on the device, HR_VK_FOLDS=0");
   unsetenv("HR_VK_TUNE");
+  unsetenv("HR_VK_FOLDS");
   /* every op type the planner emitted was compared */
   for (int k = 0; k < HR_OP__COUNT; k++) if (tested[k]) printf("  %-28s %d\n", hr__op_name(k), tested[k]);
   CHECK(tested[HR_OP_FUSED_CONV2D] && tested[HR_OP_FUSED_DWCONV] && tested[HR_OP_DWCONV] && tested[HR_OP_CONV2D]);

@@ -573,21 +573,23 @@ static int is_binary(hr__op op) {
   return op == HR_OP_MUL || op == HR_OP_ADD || op == HR_OP_ADDV2 || op == HR_OP_SUB || op == HR_OP_REALDIV || op == HR_OP_MINIMUM || op == HR_OP_MAXIMUM;
 }
 static int plain(const hr__plan *p, int x);
-/* The dispatch folds of 2026-12-02 that were not timed on a GPU (HR_VK_FGFLR, HR_VK_VIEWMUL,
- * HR_VK_SUBFOLD, HR_VK_MULCAT): off unless HR_VK_<NAME>=1, or HR_VK_FOLDS=1 for all of them (and
- * HR_VK_<NAME>=0 still keeps one off). They pass the lavapipe tests (test_vulkan_ops, test_vulkan_rvm
- * run them), but on the H200 a session with all of them on printed nothing in 130 s where the
- * measured state (views only) had made its first frame in ~86 s on a cold shader cache, and there
- * was no device time left to tell a hang from a slow start: the default stays the measured one. */
+/* The dispatch folds of 2026-12-02 (HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT): on
+ * unless HR_VK_<NAME>=0, or HR_VK_FOLDS=0 for all of them (HR_VK_<NAME>=1 still turns one back on).
+ * Timed on the H200 the same day (1920x1440 NV12 r0.25, fp32, 300 frames, alternating in one run,
+ * bench/vulkan_h200.sh): all four on, 127 dispatches, median 2.629 / 2.628 ms, GPU 2.342 / 2.340 ms;
+ * off (views only), 166 dispatches, median 2.763-2.783 ms, GPU 2.513-2.515 ms; alpha vs XNNPACK
+ * max 2.56e-3 vs 2.2e-3. The first session on a cold shader cache compiles more pipelines with
+ * them. None applies on fp16 storage (FGFLR and SUBFOLD
+ * ask fp32, VIEWMUL and MULCAT read views, which fp16 and HR_VK_VIEWS=0 turn off). */
 static int fold_on(const char *name) {
   const char *e = getenv(name), *all = getenv("HR_VK_FOLDS");
-  if (e && *e) return *e == '1';
-  return all && *all == '1';
+  if (e && *e) return *e != '0';
+  return !(all && *all == '0');
 }
 
 /* Whether Mul op i (two dynamic operands of its output's shape, no broadcast) can be computed inside
  * the concat after it, its only reader, as a source's product (concat.comp: a GRU's r * h);
- * only with HR_VK_MULCAT=1 (fold_on). The concat then writes its output at op i: lowering checks that it does
+ * unless HR_VK_MULCAT=0 (fold_on). The concat then writes its output at op i: lowering checks that it does
  * not lie over the Mul's operands. */
 static int concat_one(const hr__plan *p, int fp16, int i);
 static int mul_concat(const hr__plan *p, int fp16, int i) {
@@ -609,8 +611,8 @@ static int mul_concat(const hr__plan *p, int fp16, int i) {
 /* Whether Sub op i (one operand a float constant, a scalar or one per channel of the last dim, the
  * other dynamic of the output's shape) can be computed inside binary op i + 1, its only reader, on
  * fp32 storage (a GRU's (1 - z) * h, the input's (x - mean) * scale): the mode for binary.comp's
- * EPI (1 K - x, 2 x - K; 16 the Sub feeds operand b; 32 K per channel), 0 if not; 0 unless
- * HR_VK_SUBFOLD=1 (fold_on). */
+ * EPI (1 K - x, 2 x - K; 16 the Sub feeds operand b; 32 K per channel), 0 if not; 0 with
+ * HR_VK_SUBFOLD=0 (fold_on). */
 static int sub_fold(const hr__plan *p, int fp16, int i) {
   if (fp16 || !fold_on("HR_VK_SUBFOLD") || i + 1 >= p->n_rops) return 0;
   const hr__rop *r = &p->rops[i], *m = &p->rops[i + 1];
@@ -1130,7 +1132,7 @@ static int64_t chain_slots(const hr__plan *p, int fp16, int64_t *remap, int64_t 
 /* RVM's low-resolution guided filter (plan.h hr__fgf_lr: from the split of the network's output to
  * A and b, ~23 dispatches) as one (fgflr.comp): fp32 storage, the plan's shapes (y 1 x H x W x 4,
  * the image 1 x H x W x 3, boxes of KH x 1 and 1 x KW, A and b 1 x (H-KH+1) x (W-KW+1) x 4);
- * Without HR_VK_FGFLR=1 (fold_on): the ops one by one. */
+ * With HR_VK_FGFLR=0 (fold_on): the ops one by one. */
 static int lr_fused(const hr__plan *p, int fp16) {
   const hr__fgf_lr *f = &p->fgf_lr;
   if (fp16 || !fold_on("HR_VK_FGFLR") || f->first < 0 || f->last < f->first) return 0;
@@ -1234,7 +1236,7 @@ static int64_t find_views(const hr__plan *p, int fp16, int64_t *remap, int *vpar
 }
 
 /* Convolution i's epilogue chain as lowered: with a view multiplier (a GRU's z) where that holds
- * and HR_VK_VIEWMUL=1 (fold_on), else the chain without one (the longer). */
+ * unless HR_VK_VIEWMUL=0 (fold_on), else the chain without one (the longer). */
 static void chain_of(const vk *v, const hr__plan *p, int i, vchain *ch) {
   vchain nd;
   conv_chain(p, v->remap, v->vpar, fold_on("HR_VK_VIEWMUL") ? v->vps : NULL, i, ch, NULL);
