@@ -27,6 +27,9 @@
 # build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp32 since the
 # fp16 round below), HR_VK_TRACE=1 (run-live: the backend's copy / submit / GPU times per frame),
 # LIVE_FRAMES, LIVE_ARGS (more `headroom run` options), LIVE_CLI (another CLI binary).
+# HR_VK_COMPILE_THREADS=N: the pipelines compiled at create over N threads (default the CPUs the
+# process may use, at most 16; 1: one after another, as before 2026-12-02); HR_VK_VERBOSE=1 prints
+# "N pipelines compiled in X ms over T threads" and the dispatch count at create (stderr).
 # Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0 (views off), HR_VK_FOLDS=0 (the
 # 2026-12-02 round's folds off: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =0 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
 #
@@ -224,6 +227,29 @@
 #  large 3x3 convolutions, the 9 squeeze-excitation Mul dispatches, the frame's copy and submit
 #  (~0.3), the view slots' device memory (+9.9 MB: slots shared only by lifetime).
 #  HR_VK_DUMP=1 lists every dispatch (op, kernel, size, inputs) on stderr at create.
+#
+# Cold session create (2026-12-02): the pipelines (each dispatch's, and with tuning on every
+# convolution kernel that applies to it) are listed first, then compiled over a pool of threads
+# (vk_backend.c make_pipes; before, one at a time: 70.9 s cold for views only, 112-200+ s with the
+# folds, 0.39 s on a warm NVIDIA cache). On this repo's 2-CPU build machine with lavapipe (its own
+# disk cache off, MESA_SHADER_CACHE_DISABLE=true; the lead's CI on the same CPUs, load ~3), 6 runs
+# alternating, medians: 1920x1440 r0.25, 22 pipelines: compile 271 ms serial vs 234 ms on 2 threads
+# (create 454 vs 430); 320x240 r0.5: 182 vs 159 ms (create 323 vs 309); HR_VK_CONV=cycle (36
+# pipelines): 660 vs 737 ms. lavapipe tells little: llvmpipe makes the machine code at a shader's
+# first dispatch. Not yet timed on the H200. No VkPipelineCache of our own: the driver's disk cache
+# would be as cold on a fresh machine. To time it there, each run with an empty NVIDIA cache
+# directory of its own (__GL_SHADER_DISK_CACHE_PATH), after `prepare`, in one call (carry .gl, models):
+#   for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+#   j=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; [ -f $j ] && export VK_DRIVER_FILES=$j
+#   export LD_LIBRARY_PATH=$PWD/.gl/lib HR_VK_VERBOSE=1; c1=$(mktemp -d) c2=$(mktemp -d) c3=$(mktemp -d)
+#   b(){ echo "== $*"; timeout ${T:-590} env "$@" .gl/vkbench models/rvm.json 1920 1440 0.25 $N 20 $C \
+#          .gl/frames_1920x1440.nv12 2>&1 | grep -E 'compiled|tuned|dispatches|create_ms|session'; }
+#   N=20 C=0 b __GL_SHADER_DISK_CACHE_PATH=$c1                  # cold, default threads
+#   N=20 C=0 b __GL_SHADER_DISK_CACHE_PATH=$c1                  # the same, warm
+#   N=20 C=0 b __GL_SHADER_DISK_CACHE_PATH=$c3 HR_VK_FOLDS=0    # cold, folds off
+#   for i in 1 2; do N=300 C=3 b __GL_SHADER_DISK_CACHE_PATH=$c1; N=300 C=3 b __GL_SHADER_DISK_CACHE_PATH=$c3 HR_VK_FOLDS=0; done
+#   du -sh $c1 $c3                                              # the driver did write there
+#   T=300 N=20 C=0 b __GL_SHADER_DISK_CACHE_PATH=$c2 HR_VK_COMPILE_THREADS=1   # cold, serial, last
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

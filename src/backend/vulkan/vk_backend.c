@@ -579,7 +579,7 @@ static int plain(const hr__plan *p, int x);
  * bench/vulkan_h200.sh): all four on, 127 dispatches, median 2.629 / 2.628 ms, GPU 2.342 / 2.340 ms;
  * off (views only), 166 dispatches, median 2.763-2.783 ms, GPU 2.513-2.515 ms; alpha vs XNNPACK
  * max 2.56e-3 vs 2.2e-3. The first session on a cold shader cache compiles more pipelines with
- * them. None applies on fp16 storage (FGFLR and SUBFOLD
+ * them (over threads: make_pipes). None applies on fp16 storage (FGFLR and SUBFOLD
  * ask fp32, VIEWMUL and MULCAT read views, which fp16 and HR_VK_VIEWS=0 turn off). */
 static int fold_on(const char *name) {
   const char *e = getenv(name), *all = getenv("HR_VK_FOLDS");
@@ -1439,36 +1439,104 @@ static hr_status make_device(hr_session *s, vk *v) {
 }
 
 static int is_conv_kind(int k) { for (int c = 0; c < NCK; c++) if (conv_kinds[c] == k) return 1; return 0; }
-static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
-  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_CONVRED || k == P_FGF || k == P_BINARY ? pc[25] : 0;
+static int pipe_epi(int k, const int32_t *pc) { return is_conv_kind(k) || k == P_CONVRED || k == P_FGF || k == P_BINARY ? pc[25] : 0; }
+static int pipe_at(const vk *v, int k, int mask, int epi) {
   for (int q = 0; q < v->n_ptab; q++)
-    if (v->ptab[q].k == k && v->ptab[q].mask == mask && v->ptab[q].epi == epi) return v->ptab[q].pl;
-  return VK_NULL_HANDLE;
+    if (v->ptab[q].k == k && v->ptab[q].mask == mask && v->ptab[q].epi == epi) return q;
+  return -1;
 }
-/* The pipeline of shader k for a dispatch's push constants pc, made if there is none yet. */
-static hr_status make_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
-  if (find_pipe(v, k, pc)) return HR_OK;
+static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
+  int q = pipe_at(v, k, dmask(pc), pipe_epi(k, pc));
+  return q < 0 ? VK_NULL_HANDLE : v->ptab[q].pl;
+}
+/* The pipeline of shader k for a dispatch's push constants pc entered in ptab, without a handle
+ * yet, if no entry has that shader, mask and epilogue (made by make_pipes). */
+static hr_status want_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
+  int mask = dmask(pc), epi = pipe_epi(k, pc);
+  if (pipe_at(v, k, mask, epi) >= 0) return HR_OK;
   if (v->n_ptab == MAX_PIPES) { snprintf(s->err, sizeof s->err, "Vulkan: more than %d pipelines", MAX_PIPES); return HR_ENOTSUP; }
-  int mask = dmask(pc), epi = is_conv_kind(k) || k == P_CONVRED || k == P_FGF || k == P_BINARY ? pc[25] : 0;
+  v->ptab[v->n_ptab].k = k; v->ptab[v->n_ptab].mask = mask; v->ptab[v->n_ptab].epi = epi; v->ptab[v->n_ptab].pl = VK_NULL_HANDLE;
+  v->n_ptab++;
+  return HR_OK;
+}
+
+/* Compiling the pipelines is most of a session's create on a cold shader cache (the driver's own
+ * disk cache: on the H200 70 s to 200 s for RVM with the kernels tuned, 0.4 s once cached), one
+ * pipeline at a time before 2026-12-02. They are independent: each is made on a pool of threads
+ * (vkCreateComputePipelines with no pipeline cache, vkCreateShaderModule and the shared modules
+ * and layout have no externally synchronised parameter). HR_VK_COMPILE_THREADS=N: N threads (1:
+ * one after another on the caller's thread); default the CPUs this process may run on, at most 16.
+ * On lavapipe (2 busy CPUs) it changes little: llvmpipe compiles a shader to machine code at its
+ * first dispatch, not here. No VkPipelineCache of our own on disk: the NVIDIA and Mesa drivers keep
+ * theirs, and ours would be as cold as theirs on a fresh machine. */
+typedef struct pjob {
+  vk *v;
+  int n0;
+  VkShaderModule mod[P__COUNT];
+  VkResult r[MAX_PIPES];
+} pjob;
+static void make_one(void *ctx, size_t i) {
+  pjob *j = ctx;
+  vk *v = j->v;
+  int q = j->n0 + (int)i, k = v->ptab[q].k;
+  int32_t spec[5] = {shaders[k].spec, v->ptab[q].mask, v->ptab[q].epi, shaders[k].tm, shaders[k].split};
+  VkSpecializationMapEntry me[5] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
+                                    {.constantID = 2, .offset = 8, .size = 4}, {.constantID = 3, .offset = 12, .size = 4},
+                                    {.constantID = 4, .offset = 16, .size = 4}};
+  VkSpecializationInfo si = {.mapEntryCount = k == P_CONVTS ? 5 : 4, .pMapEntries = me, .dataSize = 20, .pData = spec};
+  VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                    .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                              .module = j->mod[k], .pName = "main", .pSpecializationInfo = &si},
+                                    .layout = v->pl};
+  VkPipeline pl = VK_NULL_HANDLE;
+  j->r[q] = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &pl);
+  v->ptab[q].pl = j->r[q] == VK_SUCCESS ? pl : VK_NULL_HANDLE;
+}
+static double mono_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int compile_threads(void) {
+  const char *e = getenv("HR_VK_COMPILE_THREADS");
+  int n = e && *e ? atoi(e) : hr_cpu_count();
+  if (!(e && *e) && n > 16) n = 16;
+  return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+/* Make the pipelines entered from ptab[n0] on (want_pipe). On an error the first failed one's is
+ * reported; the handles made stay in ptab (vk_destroy destroys them, and skips the null ones). */
+static hr_status make_pipes(hr_session *s, vk *v, int n0) {
+  if (n0 >= v->n_ptab) return HR_OK;
+  pjob *j = calloc(1, sizeof *j);
+  if (!j) return HR_ENOMEM;
+  j->v = v; j->n0 = n0;
+  hr_status st = HR_OK;
+  for (int q = n0; q < v->n_ptab && !st; q++) {
+    int k = v->ptab[q].k;
+    if (j->mod[k]) continue;
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
-                                .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
-    VkShaderModule mod;
-    VKTRY(vkCreateShaderModule(v->dev, &mi, NULL, &mod), "shader module");
-    int32_t spec[5] = {shaders[k].spec, mask, epi, shaders[k].tm, shaders[k].split};
-    VkSpecializationMapEntry me[5] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
-                                      {.constantID = 2, .offset = 8, .size = 4}, {.constantID = 3, .offset = 12, .size = 4},
-                                      {.constantID = 4, .offset = 16, .size = 4}};
-    VkSpecializationInfo si = {.mapEntryCount = k == P_CONVTS ? 5 : 4, .pMapEntries = me, .dataSize = 20, .pData = spec};
-    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                                                .module = mod, .pName = "main", .pSpecializationInfo = &si},
-                                      .layout = v->pl};
-    VkResult r = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->ptab[v->n_ptab].pl);
-    vkDestroyShaderModule(v->dev, mod, NULL);
-    if (r != VK_SUCCESS) return fail(s, HR_EIO, shaders[k].name, r);
-    v->ptab[v->n_ptab].k = k; v->ptab[v->n_ptab].mask = mask; v->ptab[v->n_ptab].epi = epi;
-    v->n_ptab++;
-    return HR_OK;
+                                   .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
+    VkResult r = vkCreateShaderModule(v->dev, &mi, NULL, &j->mod[k]);
+    if (r != VK_SUCCESS) { j->mod[k] = VK_NULL_HANDLE; st = fail(s, HR_EIO, "shader module", r); }
+  }
+  int n = v->n_ptab - n0, nt = compile_threads();
+  double t0 = mono_ms();
+  pthreadpool_t pool = NULL;
+  if (!st) {
+    if (nt > n) nt = n;
+    if (nt > 1) pool = pthreadpool_create((size_t)nt);
+    if (pool) pthreadpool_parallelize_1d(pool, make_one, j, (size_t)n, 0);
+    else for (int i = 0; i < n; i++) make_one(j, (size_t)i);
+    if (pool) pthreadpool_destroy(pool);
+    for (int q = n0; q < v->n_ptab && !st; q++)
+      if (j->r[q] != VK_SUCCESS) st = fail(s, HR_EIO, shaders[v->ptab[q].k].name, j->r[q]);
+  }
+  for (int k = 0; k < P__COUNT; k++) if (j->mod[k]) vkDestroyShaderModule(v->dev, j->mod[k], NULL);
+  if (!st && getenv("HR_VK_VERBOSE"))
+    fprintf(stderr, "headroom vulkan: %d pipelines compiled in %.1f ms over %d thread%s\n", n, mono_ms() - t0, pool ? nt : 1, pool ? "s" : "");
+  free(j);
+  return st;
 }
 
 static hr_status make_pipelines(hr_session *s, vk *v) {
@@ -1485,19 +1553,22 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
                                     .pushConstantRangeCount = 1, .pPushConstantRanges = &pcr};
   VKTRY(vkCreatePipelineLayout(v->dev, &pli, NULL, &v->pl), "pipeline layout");
   hr_status st;
+  int n0 = v->n_ptab;
   if (v->fp16) { /* the outputs' read-back conversion */
     const hr__plan *p = s->plan;
     for (int k = 0; k < 2; k++)
-      if (v->out_val[k] >= 0 && (st = make_pipe(s, v, P_CVT, (int32_t[32]){0, (int32_t)voff(v, p, v->out_val[k])}))) return st;
+      if (v->out_val[k] >= 0 && (st = want_pipe(s, v, P_CVT, (int32_t[32]){0, (int32_t)voff(v, p, v->out_val[k])}))) return st;
   }
   /* each dispatch's pipeline, and where the kernels are tuned every kernel that applies (without
    * tuning those are never used: on lavapipe under ASan, compiling them all grew the process by
-   * enough MB that test_vulkan_gov's 1000 MB profile refused the stream) */
+   * enough MB that test_vulkan_gov's 1000 MB profile refused the stream); listed first, then made
+   * all at once over threads (make_pipes) */
   for (int k = 0; k < v->n_disp; k++) {
-    if ((st = make_pipe(s, v, v->disp[k].pipe, v->disp[k].pc))) return st;
-    for (int c = 0; v->tune && c < NCK; c++) if (v->disp[k].alt[c] >= 0 && (st = make_pipe(s, v, conv_kinds[c], v->disp[k].pc))) return st;
-    if ((v->disp[k].pipe == P_CONVTS || (v->tune && v->disp[k].alt[11] >= 0)) && (st = make_pipe(s, v, P_CONVRED, v->disp[k].pc))) return st;
+    if ((st = want_pipe(s, v, v->disp[k].pipe, v->disp[k].pc))) return st;
+    for (int c = 0; v->tune && c < NCK; c++) if (v->disp[k].alt[c] >= 0 && (st = want_pipe(s, v, conv_kinds[c], v->disp[k].pc))) return st;
+    if ((v->disp[k].pipe == P_CONVTS || (v->tune && v->disp[k].alt[11] >= 0)) && (st = want_pipe(s, v, P_CONVRED, v->disp[k].pc))) return st;
   }
+  if ((st = make_pipes(s, v, n0))) return st;
   VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 5};
   VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
   VKTRY(vkCreateDescriptorPool(v->dev, &dpi, NULL, &v->dpool), "descriptor pool");
@@ -2124,12 +2195,6 @@ static hr_status upload_frame(hr_session *s, vk *v) {
     barrier(v->cb_up, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
   VKTRY(vkEndCommandBuffer(v->cb_up), "recording the upload");
   return HR_OK;
-}
-
-static double mono_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 static hr_status vk_run(hr_session *s, void *impl) {
