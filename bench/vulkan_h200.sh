@@ -161,7 +161,7 @@
 #    2.725 and 2.513 / 2.662, GPU 2.151 / 2.140 (before 2.721, GPU 2.289). Alpha vs XNNPACK (3 frames)
 #    unchanged: 1.35e-7 / 2.2e-3 (r0.5 2.9e-7 / 6.8e-4, 1080p 1.2e-7 / 1.9e-3).
 #  - a direct 3x3 stride-1 kernel (convd3.comp: the input patch staged once per 8 channels, 4 pixels x
-#    8 channels a thread; HR_VK_DIRECT=0 off): the tuner takes it for 1 of 63; forced everywhere
+#    8 channels a thread; HR_VK_DIRECT=0 off; since the cold-compile timing below, off unless HR_VK_DIRECT=1): the tuner takes it for 1 of 63; forced everywhere
 #    (HR_VK_CONV=direct) it is no faster on the layers it was meant for: 480x360x35->16 169 us (tuned
 #    tiled 172), 180x240x59->32 125 (106), 90x120x107->40 155 (111), 45x60x171->80 234 (86). No
 #    measurable gain in the frame (2.959 ms / GPU 2.619 without it, same as with).
@@ -250,6 +250,24 @@
 #   for i in 1 2; do N=300 C=3 b __GL_SHADER_DISK_CACHE_PATH=$c1; N=300 C=3 b __GL_SHADER_DISK_CACHE_PATH=$c3 HR_VK_FOLDS=0; done
 #   du -sh $c1 $c3                                              # the driver did write there
 #   T=300 N=20 C=0 b __GL_SHADER_DISK_CACHE_PATH=$c2 HR_VK_COMPILE_THREADS=1   # cold, serial, last
+# Timed 2026-12-02 by the lead that way (H200, driver 580.159.04; a fresh machine each call):
+#   cold, 16 threads, folds on: 94 pipelines compiled in 58.6 s, create 54.2-59.3 s; HR_VK_FOLDS=0:
+#   46 in 38.0 s (create 38.6 s); 1 thread: still compiling at the 120 s cap. Warm: 16-24 ms,
+#   create 0.40-0.42 s. HR_VK_VERBOSE=2 (each pipeline over 100 ms): every kernel 0.10-0.19 s but the
+#   direct 3x3 kernel's (convd16 / convd32, convd3.comp): 49.4-57.9 s EACH, 10 of them (one per
+#   epilogue): the 16 threads wait on those. So the tuner no longer gets that kernel unless
+#   HR_VK_DIRECT=1 (HR_VK_CONV forcing, as the tests do, still takes it): cold 84 pipelines in
+#   0.57 s, create 0.95 s (warm 0.39 s). Frame, same call, 300 frames, without it: median 2.721 /
+#   2.696 ms, p99 2.92 / 3.03, GPU 2.331 / 2.330 (conv3x3 0.896); with it, the call before:
+#   2.641-2.674 ms, p99 2.69-2.78, GPU 2.350-2.355 (conv3x3 0.910); the wall's difference is the
+#   host (frame copy 0.21 vs 0.16-0.19 ms), the GPU is 0.02 ms faster without. Alpha vs XNNPACK
+#   1.12e-7 / 2.56e-3. Same day, folds on (previous call): r0.5 6.260 ms, p99 8.42, GPU 5.843
+#   (conv3x3 2.617, conv1x1 1.330, depthwise 0.935, elementwise 0.394, copy 0.357, resize 0.272,
+#   refiner 0.216; alpha 2.5e-7 / 7.8e-4); 1920x1080 r0.25 2.321 ms, p99 5.06 (host spikes), GPU
+#   1.898 (alpha 1.0e-7 / 2.0e-3); HR_VK_FOLDS=0 in that call 2.869 / 2.876 ms, GPU 2.523 / 2.526
+#   vs folds on 2.642 / 2.674, GPU 2.350 / 2.355. run-live, folds on: 400 of 400 frames at 59.9 fps,
+#   none dropped, all at 480x360, latency p50 8.7 / p99 10.2 / max 11.4 ms, device_ms p50 4.75 /
+#   p99 5.88, frame copy 0.27 / 0.39 ms, 400 PNGs = 400 telemetry lines.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -708,10 +708,14 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       else if (cv && !strcmp(cv, "mma") && !dw && v->mma) kind = P_CONVMMA;
       else if (cv && !strcmp(cv, "mma16") && !dw && v->mma) kind = P_CONVMMA16;
       int S = !dw && v->scr_n ? split_ways(npx, o->dims[3], red) : 0;
-      /* the direct 3x3 kernel: stride 1, dilation 1, batch 1 */
-      const char *de = getenv("HR_VK_DIRECT"); /* =0: not offered */
-      int d3 = !(de && *de == '0') && !dw && KH == 3 && KW == 3 && a->strides[1] == 1 && a->strides[2] == 1 && a->dilations[1] == 1 && a->dilations[2] == 1 &&
-               o->dims[0] == 1 && x->dims[0] == 1;
+      /* the direct 3x3 kernel: stride 1, dilation 1, batch 1. Offered to the tuner only with
+       * HR_VK_DIRECT=1 (and where HR_VK_CONV forces kernels: the tests): NVIDIA's compiler takes
+       * 49-58 s for each of its pipelines (H200, driver 580.159.04, cold cache; every other kernel
+       * 0.1-0.19 s), 10 of them for RVM: session create 59.3 s cold with it, 0.95 s without, and
+       * it won 1 of 63 convolutions for no measurable gain (GPU 2.350 with, 2.330 ms without). */
+      const char *de = getenv("HR_VK_DIRECT");
+      int d3 = ((de && *de == '1') || cv) && !dw && KH == 3 && KW == 3 && a->strides[1] == 1 && a->strides[2] == 1 && a->dilations[1] == 1 &&
+               a->dilations[2] == 1 && o->dims[0] == 1 && x->dims[0] == 1;
       if (cv && strstr(cv, "split") && S) kind = P_CONVTS; /* tests: "split,direct" takes the direct kernel where it applies, else the split */
       if (cv && strstr(cv, "direct") && d3) kind = P_CONVD16;
       ADD(P_CONV, n_out);
@@ -1469,11 +1473,17 @@ static hr_status want_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
  * On lavapipe (2 busy CPUs) it changes little: llvmpipe compiles a shader to machine code at its
  * first dispatch, not here. No VkPipelineCache of our own on disk: the NVIDIA and Mesa drivers keep
  * theirs, and ours would be as cold as theirs on a fresh machine. */
+static double mono_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 typedef struct pjob {
   vk *v;
   int n0;
   VkShaderModule mod[P__COUNT];
   VkResult r[MAX_PIPES];
+  double ms[MAX_PIPES];     /* each pipeline's compile time (HR_VK_VERBOSE=2 lists the slow ones) */
 } pjob;
 static void make_one(void *ctx, size_t i) {
   pjob *j = ctx;
@@ -1489,13 +1499,10 @@ static void make_one(void *ctx, size_t i) {
                                               .module = j->mod[k], .pName = "main", .pSpecializationInfo = &si},
                                     .layout = v->pl};
   VkPipeline pl = VK_NULL_HANDLE;
+  double t0 = mono_ms();
   j->r[q] = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &pl);
+  j->ms[q] = mono_ms() - t0;
   v->ptab[q].pl = j->r[q] == VK_SUCCESS ? pl : VK_NULL_HANDLE;
-}
-static double mono_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 static int compile_threads(void) {
@@ -1533,8 +1540,13 @@ static hr_status make_pipes(hr_session *s, vk *v, int n0) {
       if (j->r[q] != VK_SUCCESS) st = fail(s, HR_EIO, shaders[v->ptab[q].k].name, j->r[q]);
   }
   for (int k = 0; k < P__COUNT; k++) if (j->mod[k]) vkDestroyShaderModule(v->dev, j->mod[k], NULL);
-  if (!st && getenv("HR_VK_VERBOSE"))
+  if (!st && getenv("HR_VK_VERBOSE")) {
     fprintf(stderr, "headroom vulkan: %d pipelines compiled in %.1f ms over %d thread%s\n", n, mono_ms() - t0, pool ? nt : 1, pool ? "s" : "");
+    if (atoi(getenv("HR_VK_VERBOSE")) >= 2) /* each pipeline that took more than 100 ms (a cold driver cache) */
+      for (int q = n0; q < v->n_ptab; q++)
+        if (j->ms[q] > 100)
+          fprintf(stderr, "headroom vulkan:   %-10s mask %d epi %d: %.0f ms\n", shaders[v->ptab[q].k].name, v->ptab[q].mask, v->ptab[q].epi, j->ms[q]);
+  }
   free(j);
   return st;
 }
