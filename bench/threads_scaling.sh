@@ -18,6 +18,17 @@
 # ours, tasks of 64 channels x one output row; same bits).
 # Load from other processes skews the result: the load average at start and end is in the output;
 # run it on an idle host.
+#
+# Measured 2026-12-02 on the H200 machine's host (lscpu: 16 cores, 1 thread per core, 1 socket, L2
+# 2 MiB a core, L3 300 MiB; "Intel(R) Xeon(R) Processor", AVX-512), `--rounds 3 --frames 12` with the
+# CLI built without FFmpeg (HR_CLI=.gl/headroom, bench/vulkan_h200.sh prepare):
+#   1: 147.09 ms (runs 193.18 / 147.09 / 133.34)  2: 75.96  4: 48.10  8: 26.23  16: 17.35 -> 8.48x
+# Per op (`headroom bench --ops-all`, 12 frames, 1 vs 16 threads): no large op scales past ~9x,
+# XNNPACK's own included (360x480x35->16 3x3: 16.47 -> 1.855 ms, 8.9x; 180x240x59->32: 8.6x); the
+# summed op time 134.8 -> 18.0 ms. What scales least: the 42 ops on a 1x1 input (squeeze-excitation
+# and LR-ASPP 1x1 convolutions: XNNPACK does not spread one pixel's output channels over threads,
+# 960->240 is 76 us at 1 thread and 77 at 16) 1.61 -> 0.78 ms, and the 13 Mean / AvgPool ops
+# 1.02 -> 0.57 ms. Every op on whichever of 1 or 16 threads is faster would save only 0.26 ms.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}
