@@ -100,6 +100,12 @@ typedef struct hr_session_params {
   bool want_fgr;               /* also produce RVM's foreground colour output. Default false. */
   bool scene_cut_reset;        /* reset state when a hard scene cut is detected. Default false. */
   float scene_cut_threshold;   /* mean |luma difference| (0..1) that counts as a cut. Default 0.25. */
+  bool threads_fixed;          /* true: every frame runs on `threads` threads. false: with more than
+                                  one thread, a frame runs on the calling thread alone while that is
+                                  measured faster than the pool (the machine's other work taking the
+                                  cores: each op's join then waits for a descheduled worker), and the
+                                  pool is tried again later; hr_outputs.threads says which ran.
+                                  Results are the same either way. Default false. */
 } hr_session_params;
 
 HR_API void hr_session_params_default(hr_session_params *p);
@@ -133,6 +139,9 @@ typedef struct hr_outputs {
   double ingest_ms;            /* time spent converting / resampling the frame into the model input */
   double infer_ms;             /* time spent running the model */
   int64_t bytes_copied;        /* bytes the library copied for this frame (0 when read in place) */
+  int threads;                 /* CPU threads the model ran on for this frame: the pool's, or 1 when
+                                  the session fell back to the calling thread (threads_fixed); 0 on
+                                  a GPU backend */
 } hr_outputs;
 
 HR_API enum {

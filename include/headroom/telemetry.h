@@ -51,6 +51,9 @@ extern "C" {
  *   coef_warped        bool|null    tail-every-frame mode: that run's coefficients were moved along the
  *                                   motion to this frame (false: this frame's own, or the warp is off
  *                                   (HR_TAIL_WARP=0) or cannot run on this frame's format)
+ *   threads            int|null     CPU threads the model ran on (tail-every-frame mode: that
+ *                                   network run's); 1 where the session fell back from its pool
+ *                                   to the calling thread (hr_session_params.threads_fixed)
  * Numbers: ms with 3 decimals (1 µs), ratio and confidence with 4; strings are JSON-escaped,
  * invalid UTF-8 becomes U+FFFD, and each string is cut (at a character boundary) to at most
  * HR_TELEMETRY_STR_MAX bytes, so one line never exceeds HR_TELEMETRY_LINE_MAX bytes.
@@ -83,6 +86,7 @@ typedef struct hr_telemetry_record {
   double net_ms;                 /* NaN = null */
   int64_t coef_age;              /* HR_TELEMETRY_NONE = null */
   double device_ms;              /* NaN = null */
+  int64_t threads;               /* CPU threads the model ran on (hr_outputs.threads); HR_TELEMETRY_NONE = null */
   int coef_warped;               /* -1 = null, else 0 or 1 */
 } hr_telemetry_record;
 

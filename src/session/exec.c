@@ -12,6 +12,7 @@
 #include "session/kernels.h"
 #include "session/kernels_simd.h"
 #include "session/kcache.h"
+#include "session/tadapt.h"
 #include "backend/backend.h"
 
 typedef enum {
@@ -88,10 +89,20 @@ typedef struct kern {
   const void *last_src;
 } kern;
 
+/* A range of ops the executor runs whole ([0, n), or the tail mode's parts) and whether its runs
+ * use the pool or the calling thread alone (tadapt.h). */
+typedef struct trange {
+  int i0, i1;
+  hr__tadapt a;
+  int threads;              /* threads its last run used */
+} trange;
+
 struct hr__exec {
   int n;
   kern *k;
   hr__kcache *kc;           /* the model's, where shared operators come from */
+  trange tr[3];             /* made at create, so that ranges run on two threads need no lock */
+  int n_tr;                 /* 0: the session's thread count is fixed (or it has no pool) */
 };
 
 /* XNNPACK is initialised once per process; a failed attempt (out of memory) is retried next time. */
@@ -466,9 +477,9 @@ static int64_t shared_kernel_bytes(const hr__exec *ex) {
 /* Bands are the pool's tasks, each run by one thread: a single dispatch for the whole convolution. */
 static void run_band(void *ctx, size_t b) { xnn_run_operator(((const kern *)ctx)->band[b].op, NULL); }
 
-static void run_xnn(kern *k) {
-  if (k->n_band) pthreadpool_parallelize_1d(k->pool, run_band, k, (size_t)k->n_band, 0);
-  else xnn_run_operator(k->op, k->pool);
+static void run_xnn(kern *k, pthreadpool_t pool) {
+  if (k->n_band) pthreadpool_parallelize_1d(pool, run_band, k, (size_t)k->n_band, 0);
+  else xnn_run_operator(k->op, pool);
 }
 
 /* The bytes of value v as this session lays it out, for overlap checks at create. */
@@ -836,6 +847,35 @@ static int gap_fits(hr_session *s, const hr__rop *r) {
 
 int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1)); }
 
+/* The ranges whose runs may leave the pool out (tadapt.h): the whole plan, and the tail mode's
+ * frame and network parts. None when the caller fixed the thread count or there is no pool.
+ * HR_THREAD_FALLBACK (developer switch): 0 never, "alternate" every other run alone, "alone"
+ * always alone (the tests compare these with the pool, bit for bit). */
+static void init_ranges(hr_session *s, hr__exec *ex) {
+  const char *e = getenv("HR_THREAD_FALLBACK");
+  int force = e && !strcmp(e, "alternate") ? 1 : e && !strcmp(e, "alone") ? 2 : 0;
+  ex->n_tr = 0;
+  if (!s->pool || (s->p.threads_fixed && !force) || (e && !strcmp(e, "0"))) return;
+  hr__split_info si;
+  int rg[3][2] = {{0, ex->n}}, nr = 1;
+  if (hr__split_plan_query(s->plan, &si)) {
+    rg[1][0] = 0; rg[1][1] = si.src_end;
+    rg[2][0] = si.src_end; rg[2][1] = si.tail;
+    nr = 3;
+  }
+  for (int i = 0; i < nr; i++) {
+    ex->tr[i].i0 = rg[i][0]; ex->tr[i].i1 = rg[i][1];
+    hr__tadapt_init(&ex->tr[i].a, force);
+  }
+  ex->n_tr = nr;
+}
+
+int hr__exec_threads(const hr__exec *ex, int i0, int i1) {
+  for (int i = 0; i < ex->n_tr; i++)
+    if (ex->tr[i].i0 == i0 && ex->tr[i].i1 == i1) return ex->tr[i].threads;
+  return 0;
+}
+
 hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   *out = NULL;
   enum xnn_status xst = xnn_init();
@@ -976,6 +1016,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
                        (ex->k[i].wexp ? (int64_t)hr__numel(&s->plan->vals[s->plan->rops[i].in[1]].t) / s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] *
                                             s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
+  init_ranges(s, ex);
   *out = ex;
   return HR_OK;
 }
@@ -1015,13 +1056,32 @@ static void src_part(void *ctx, size_t part) {
                            j->k->ing_rows + 6 * (size_t)j->k->ing.out_w_pad * part);
 }
 
+static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone);
+
 hr_status hr__exec_run(hr_session *s, hr__exec *ex) { return hr__exec_run_range(s, ex, 0, ex->n); }
 
 hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
+  trange *tr = NULL;
+  for (int i = 0; i < ex->n_tr; i++)
+    if (ex->tr[i].i0 == i0 && ex->tr[i].i1 == i1) tr = &ex->tr[i];
+  if (!tr) return run_ops(s, ex, i0, i1, 0);
+  const int alone = hr__tadapt_serial(&tr->a);
+  double t0 = now_us(), d0 = hr__thread_delay_ms();
+  hr_status st = run_ops(s, ex, i0, i1, alone);
+  double t1 = now_us(), d1 = d0 >= 0 ? hr__thread_delay_ms() : -1;
+  hr__tadapt_update(&tr->a, (t1 - t0) / 1e3, d0 >= 0 && d1 >= 0 ? d1 - d0 : -1);
+  tr->threads = alone ? 1 : (int)pthreadpool_get_threads_count(s->pool);
+  return st;
+}
+
+/* Ops [i0, i1); alone: the pool left out (each op's tasks run one after another on this thread). */
+static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone) {
   const hr__plan *p = s->plan;
+  pthreadpool_t spool = alone ? NULL : s->pool;
   for (int i = i0; i < i1; i++) {
     const hr__rop *r = &p->rops[i];
     kern *k = &ex->k[i];
+    pthreadpool_t kp = alone ? NULL : kp;
     double t0 = s->profiling ? now_us() : 0;
     hr__tensor in[HR_ROP_MAX_IN], out[HR_MAX_OUT];
     const hr__tensor *inp[HR_ROP_MAX_IN];
@@ -1033,7 +1093,7 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
           k->last_src = s->src_ptr;
           if (!k->bound) return HR_ENOTSUP; /* not expected: only the pointer changed, not the shapes */
         }
-        run_xnn(k);
+        run_xnn(k, kp);
         break;
       default:
         for (int j = 0; j < r->n_in; j++) {
@@ -1042,23 +1102,23 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
         }
         for (int j = 0; j < r->n_out; j++) out[j] = view(s, r->out[j]);
         switch (k->kind) {
-          case K_CONCAT: hr__k_concat(k->pool, inp, r->n_in - 1, (int)((int32_t *)in[r->n_in - 1].data)[0], &out[0], r->in_place_mask); break;
+          case K_CONCAT: hr__k_concat(kp, inp, r->n_in - 1, (int)((int32_t *)in[r->n_in - 1].data)[0], &out[0], r->in_place_mask); break;
           case K_SPLIT: {
             int ax = r->op == HR_OP_SPLIT ? ((int32_t *)in[0].data)[0] : ((int32_t *)in[2].data)[0];
-            hr__k_split(k->pool, r->op == HR_OP_SPLIT ? &in[1] : &in[0], ax, out, r->n_out);
+            hr__k_split(kp, r->op == HR_OP_SPLIT ? &in[1] : &in[0], ax, out, r->n_out);
             break;
           }
           case K_SLICE:
-            if (r->op == HR_OP_PAD) hr__k_pad(k->pool, &in[0], in[1].data, &out[0]);
-            else hr__k_slice(k->pool, &in[0], in[1].data, &out[0]);
+            if (r->op == HR_OP_PAD) hr__k_pad(kp, &in[0], in[1].data, &out[0]);
+            else hr__k_slice(kp, &in[0], in[1].data, &out[0]);
             break;
-          case K_TANH: hr__k_tanh(k->pool, in[0].data, out[0].data, hr__numel(&out[0])); break;
+          case K_TANH: hr__k_tanh(kp, in[0].data, out[0].data, hr__numel(&out[0])); break;
           case K_TANH_GRU:
-            hr__k_tanh_gru(k->pool, view(s, k->fuse_x).data, view(s, k->fuse_m).data, view(s, k->fuse_a).data, out[0].data,
+            hr__k_tanh_gru(kp, view(s, k->fuse_x).data, view(s, k->fuse_m).data, view(s, k->fuse_a).data, out[0].data,
                            hr__numel(&out[0]));
             break;
-          case K_AVGPOOL: hr__k_avgpool(k->pool, r->node ? &r->node->a : &r->syn.a, &in[0], &out[0]); break;
-          case K_MEAN_C: hr__k_mean_c(k->pool, in[0].data, out[0].data, hr__numel(&out[0]), in[0].dims[in[0].rank - 1]); break;
+          case K_AVGPOOL: hr__k_avgpool(kp, r->node ? &r->node->a : &r->syn.a, &in[0], &out[0]); break;
+          case K_MEAN_C: hr__k_mean_c(kp, in[0].data, out[0].data, hr__numel(&out[0]), in[0].dims[in[0].rank - 1]); break;
           case K_BCAST: {
             /* the per-channel operands repeated to a block (they may be computed values: every frame) */
             const float *vq[2] = {view(s, k->bc_v1).data, k->bc_v2 >= 0 ? view(s, k->bc_v2).data : NULL};
@@ -1068,7 +1128,7 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
               for (int64_t e = 0; e < k->bc.L; e++) k->bvec[q * k->bc.L + e] = vq[q][e % C];
               vq[q] = k->bvec + q * k->bc.L;
             }
-            hr__k_bcast_c(k->pool, &k->bc, view(s, k->bc_x).data, vq[0], vq[1], k->bc_out >= 0 ? view(s, k->bc_out).data : out[0].data,
+            hr__k_bcast_c(kp, &k->bc, view(s, k->bc_x).data, vq[0], vq[1], k->bc_out >= 0 ? view(s, k->bc_out).data : out[0].data,
                           hr__numel(&out[0]));
             break;
           }
@@ -1092,21 +1152,21 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
                                            : (hr__k_pxcopy){view(s, k->sc_cin[q]).data, cd + o, cq, CC, cq};
               o += cq;
             }
-            hr__k_pixel_copies(k->pool, c, nc, xt->dims[1] * xt->dims[2]);
+            hr__k_pixel_copies(kp, c, nc, xt->dims[1] * xt->dims[2]);
             break;
           }
-          case K_BINARY: hr__k_binary(k->pool, (int)r->op, in[0].data, in[1].data, out[0].data, hr__numel(&out[0])); break;
+          case K_BINARY: hr__k_binary(kp, (int)r->op, in[0].data, in[1].data, out[0].data, hr__numel(&out[0])); break;
           case K_GATES: {
             hr__k_gates g = k->gt;
             g.rz = view(s, k->gt_v[0]).data; g.h = view(s, k->gt_v[1]).data; g.h2 = view(s, k->gt_v[2]).data;
             g.b = view(s, k->gt_v[3]).data; g.z = view(s, k->gt_v[4]).data; g.omzh = view(s, k->gt_v[5]).data;
             g.cat = view(s, k->gt_v[6]).data;
-            hr__k_gru_gates(k->pool, &g);
+            hr__k_gru_gates(kp, &g);
             break;
           }
           case K_FGF_LR: {
             const hr__fgf_lr *f = &s->plan->fgf_lr;
-            hr__k_fgf_lr(k->pool, &k->lr, view(s, f->y).data, view(s, f->src).data, view(s, f->A).data, view(s, f->b).data);
+            hr__k_fgf_lr(kp, &k->lr, view(s, f->y).data, view(s, f->src).data, view(s, f->A).data, view(s, f->b).data);
             break;
           }
           case K_RESIZE_CAT: {
@@ -1115,26 +1175,26 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
               const hr__tensor *t = &s->plan->vals[k->src[q].v].t;
               cs[q] = (hr__k_cat_src){view(s, k->src[q].v).data, t->dims[1], t->dims[2], t->dims[3], k->src[q].off, k->src[q].resize};
             }
-            hr__k_resize_cat(k->pool, &k->rs, cs, k->n_src, &out[0]);
+            hr__k_resize_cat(kp, &k->rs, cs, k->n_src, &out[0]);
             break;
           }
-          case K_FGF: hr__k_fgf_tail(s, &k->fgf, r, inp, out, r->n_out); break;
+          case K_FGF: hr__k_fgf_tail(s, spool, &k->fgf, r, inp, out, r->n_out); break;
           case K_DW1D: {
             const hr__attrs *ra = r->node ? &r->node->a : &r->syn.a;
-            hr__k_dw1d(k->pool, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0], k->wexp);
+            hr__k_dw1d(kp, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0], k->wexp);
             break;
           }
           case K_GAP: {
             const hr__tensor *xt = &p->vals[r->in[0]].t;
-            hr__k_gap(k->pool, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
+            hr__k_gap(kp, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
             break;
           }
-          case K_DWCONV: hr__k_dwconv(k->pool, &k->dw, in[0].data, out[0].data); break;
-          case K_RESIZE: hr__k_resize(k->pool, &k->rs, &in[0], &out[0], r->out_c_off, r->out_c_total); break;
+          case K_DWCONV: hr__k_dwconv(kp, &k->dw, in[0].data, out[0].data); break;
+          case K_RESIZE: hr__k_resize(kp, &k->rs, &in[0], &out[0], r->out_c_off, r->out_c_total); break;
           case K_SRC_RESIZE:
             if (k->ing_parts > 1) {
               src_job sj = {k, &s->cur, out[0].data, out[0].dims[2] * 3};
-              pthreadpool_parallelize_1d(s->pool, src_part, &sj, (size_t)k->ing_parts, 0);
+              pthreadpool_parallelize_1d(spool, src_part, &sj, (size_t)k->ing_parts, 0);
             } else {
               hr__ingest_resample_rgbf(&k->ing, &s->cur, out[0].data, out[0].dims[2] * 3);
             }

@@ -406,8 +406,9 @@ void hr__fgf_run(const hr__fgf *g, const hr_frame *frame, const float *A, const 
   else for (int c = 0; c < g->chunks; c++) fgf_chunk(&j, (size_t)c);
 }
 
-void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out, int n_out) {
-  hr__fgf_run(g, &s->cur, in[0]->data, in[1]->data, out[0].data, n_out > 1 ? out[1].data : NULL, r->syn.a.keep_dims, s->pool);
+void hr__k_fgf_tail(hr_session *s, pthreadpool_t pool, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out,
+                    int n_out) {
+  hr__fgf_run(g, &s->cur, in[0]->data, in[1]->data, out[0].data, n_out > 1 ? out[1].data : NULL, r->syn.a.keep_dims, pool);
 }
 
 /* ---- 1-D depthwise (box filters) ---- */

@@ -59,7 +59,8 @@ size_t hr__fgf_bytes(int H, int W, int chunks);
  * pha (H x W), fgr (H x W x 3, only when g->want_fgr). pool NULL: on the calling thread. */
 void hr__fgf_run(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, float *pha, float *fgr, int clip,
                  pthreadpool_t pool);
-void hr__k_fgf_tail(hr_session *s, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out, int n_out);
+void hr__k_fgf_tail(hr_session *s, pthreadpool_t pool, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out,
+                    int n_out);
 /* Depthwise conv with a 1-D kernel (KHx1 or 1xKW), multiplier 1, stride 1, no dilation, any zero
  * padding: direct loops, no indirection buffer (RVM's box filters). Rows split over the pool. */
 void hr__k_dw1d(pthreadpool_t pool, const hr__attrs *a, const hr__tensor *x, const hr__tensor *w, const hr__tensor *bias,

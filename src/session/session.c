@@ -270,6 +270,12 @@ static void pick_backend(hr_session *s) {
 
 const char *hr_session_backend(const hr_session *s) { return s ? s->backend_desc : ""; }
 
+int hr__session_threads(const hr_session *s, int i0, int i1) {
+  if (s->bk != &hr__backend_cpu) return 0;
+  int t = hr__exec_threads(s->bimpl, i0, i1);
+  return t ? t : s->p.threads;
+}
+
 hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_session **out, char *err, size_t err_len) {
   if (err && err_len) err[0] = 0;
   if (!m || !out) { if (err && err_len) snprintf(err, err_len, "no model or no output pointer"); return HR_EINVAL; }
@@ -448,6 +454,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   out->ingest_ms = t_ingest - t_start;
   out->infer_ms = now_ms() - t_ingest;
   out->bytes_copied = s->bytes_copied;
+  out->threads = hr__session_threads(s, 0, p->n_rops);
   out->frame_index = s->frame_index++;
   out->events = ev;
   return HR_OK;

@@ -59,8 +59,15 @@ void hr__exec_destroy(hr__exec *ex);
 /* Run every op of the plan. No allocation. Fails (s->err set) only if an operator reading the
  * caller's frame cannot be bound to it. */
 hr_status hr__exec_run(hr_session *s, hr__exec *ex);
-/* Ops [i0, i1) only (the split run below). */
+/* Ops [i0, i1) only (the split run below). The whole plan and the split's parts may run on the
+ * calling thread alone when that is measured faster (tadapt.h). */
 hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1);
+/* The threads the last run of range [i0, i1) used (1: the calling thread alone); 0 when the range
+ * does not adapt (the count is fixed: hr_session_params.threads_fixed, or no pool). */
+int hr__exec_threads(const hr__exec *ex, int i0, int i1);
+/* The CPU threads the last run of ops [i0, i1) used: as above, else the session's thread count; 0
+ * on a device backend. */
+int hr__session_threads(const hr_session *s, int i0, int i1);
 
 /* Split run: the stream's tail-every-frame mode (split.c). RVM's plan ends in the fused guided-
  * filter tail, which turns low-resolution coefficients A and b into the full-resolution matte with

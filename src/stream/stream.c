@@ -434,6 +434,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
       o.ingest_ms = to.src_ms; o.infer_ms = to.wait_ms + to.tail_ms;
       s->tail_cost_ms = to.src_ms + to.tail_ms;
       rec->net_ms = to.net_ms;
+      o.threads = to.net_threads;
       rec->coef_age = n - to.coef_frame;
       rec->coef_warped = to.warped;
       /* the controller sees each network run once: its time against the network's budget */
@@ -469,6 +470,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     if (hv->state == HR_HEALTH_FAILED) s->rebuild = 1;
     rec->ingest_ms = o.ingest_ms; rec->infer_ms = o.infer_ms;
     rec->bytes_copied = o.bytes_copied;
+    if (o.threads > 0) rec->threads = o.threads;
     rec->state_reset = (o.events & HR_EVENT_STATE_RESET) != 0;
     rec->proc_w = s->proc_w; rec->proc_h = s->proc_h; rec->ratio = s->ratio;
     s->stats.inferred++;

@@ -52,6 +52,7 @@ static void *worker(void *arg) {
     if (st) snprintf(t->net_err, sizeof t->net_err, "network run on frame %lld failed: %s", (long long)frame, hr_session_last_error(t->s));
     else {
       t->pub = slot; t->coef_frame[slot] = frame; t->coef_ms[slot] = ms;
+      t->coef_threads[slot] = hr__session_threads(t->s, t->si.src_end, t->si.tail);
       t->coef_h[slot] = t->si.lr_h; t->coef_w[slot] = t->si.lr_w;
       /* the job's luma goes with its coefficients (the caller writes lum_job only while idle) */
       t->lum_ok[slot] = t->lum_job_ok;
@@ -253,6 +254,7 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double
   t->reading = slot;
   o->coef_frame = t->coef_frame[slot];
   o->net_ms = t->coef_ms[slot];
+  o->net_threads = t->coef_threads[slot];
   const int lum_ok = t->lum_ok[slot];
   pthread_mutex_unlock(&t->mu);
   double t2 = now_ms();

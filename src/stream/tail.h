@@ -49,6 +49,7 @@ typedef struct hr__tailrun {
   int64_t coef_frame[3];       /* the frame each slot's coefficients came from */
   int coef_h[3], coef_w[3];    /* and their size (a plan change keeps the old ones on show) */
   double coef_ms[3];           /* how long the network run that made it took */
+  int coef_threads[3];         /* and on how many CPU threads (hr_outputs.threads) */
   int64_t runs;                /* network runs completed */
   hr_status net_st;            /* the last run's status; its message in net_err */
   char net_err[256];
@@ -74,6 +75,7 @@ typedef struct hr__tail_out {
   int width, height;
   int64_t coef_frame;          /* the frame whose network run made the coefficients used */
   double net_ms;               /* that run's time */
+  int net_threads;             /* that run's CPU threads (1: the pool was measured slower) */
   double src_ms, tail_ms;      /* this frame's share on the caller's thread */
   double wait_ms;              /* time spent waiting for coefficients (the first run, or this
                                   frame's own run) */

@@ -32,7 +32,7 @@ void hr_telemetry_record_init(hr_telemetry_record *r) {
   r->rss_bytes = r->headroom_bytes = HR_TELEMETRY_NONE;
   r->ceiling_safe_bytes = r->ceiling_kill_bytes = HR_TELEMETRY_NONE;
   r->ratio = r->confidence = r->depth_dt_ms = r->net_ms = r->device_ms = NAN;
-  r->coef_age = HR_TELEMETRY_NONE;
+  r->coef_age = r->threads = HR_TELEMETRY_NONE;
   r->coef_warped = -1;
 }
 
@@ -195,6 +195,7 @@ size_t hr_telemetry_format(const hr_telemetry_record *r, char *buf, size_t n) {
   out_key(&o, "device_ms", false);      out_fixed(&o, r->device_ms, 3);
   out_key(&o, "coef_warped", false);
   if (r->coef_warped < 0) out_str(&o, "null"); else out_bool(&o, r->coef_warped != 0);
+  out_key(&o, "threads", false);        out_i64n(&o, r->threads);
   out_mem(&o, "}\n", 2);
   if (n) buf[o.len < n ? o.len : n - 1] = 0;
   return o.len;

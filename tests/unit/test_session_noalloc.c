@@ -191,6 +191,11 @@ int main(void) {
   run_case(m, fr, 256, 144, 1.f, fw, fh, HR_PIX_RGB24, 1, 100);
   /* The thread pool path (workers run kernels) allocates nothing either. */
   run_case(m, fr, 256, 144, 1.f, 256, 144, HR_PIX_NV12_FULL, 2, 10);
+  /* ... and the contention fallback: runs alternating between the pool and the calling thread
+   * alone, each timed and the thread's run queue delay read (src/session/tadapt.h) */
+  setenv("HR_THREAD_FALLBACK", "alternate", 1);
+  run_case(m, fr, 256, 144, 1.f, 256, 144, HR_PIX_NV12_FULL, 2, 10);
+  unsetenv("HR_THREAD_FALLBACK");
   /* Camera size, 1920x1440 at ratio 0.25 (processing 480x360): a few frames, ~100 ms each. */
   for (int i = 0; i < 3; i++) run_case(m, fr, 1920, 1440, 0.25f, 1920, 1440, fmts[i], 1, 4);
 

@@ -87,7 +87,7 @@ static void fill(hr_telemetry_record *r, int64_t i) {
 static const char *KEYS[] = {"frame", "t_ms", "latency_ms", "ingest_ms", "infer_ms", "post_ms",
   "output_ms", "rss_bytes", "headroom_bytes", "ceiling_safe_bytes", "ceiling_kill_bytes",
   "governor_action", "state_reset", "proc_w", "proc_h", "ratio", "health", "health_reason",
-  "confidence", "depth_dt_ms", "depth_fused", "dropped", "bytes_copied", "net_ms", "coef_age", "device_ms", "coef_warped"};
+  "confidence", "depth_dt_ms", "depth_fused", "dropped", "bytes_copied", "net_ms", "coef_age", "device_ms", "coef_warped", "threads"};
 
 static void test_nulls(void) {
   hr_telemetry_record r;
@@ -107,7 +107,7 @@ static void test_nulls(void) {
   CHECK_EQ_INT((int64_t)num(j, "frame"), 7);
   const char *nulls[] = {"t_ms", "latency_ms", "ingest_ms", "infer_ms", "post_ms", "output_ms",
     "rss_bytes", "headroom_bytes", "ceiling_safe_bytes", "ceiling_kill_bytes", "governor_action",
-    "proc_w", "proc_h", "ratio", "health", "health_reason", "confidence", "depth_dt_ms", "net_ms", "coef_age", "device_ms", "coef_warped"};
+    "proc_w", "proc_h", "ratio", "health", "health_reason", "confidence", "depth_dt_ms", "net_ms", "coef_age", "device_ms", "coef_warped", "threads"};
   for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
     CHECKF(is_null(j, nulls[i]), "%s should be null", nulls[i]);
   CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "state_reset")));

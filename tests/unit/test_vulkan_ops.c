@@ -177,7 +177,7 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
     } else if (r->op == HR_OP_FGF_TAIL) {
       hr__fgf g;
       CHECK_EQ_INT(hr__fgf_init(&g, (int)in[0].dims[1], (int)in[0].dims[2], (int)out[0].dims[1], (int)out[0].dims[2], 1, r->n_out > 1), HR_OK);
-      hr__k_fgf_tail(s, &g, r, inp, out, r->n_out);
+      hr__k_fgf_tail(s, NULL, &g, r, inp, out, r->n_out);
       hr__fgf_free(&g);
     } else {
       if (r->op == HR_OP_CONCAT && r->in_place_mask) {

@@ -45,12 +45,13 @@ int cmd_bench(int argc, char **argv) {
   hr_session_params p; hr_session_params_default(&p);
   hr_model_info mi; hr_model_get_info(m, &mi);
   p.width = w ? w : mi.fixed_width; p.height = h ? h : mi.fixed_height;
-  p.downsample_ratio = ratio; p.threads = threads; p.backend = be;
+  p.downsample_ratio = ratio; p.threads = threads; p.threads_fixed = threads > 0; p.backend = be;
   hr_session *s = NULL;
   char cerr[512];
   hr_status cst = hr_session_create_err(m, &p, &s, cerr, sizeof cerr);
   if (cst) { fprintf(stderr, "headroom bench: cannot create session: %s (%s)\n", cerr, hr_status_name(cst)); hr_model_destroy(m); return 1; }
   hr_plan_info pi; hr_session_get_plan(s, &pi);
+  const int sthreads = p.threads ? p.threads : (int)hr_cpu_count();
   /* a synthetic but image-like input: smooth gradients with a bright blob (content does not change cost) */
   int W = pi.width, H = pi.height;
   float *img = malloc(sizeof(float) * (size_t)W * H * 3);
@@ -84,10 +85,12 @@ int cmd_bench(int argc, char **argv) {
   int nops = pi.n_ops;
   double *op_acc = calloc((size_t)nops + 1, sizeof(double));
   hr_session_set_profiling(s, false);
+  int alone = 0;   /* frames the session ran on the calling thread alone (threads_fixed false) */
   for (int i = 0; i < frames; i++) {
     double t0 = cli_now_ms();
     hr_session_push(s, &f, &out);
     t[i] = cli_now_ms() - t0;
+    alone += out.threads == 1 && sthreads > 1;
   }
   /* one more pass with per-op timing, to say where the time goes */
   hr_session_set_profiling(s, true);
@@ -110,8 +113,8 @@ int cmd_bench(int argc, char **argv) {
   double gflops = pi.gflop / (med / 1e3);
   if (json) {
     printf("{\"model\":\"%s\",\"width\":%d,\"height\":%d,\"ratio\":%g,\"proc\":\"%dx%d\",\"threads\":%d,\"frames\":%d,"
-           "\"median_ms\":%.3f,\"p99_ms\":%.3f,\"fps\":%.2f,\"peak_rss_mb\":%.1f,\"plan_total_mb\":%.1f,\"gflop\":%.3f,\"gflops\":%.2f,\"classes\":{",
-           mi.name, W, H, pi.downsample_ratio, pi.proc_width, pi.proc_height, p.threads, frames, med, p99, 1e3 / med,
+           "\"frames_alone\":%d,\"median_ms\":%.3f,\"p99_ms\":%.3f,\"fps\":%.2f,\"peak_rss_mb\":%.1f,\"plan_total_mb\":%.1f,\"gflop\":%.3f,\"gflops\":%.2f,\"classes\":{",
+           mi.name, W, H, pi.downsample_ratio, pi.proc_width, pi.proc_height, sthreads, frames, alone, med, p99, 1e3 / med,
            ru.ru_maxrss / 1024.0, pi.total_bytes / 1e6, pi.gflop, gflops);
     for (int c = 0, first = 1; c < NC; c++) {
       if (cus[c] <= 0) continue;
@@ -121,8 +124,10 @@ int cmd_bench(int argc, char **argv) {
     }
     printf("}}\n");
   } else {
-    printf("%s %dx%d %s ratio %g (processing %dx%d), %d threads, %d frames\n", mi.name, W, H, format, pi.downsample_ratio, pi.proc_width,
-           pi.proc_height, p.threads, frames);
+    printf("%s %dx%d %s ratio %g (processing %dx%d), %d threads%s, %d frames", mi.name, W, H, format, pi.downsample_ratio, pi.proc_width,
+           pi.proc_height, sthreads, p.threads_fixed || sthreads < 2 ? "" : " (or 1 when faster)", frames);
+    if (alone) printf(", %d of them on 1 thread (the pool measured slower)", alone);
+    printf("\n");
     printf("median %.2f ms  p99 %.2f ms  %.1f fps  peak RSS %.1f MB (plan %.1f MB)\n", med, p99, 1e3 / med, ru.ru_maxrss / 1024.0,
            pi.total_bytes / 1e6);
     printf("%.2f GFLOP/frame, %.1f GFLOP/s\n", pi.gflop, gflops);
@@ -138,7 +143,7 @@ int cmd_bench(int argc, char **argv) {
       const char *on, *kc; double us, mf;
       hr_session_op_profile(s, best, &on, &kc, &us, &mf);
       printf("op %4d %-28s %-11s %8.3f ms %8.1f MFLOP %7.1f GFLOP/s  %s\n", best, on, kc, op_acc[best] / prof_frames / 1e3, mf,
-             mf / (op_acc[best] / prof_frames), hr_session_op_detail(s, best));
+             mf / (op_acc[best] / prof_frames) * 1e3, hr_session_op_detail(s, best)); /* MFLOP per us = TFLOP/s */
       op_acc[best] = -1;
     }
   }

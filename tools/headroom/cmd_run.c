@@ -73,6 +73,7 @@ int cmd_run(int argc, char **argv) {
    * wait on each other: p99 latency 16.1 ms on 1 thread against 71.1 on 2 here, outputs off). */
   long ncpu = hr_cpu_count();
   p.session.threads = o.threads ? o.threads : o.realtime && ncpu > 1 ? (int)ncpu - 1 : 0;
+  p.session.threads_fixed = o.threads > 0;   /* asked for: exactly that; else one thread when faster */
   p.session.backend = o.backend;
   p.session.stateless = o.stateless; p.session.scene_cut_reset = o.scene_cut; p.session.want_fgr = o.fgr;
   p.budget_ms = o.budget_ms; p.adapt = o.adapt; p.inject = o.inject;

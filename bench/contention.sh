@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# contention.sh: the session's default thread choice against fixed counts on a machine whose CPUs
+# other work takes (issue 15, lever 4: "the default never loses to --threads 1"). For each number
+# of busy-loop processes (hogs), `headroom bench` runs at --threads 1, at --threads N (all CPUs,
+# the pool on every frame) and with no --threads (all CPUs, or the calling thread alone while that
+# is measured faster: src/session/tadapt.h), alternated over rounds. Prints the median of each
+# configuration's frame medians and p99s, and how many timed frames ran alone; one JSON line last.
+#
+# usage: bench/contention.sh [--hogs "0 3"] [--rounds 3] [--frames 20] [--size 1920x1440]
+#                            [--ratio 0.25] [--format nv12] [--pin CPUS]
+#   --pin CPUS   the hogs run on these CPUs only (taskset -c): e.g. --pin 1 --hogs 2 takes one of two
+#                CPUs, the case where a pool's worker shares a core and every join waits for it
+# env: HR_CLI (default build/headroom), HR_MODEL_DIR (default models/).
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+cli=${HR_CLI:-$src/build/headroom}
+models=${HR_MODEL_DIR:-$src/models}
+hogs_list="0 3" pin="" rounds=3 frames=20 size=1920x1440 ratio=0.25 format=nv12
+while [ $# -gt 0 ]; do
+  case $1 in
+    --hogs) hogs_list=$2; shift 2;;
+    --pin) pin=$2; shift 2;;
+    --rounds) rounds=$2; shift 2;;
+    --frames) frames=$2; shift 2;;
+    --size) size=$2; shift 2;;
+    --ratio) ratio=$2; shift 2;;
+    --format) format=$2; shift 2;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+    *) echo "contention: unknown option $1" >&2; exit 2;;
+  esac
+done
+[ -x "$cli" ] || { echo "contention: $cli not built" >&2; exit 1; }
+ncpu=$(nproc)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hr_contention.XXXXXX")
+hog_pids=()
+stop_hogs() { [ ${#hog_pids[@]} -eq 0 ] || kill "${hog_pids[@]}" 2>/dev/null || true; hog_pids=(); }
+trap 'stop_hogs; rm -rf "$tmp"' EXIT
+echo "contention: rvm $size ratio $ratio $format, $frames frames, $rounds rounds, $ncpu CPUs, hogs: $hogs_list${pin:+ on CPU $pin}; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for hogs in $hogs_list; do
+  stop_hogs
+  for ((i = 0; i < hogs; i++)); do
+    if [ -n "$pin" ]; then taskset -c "$pin" sh -c 'while :; do :; done' >/dev/null 2>&1 &
+    else (while :; do :; done) >/dev/null 2>&1 &
+    fi
+    hog_pids+=($!)
+  done
+  for ((r = 0; r < rounds; r++)); do
+    for cfg in 1 $ncpu auto; do
+      args=(); [ "$cfg" = auto ] || args=(--threads "$cfg")
+      "$cli" bench --model "$models/rvm.json" --size "$size" --ratio "$ratio" --format "$format" --frames "$frames" \
+        "${args[@]}" --json > "$tmp/r.json"
+      node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+        console.log(JSON.stringify({hogs:+process.argv[2],cfg:process.argv[3],median_ms:j.median_ms,p99_ms:j.p99_ms,alone:j.frames_alone}))' \
+        "$tmp/r.json" "$hogs" "$cfg" >> "$tmp/all.jsonl"
+    done
+  done
+done
+stop_hogs
+node -e '
+const rows=require("fs").readFileSync(process.argv[1],"utf8").trim().split("\n").map(JSON.parse);
+const med=a=>{const s=[...a].sort((x,y)=>x-y);return s[Math.floor(s.length/2)];};
+const out={ncpu:+process.argv[2],frames:+process.argv[3],pin:process.argv[4],results:[]};
+console.error("hogs  threads        median ms (runs)                    p99 ms   frames alone");
+for (const h of [...new Set(rows.map(r=>r.hogs))]) {
+  const one=rows.filter(r=>r.hogs===h);
+  for (const c of [...new Set(one.map(r=>r.cfg))]) {
+    const rs=one.filter(r=>r.cfg===c);
+    const m=med(rs.map(r=>r.median_ms)), p=med(rs.map(r=>r.p99_ms));
+    console.error(`${String(h).padEnd(5)} ${c.padEnd(14)} ${m.toFixed(1).padStart(7)} (${rs.map(r=>r.median_ms.toFixed(1)).join(" ")})`.padEnd(52)+
+      ` ${p.toFixed(1).padStart(7)}   ${rs.map(r=>r.alone).join(" ")}`);
+    out.results.push({hogs:h,threads:c,median_ms:m,p99_ms:p,runs:rs.map(r=>r.median_ms),alone:rs.map(r=>r.alone)});
+  }
+}
+console.log(JSON.stringify(out));' "$tmp/all.jsonl" "$ncpu" "$frames" "$pin"

@@ -1,0 +1,148 @@
+/* The contention fallback (src/session/tadapt.h): the policy on made-up run times (an idle machine
+ * never probes; a loaded one goes to one thread and comes back when the load goes), and on RVM
+ * with real frames: runs that leave the pool out give the pool's results bit for bit, and
+ * hr_outputs.threads says which ran. */
+#include <stdlib.h>
+#include <string.h>
+#include "hr_test_frames.h"
+#include "session/session_impl.h"
+#include "session/tadapt.h"
+
+/* n runs of a machine where a run takes pool_ms over the pool and alone_ms alone, and the calling
+ * thread waits delay (share of the run) for a CPU; counts the runs made alone. */
+static int drive(hr__tadapt *a, int n, double pool_ms, double alone_ms, double delay) {
+  int alone = 0;
+  for (int i = 0; i < n; i++) {
+    int s = hr__tadapt_serial(a);
+    double ms = s ? alone_ms : pool_ms;
+    alone += s;
+    hr__tadapt_update(a, ms, delay * ms);
+  }
+  return alone;
+}
+
+static void test_policy(void) {
+  hr__tadapt a;
+  /* idle: a cold first run, then steady; the calling thread never waits. Never a probe. */
+  hr__tadapt_init(&a, 0);
+  hr__tadapt_update(&a, 200, 0);
+  CHECK_EQ_INT(drive(&a, 2000, 65, 87, 0), 0);
+  CHECK_EQ_INT((int)a.switches, 0);
+  /* unknown delay (no schedstat) and steady runs: no probe either */
+  hr__tadapt_init(&a, 0);
+  CHECK_EQ_INT(drive(&a, 500, 65, 87, -1), 0);
+
+  /* load arrives: the pool's runs go from 65 to 300 ms, one thread's to 180, and the caller waits
+   * half its time. Within the 5-run window plus one probe it runs alone, and stays there. */
+  hr__tadapt_init(&a, 0);
+  drive(&a, 20, 65, 87, 0);
+  int before = drive(&a, 10, 300, 180, 0.5);
+  CHECKF(before >= 5, "alone %d of the first 10 loaded runs (want >= 5)", before);
+  CHECK(hr__tadapt_serial(&a) == 1 || a.probing);
+  int alone = drive(&a, 1000, 300, 180, 0.5);
+  CHECKF(alone >= 960, "alone %d of 1000 loaded runs (the probes of the pool back off: want >= 960)", alone);
+  CHECK_EQ_INT((int)a.switches, 1);
+  /* the load goes (the caller waits no more): an early probe of the pool wins within backoff / 8
+   * runs (512 / 8 here), and the pool stays */
+  int back = drive(&a, 600, 65, 87, 0);
+  CHECKF(back <= 70, "still alone %d of 600 runs after the load went (want <= 70)", back);
+  CHECK_EQ_INT(hr__tadapt_serial(&a), 0);
+  CHECK_EQ_INT((int)a.switches, 2);
+  CHECK_EQ_INT(drive(&a, 1000, 65, 87, 0), 0);
+
+  /* contention the pool still wins (caller delayed, pool 100 vs alone 150): probes, keeps the
+   * pool, and backs off: at most a few percent of runs spent probing */
+  hr__tadapt_init(&a, 0);
+  alone = drive(&a, 2000, 100, 150, 0.3);
+  CHECKF(alone > 0 && alone <= 40, "probes took %d of 2000 runs (want 1..40)", alone);
+  CHECK_EQ_INT((int)a.switches, 0);
+
+  /* still waiting for a CPU, alone: only the backoff brings the pool back (unknown delay too) */
+  hr__tadapt_init(&a, 0);
+  drive(&a, 20, 65, 87, 0);
+  drive(&a, 30, 300, 180, 0.5);
+  while (a.probing) hr__tadapt_update(&a, 300, 150);   /* a probe of the pool under way: it loses */
+  CHECK_EQ_INT(a.serial, 1);
+  int64_t wait = a.next_probe - a.runs;
+  CHECKF(wait > 0 && wait <= 64, "next probe in %lld runs", (long long)wait);
+  back = drive(&a, 80, 65, 87, -1);
+  CHECKF(back == wait, "alone %d of 80 runs with the delay unknown (want %lld: until the backoff's probe)", back, (long long)wait);
+  CHECK_EQ_INT(a.serial, 0);
+
+  /* the pool slows by half with no delay seen (its workers descheduled, not the caller): the
+   * 25% rule probes, and one thread wins */
+  hr__tadapt_init(&a, 0);
+  drive(&a, 20, 65, 87, 0);
+  drive(&a, 40, 130, 90, 0);
+  CHECK_EQ_INT(hr__tadapt_serial(&a), 1);
+
+  /* the developer switches */
+  hr__tadapt_init(&a, 1);
+  CHECK_EQ_INT(drive(&a, 10, 65, 87, 0), 5);
+  hr__tadapt_init(&a, 2);
+  CHECK_EQ_INT(drive(&a, 10, 65, 87, 0), 10);
+  /* the delay reader: a number on Linux, never below 0 unless unknown */
+  double d = hr__thread_delay_ms();
+  CHECK(d >= 0 || d == -1);
+}
+
+/* RVM at camera size on real frames, 2 threads: a session whose runs alternate between the pool and
+ * the calling thread (HR_THREAD_FALLBACK=alternate) against one on the pool only, state carried. */
+static void test_same_results(void) {
+  enum { NF = 6 };
+  hr_model *m; hr_source *src; hr_frame fr[NF];
+  if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return; }
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = fr[0].width; p.height = fr[0].height; p.downsample_ratio = 0.25f; p.threads = 2;
+  hr_session *s[2] = {NULL, NULL};
+  p.threads_fixed = true;
+  CHECK_EQ_INT(hr_session_create(m, &p, &s[0]), HR_OK);
+  setenv("HR_THREAD_FALLBACK", "alternate", 1);
+  p.threads_fixed = false;
+  CHECK_EQ_INT(hr_session_create(m, &p, &s[1]), HR_OK);
+  unsetenv("HR_THREAD_FALLBACK");
+  if (!s[0] || !s[1]) goto out;
+  size_t n = (size_t)p.width * p.height;
+  float *a0 = malloc(n * sizeof *a0);
+  int diff = 0, threads[NF];
+  for (int i = 0; i < NF; i++) {
+    hr_outputs o[2];
+    CHECK_EQ_INT(hr_session_push(s[0], &fr[i], &o[0]), HR_OK);
+    memcpy(a0, o[0].alpha, n * sizeof *a0);
+    CHECK_EQ_INT(hr_session_push(s[1], &fr[i], &o[1]), HR_OK);
+    CHECK_EQ_INT(o[0].threads, 2);
+    threads[i] = o[1].threads;
+    diff += memcmp(a0, o[1].alpha, n * sizeof *a0) != 0;
+    double mean = 0;
+    for (size_t j = 0; j < n; j++) mean += a0[j];
+    printf("frame %d: threads %d / %d, mean alpha %.4f, %s\n", i, o[0].threads, o[1].threads, mean / (double)n,
+           memcmp(a0, o[1].alpha, n * sizeof *a0) ? "DIFFERENT" : "identical");
+    CHECK(mean / (double)n > 0.01);   /* people in the frame: a real matte, not zeros */
+  }
+  CHECK_EQ_INT(diff, 0);
+  for (int i = 0; i < NF; i++) CHECK_EQ_INT(threads[i], i % 2 ? 1 : 2);
+  free(a0);
+  /* threads fixed: the developer switch's "0" and a fixed count never leave the pool */
+  hr_session_destroy(s[1]); s[1] = NULL;
+  setenv("HR_THREAD_FALLBACK", "0", 1);
+  p.threads_fixed = false;
+  CHECK_EQ_INT(hr_session_create(m, &p, &s[1]), HR_OK);
+  unsetenv("HR_THREAD_FALLBACK");
+  if (s[1]) {
+    hr_outputs o;
+    CHECK_EQ_INT(hr_session_push(s[1], &fr[0], &o), HR_OK);
+    CHECK_EQ_INT(o.threads, 2);
+  }
+out:
+  hr_session_destroy(s[0]);
+  hr_session_destroy(s[1]);
+  hr_source_destroy(src);
+  hr_model_destroy(m);
+}
+
+int main(void) {
+  test_policy();
+  test_same_results();
+  return hr_test_finish("test_session_threads");
+}
