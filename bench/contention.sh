@@ -71,4 +71,9 @@ for (const h of [...new Set(rows.map(r=>r.hogs))]) {
     out.results.push({hogs:h,threads:c,median_ms:m,p99_ms:p,runs:rs.map(r=>r.median_ms),alone:rs.map(r=>r.alone)});
   }
 }
+// the pool must beat one thread on an idle machine, or nothing here says anything about contention
+const idle=out.results.filter(r=>r.hogs===0), one=idle.find(r=>r.threads==="1"), pool=idle.find(r=>r.threads!=="1"&&r.threads!=="auto");
+if (one && pool && out.ncpu>1 && pool.median_ms > 0.8*one.median_ms)
+  console.error(`contention: WARNING: idle, ${pool.threads} threads take ${pool.median_ms.toFixed(1)} ms against ${one.median_ms.toFixed(1)} on 1: `+
+    "the pool gives no speed-up here (CPUs shared with other machines, or a build that does not use the pool)");
 console.log(JSON.stringify(out));' "$tmp/all.jsonl" "$ncpu" "$frames" "$pin"

@@ -1081,7 +1081,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
   for (int i = i0; i < i1; i++) {
     const hr__rop *r = &p->rops[i];
     kern *k = &ex->k[i];
-    pthreadpool_t kp = alone ? NULL : kp;
+    pthreadpool_t kp = alone ? NULL : k->pool;
     double t0 = s->profiling ? now_us() : 0;
     hr__tensor in[HR_ROP_MAX_IN], out[HR_MAX_OUT];
     const hr__tensor *inp[HR_ROP_MAX_IN];

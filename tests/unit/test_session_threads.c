@@ -98,6 +98,7 @@ static void test_same_results(void) {
   hr_session *s[2] = {NULL, NULL};
   p.threads_fixed = true;
   CHECK_EQ_INT(hr_session_create(m, &p, &s[0]), HR_OK);
+  if (!s[0]) goto out;
   setenv("HR_THREAD_FALLBACK", "alternate", 1);
   p.threads_fixed = false;
   CHECK_EQ_INT(hr_session_create(m, &p, &s[1]), HR_OK);
