@@ -11,6 +11,20 @@
 #   --pin CPUS   the hogs run on these CPUs only (taskset -c): e.g. --pin 1 --hogs 2 takes one of two
 #                CPUs, the case where a pool's worker shares a core and every join waits for it
 # env: HR_CLI (default build/headroom), HR_MODEL_DIR (default models/).
+#
+# Measured 2026-12-02 (20 frames after 3 warm-up; the default's p99 is its 2 frames that probe the
+# pool among the 20): this machine, 2 vCPUs (AMD EPYC), median of 3 rounds, ms:
+#   idle: 1 thread 136.5, pool of 2 81.6, default 80.3 (one probe in 3 rounds)
+#   3 hogs: 1 thread 296.2, pool 548.7, default 292.1 (18 of 20 frames alone, 3 rounds of 3)
+#   2 hogs on CPU 1: 1 thread 131.5, pool 1066.3, default 140.0 (18 of 20 alone, 3 of 3)
+# The H200's host (16 cores, no SMT), the same bench by hand, 2 rounds (1 thread varied 144-235 ms
+# over that call), 1 thread / pool of 16 / default (frames alone):
+#   idle: 234.7, 205.5 / 18.6, 16.6 / 18.6, 18.1 (0, 0)
+#   8 hogs on CPUs 8-15: 181.7, 164.7 / 604.0, 1040.0 / 215.8, 212.0 (18, 16)
+#   16 hogs: 214.1, 206.6 / 1040.0, 1040.0 / 224.0, 210.5 (18, 18)
+#   32 hogs: 455.7, 427.9 / 1576.0, 1568.0 / 432.6, 460.8 (18, 18)
+# There the default is 20-30% slower than 1 thread with 8 cores taken, where 8 threads on the free
+# cores would beat both: the fallback knows the pool and one thread only.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}

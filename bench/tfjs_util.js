@@ -84,6 +84,11 @@ function summary(dir) {
           `peak RSS ${run.headroom.peak_rss_mib} MiB (plan ${run.headroom.plan_total_mib} MiB)`);
       for (const [k, v] of Object.entries(hb.classes || {}))
         say(`    ${k.padEnd(12)} ${String(r1(v.ms)).padStart(8)} ms  ${String(r1(v.gflops)).padStart(7)} GFLOP/s`);
+      // issue 15's "non-convolution classes": all but the dense convolutions (1x1, 3x3, transposed)
+      const cls = Object.entries(hb.classes || {}), all = cls.reduce((a, [, v]) => a + v.ms, 0);
+      const nonconv = cls.filter(([k]) => !['conv1x1', 'conv3x3', 'deconv'].includes(k)).reduce((a, [, v]) => a + v.ms, 0);
+      run.headroom.nonconv_share = all > 0 ? r3(nonconv / all) : null;
+      say(`    non-convolution classes ${r1(nonconv)} of ${r1(all)} ms: ${r1(100 * nonconv / all)}%`);
     }
     if (tf) say(`threads ${t}: TF.js wasm (threads ${tf.threads}, simd ${tf.simd}) median ${r1(tf.median_ms)} ms ` +
                 `(first ${r1(tf.first_ms)}), peak RSS ${run.tfjs.peak_rss_mib} MiB`);

@@ -268,6 +268,14 @@
 #   vs folds on 2.642 / 2.674, GPU 2.350 / 2.355. run-live, folds on: 400 of 400 frames at 59.9 fps,
 #   none dropped, all at 480x360, latency p50 8.7 / p99 10.2 / max 11.4 ms, device_ms p50 4.75 /
 #   p99 5.88, frame copy 0.27 / 0.39 ms, 400 PNGs = 400 telemetry lines.
+# run-live on that default (direct kernel off), 2026-12-02 later, two calls, each the first thing
+# on a freshly started machine (HR_VK_TRACE=1): the first missed: 367 of 400 delivered (55.1 fps),
+# 33 dropped, one step down to 384x288 at frame 288, latency p50 10.3 / p99 19.4 / max 579 ms, the
+# frame copy p99 3.6 / max 9.3 ms and submit-to-fence p99 7.4 ms (the host, not the GPU: device_ms
+# p50 2.35); the second held: 400 of 400 at 59.98 fps, none dropped, all at 480x360, latency p50
+# 9.37 / p99 14.77 / max 17.72 ms, device_ms 4.48 / 5.81, frame copy 0.33 / 0.48, 400 PNGs = 400
+# telemetry lines. That host's CPU was slower that day too (RVM on 1 thread 144-235 ms against
+# 133-193 the day before).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
