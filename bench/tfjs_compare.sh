@@ -75,12 +75,16 @@ if [ "$do_rss" = 1 ]; then
     echo "tfjs_compare: headroom run, $rss_frames JPEG frames resized to $size ..." >&2
     timed /dev/null "$tmp/rss_jpeg.time" "$cli" run --model "$models/rvm.json" --input "$frames_dir" --out "$tmp/run_jpeg" \
       --size "$size" --ratio "$ratio" --frames "$rss_frames" --quiet
+    # what `plan` predicts for that same run (process_total_bytes: binary, library, source, PNGs, loop)
+    "$cli" plan --model "$models/rvm.json" --input "$frames_dir" --size "$size" --ratio "$ratio" --json > "$tmp/plan_jpeg.json"
   fi
   if [ -f "$video" ] && command -v ffmpeg >/dev/null; then
     echo "tfjs_compare: headroom run, $rss_frames raw NV12 frames at $size ..." >&2
     ffmpeg -loglevel error -y -i "$video" -vf "scale=$W:$H" -frames:v "$rss_frames" -pix_fmt nv12 -f rawvideo "$tmp/in.nv12"
     timed /dev/null "$tmp/rss_nv12.time" "$cli" run --model "$models/rvm.json" --input "$tmp/in.nv12" \
       --input-format "nv12:${W}x${H}@30" --out "$tmp/run_nv12" --ratio "$ratio" --quiet
+    "$cli" plan --model "$models/rvm.json" --input "$tmp/in.nv12" --input-format "nv12:${W}x${H}@30" --ratio "$ratio" --json \
+      > "$tmp/plan_nv12.json"
     rm -f "$tmp/in.nv12"
   fi
 fi

@@ -101,15 +101,18 @@ function summary(dir) {
     kernels_shared: r1((plan.kernel_shared_bytes || 0) / 1048576)};
   out.run_rss = [];
   const sz = `${cfg.width}x${cfg.height}`;
-  for (const [name, file] of [['info (load only)', 'rss_info.time'], [`run jpeg frames resized to ${sz}`, 'rss_jpeg.time'],
-                              [`run raw nv12 ${sz}`, 'rss_nv12.time']]) {
+  for (const [name, file, pfile] of [['info (load only)', 'rss_info.time'], [`run jpeg frames resized to ${sz}`, 'rss_jpeg.time', 'plan_jpeg.json'],
+                                     [`run raw nv12 ${sz}`, 'rss_nv12.time', 'plan_nv12.json']]) {
     const t = readTime(dir, file);
     if (!t) continue;
+    // `plan --input` of the same run: the process's total (binary, library, source, PNGs, loop)
+    const pp = pfile && readJson(dir, pfile), pred = pp && pp.process_total_bytes / 1048576;
     out.run_rss.push({what: name, peak_rss_mib: r1(t.rss_mib), wall_s: t.wall_s,
-      over_plan_mib: plan && !name.startsWith('info') ? r1(t.rss_mib - plan.total_bytes / 1048576) : null});
+      over_plan_mib: plan && !name.startsWith('info') ? r1(t.rss_mib - plan.total_bytes / 1048576) : null,
+      predicted_mib: pred ? r1(pred) : null, rss_over_predicted: pred ? r3(t.rss_mib / pred) : null});
     say(`${name.padEnd(32)} peak RSS ${r1(t.rss_mib)} MiB` +
-        (plan && !name.startsWith('info') ? ` (plan total ${out.plan_total_mib} MiB, RSS - plan ${r1(t.rss_mib - plan.total_bytes / 1048576)} MiB)` : '') +
-        `, ${t.wall_s} s`);
+        (plan && !name.startsWith('info') ? ` (library plan ${out.plan_total_mib} MiB; the run as \`plan --input\` predicts it ` +
+         (pred ? `${r1(pred)} MiB, measured / predicted ${r3(t.rss_mib / pred)})` : 'n/a)') : '') + `, ${t.wall_s} s`);
   }
   process.stdout.write(JSON.stringify(out) + '\n');
 }
