@@ -223,10 +223,17 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
   const int span = (K - 1) * t->dl + 1;  /* input rows and columns one output pixel reads */
   const size_t rd = (size_t)t->dl * rs, cd = (size_t)t->dl * cs;
   const int rows_in = iy0 >= 0 && iy0 + span <= t->H;
+  /* the taps whose input row lies in the image: [ky0, ky1). XNNPACK adds a zero for each of the
+   * others (acc + 0 * w); they are skipped here, which is the same sum (but for the sign of an
+   * exactly zero sum, -0 + +0 = +0). */
+  int ky0 = 0, ky1 = K;
+  while (ky0 < K && iy0 + ky0 * t->dl < 0) ky0++;
+  while (ky1 > ky0 && iy0 + (ky1 - 1) * t->dl >= t->H) ky1--;
   float *orow = t->o + (size_t)oy * (size_t)t->OW * cs;
   for (int ox = 0; ox < t->OW;) {
     const int ix0 = ox * t->s - t->pl;
-    const int four = rows_in && ix0 >= 0 && ox + 3 < t->OW && (ox + 3) * t->s - t->pl + span <= t->W;
+    const int cols_in = ix0 >= 0 && ox + 3 < t->OW && (ox + 3) * t->s - t->pl + span <= t->W;
+    const int four = rows_in && cols_in;
     for (int bi = 0; bi < nb; bi++) {
       const int blk = HR__DW_GB * grp + bi, c0 = blk * 16, rem = t->C - c0;
       const __mmask16 m = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
@@ -253,21 +260,26 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
         _mm512_mask_storeu_ps(oo + 2 * cs, m, _mm512_min_ps(_mm512_max_ps(a2, vlo), vhi));
         _mm512_mask_storeu_ps(oo + 3 * cs, m, _mm512_min_ps(_mm512_max_ps(a3, vlo), vhi));
       } else if (ox + 3 < t->OW) {
-        /* four pixels meeting the border: a tap outside the image is a load with an empty mask (a
-         * zero, as XNNPACK's zero buffer gives; nothing read) */
+        /* four pixels meeting the border: the rows outside the image skipped (above), and per
+         * column tap each pixel's load masked empty where its column is outside (a zero, as
+         * XNNPACK's zero buffer gives; nothing read) */
         __m512 a[4] = {bias, bias, bias, bias};
-        for (int kx = 0; kx < K; kx++)
-          for (int ky = 0; ky < K; ky++) {
-            const int iy = iy0 + ky * t->dl;
-            const __m512 wk = _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * cs);
-            const int rv = iy >= 0 && iy < t->H;
+        for (int kx = 0; kx < K; kx++) {
+          const float *q[4];
+          __mmask16 mk[4];
 #pragma GCC unroll 4
-            for (int j = 0; j < 4; j++) {
-              const int ix = ix0 + j * t->s + kx * t->dl, ok = rv && ix >= 0 && ix < t->W;
-              const float *q = ok ? xc + (size_t)iy * rs + (size_t)ix * cs : xc;
-              a[j] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(ok ? m : 0, q), wk, a[j]);
-            }
+          for (int j = 0; j < 4; j++) {
+            const int ix = ix0 + j * t->s + kx * t->dl, ok = ix >= 0 && ix < t->W;
+            q[j] = ok ? xc + (size_t)ix * cs : xc;
+            mk[j] = ok ? m : 0;
           }
+          for (int ky = ky0; ky < ky1; ky++) {
+            const size_t ro = (size_t)(iy0 + ky * t->dl) * rs;
+            const __m512 wk = _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * cs);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) a[j] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk[j], q[j] + ro), wk, a[j]);
+          }
+        }
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(oo + (size_t)j * cs, m, _mm512_min_ps(_mm512_max_ps(a[j], vlo), vhi));
       } else {
