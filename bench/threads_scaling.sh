@@ -29,6 +29,11 @@
 # and LR-ASPP 1x1 convolutions: XNNPACK does not spread one pixel's output channels over threads,
 # 960->240 is 76 us at 1 thread and 77 at 16) 1.61 -> 0.78 ms, and the 13 Mean / AvgPool ops
 # 1.02 -> 0.57 ms. Every op on whichever of 1 or 16 threads is faster would save only 0.26 ms.
+# The next day (1037a07, same host kind, by hand: `bench --frames 12 --threads 1|16`, 7 rounds
+# alternating): 16 threads 16.14-18.15 ms (median 17.69), 1 thread 122.7-206.8 (median 187.1):
+# 10.58x by medians, per round 7.16-11.69x. The 1-thread runs fall in two groups (122.7, 126.9
+# against 155.6-206.8): the host's one-core speed moves by half, 16 threads' hardly. The same
+# day's earlier call: 1 thread 144.0-234.7 over 6 runs, 16 threads 16.6-18.6.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}
