@@ -870,10 +870,16 @@ static void init_ranges(hr_session *s, hr__exec *ex) {
   ex->n_tr = nr;
 }
 
-int hr__exec_threads(const hr__exec *ex, int i0, int i1) {
+/* Which of ex->tr is the range [i0, i1), or -1 when that range does not adapt. */
+static int range_at(const hr__exec *ex, int i0, int i1) {
   for (int i = 0; i < ex->n_tr; i++)
-    if (ex->tr[i].i0 == i0 && ex->tr[i].i1 == i1) return ex->tr[i].threads;
-  return 0;
+    if (ex->tr[i].i0 == i0 && ex->tr[i].i1 == i1) return i;
+  return -1;
+}
+
+int hr__exec_threads(const hr__exec *ex, int i0, int i1) {
+  int i = range_at(ex, i0, i1);
+  return i < 0 ? 0 : ex->tr[i].threads;
 }
 
 hr_status hr__exec_create(hr_session *s, hr__exec **out) {
@@ -1061,10 +1067,9 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
 hr_status hr__exec_run(hr_session *s, hr__exec *ex) { return hr__exec_run_range(s, ex, 0, ex->n); }
 
 hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
-  trange *tr = NULL;
-  for (int i = 0; i < ex->n_tr; i++)
-    if (ex->tr[i].i0 == i0 && ex->tr[i].i1 == i1) tr = &ex->tr[i];
-  if (!tr) return run_ops(s, ex, i0, i1, 0);
+  int ri = range_at(ex, i0, i1);
+  if (ri < 0) return run_ops(s, ex, i0, i1, 0);
+  trange *tr = &ex->tr[ri];
   const int alone = hr__tadapt_serial(&tr->a);
   double t0 = now_us(), d0 = hr__thread_delay_ms();
   hr_status st = run_ops(s, ex, i0, i1, alone);
