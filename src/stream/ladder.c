@@ -35,6 +35,9 @@ static double recent_q(const hr__ladder *l, int m, double q) {
   return tmp[k < 0 ? 0 : k >= m ? m - 1 : k];
 }
 
+/* The controller's p99 of its 64 frames: the second largest (nearest rank, 63/64). */
+#define TAIL_RANK (63.0 / 64)
+
 /* Budget controller on the frame processing time (ms). The first frame after a change is not
  * counted (it carries the new plan's setup). Rung costs are predicted from what the current rung
  * costs, scaled by the processed pixels (ratio^2): part of the cost (ingest, the full-size refiner)
@@ -44,7 +47,11 @@ static double recent_q(const hr__ladder *l, int m, double q) {
  *     over budget, the p90 of the last 12 is, or the p99 of the last 64 is (the budget bounds the
  *     tail too: in a live loop a frame over the period makes the next one wait, so the latency's
  *     p99 follows the processing time's): jump to the largest rung predicted (from that figure)
- *     to fit in 70% of the budget, at least one rung down.
+ *     to fit in 70% of the budget, at least one rung down. The p99 of 64 frames is taken as their
+ *     second largest (TAIL_RANK), not the largest: one frame over the budget in 64 is an accident
+ *     of the host (a page fault, a preemption, a disk flush) that a smaller rung would not have
+ *     avoided, and the replan costs more than the frame did (on Vulkan a new plan is pipelines
+ *     and tuning: hundreds of ms, tens of frames dropped). Two such frames are a pattern.
  *   up, slow: after up_wait frames (and at least 64) on a rung, if the rung above is predicted to
  *     fit in 90% of the budget from the p90 of the last 32 frames, and within it from the p99 of
  *     the last 64. up_wait starts at 60 frames and doubles (to at
@@ -66,7 +73,7 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   }
   if (!basis && n >= 4) { double med = recent_q(l, 4, 0.5); if (med > budget) basis = med; }
   if (!basis && n >= 12) { double p90 = recent_q(l, 12, 0.9); if (p90 > budget) basis = p90; }
-  if (!basis && n >= 64) { double p99 = recent_q(l, 64, 0.99); if (p99 > budget) basis = p99; }
+  if (!basis && n >= 64) { double p99 = recent_q(l, 64, TAIL_RANK); if (p99 > budget) basis = p99; }
   if (basis && l->budget_rung < l->n - 1) {
     int t = cur + 1;
     while (t < l->n - 1 && basis * (l->ratio[t] * l->ratio[t]) / (l->ratio[cur] * l->ratio[cur]) > 0.7 * budget) t++;
@@ -77,7 +84,7 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   }
   if (l->up_wait > 60 && l->frames - l->calm_since > 8 * l->up_wait) { l->up_wait /= 2; l->calm_since = l->frames; }
   if (cur > 0 && l->budget_rung >= cur && l->since_change >= l->up_wait && n >= 64) {
-    double p90 = recent_q(l, 32, 0.9), p99 = recent_q(l, 64, 0.99), up = (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]);
+    double p90 = recent_q(l, 32, 0.9), p99 = recent_q(l, 64, TAIL_RANK), up = (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]);
     if (p90 * up <= 0.9 * budget && p99 * up <= budget) {
       l->budget_rung = cur - 1;
       l->up_at = l->calm_since = l->frames;

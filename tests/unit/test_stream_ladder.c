@@ -1,0 +1,73 @@
+/* The frame-budget controller (src/stream/ladder.c) on frame times: one frame over the budget in
+ * 64 is not a reason to replan (on Vulkan a replan costs hundreds of ms: the H200's live loop lost
+ * 33 frames to one); two are; a rung over its budget on every frame is left within a few frames;
+ * a rung with room to spare is climbed back after the wait. The live loop's own tests
+ * (cli_live_*) run this controller on real frames; here its rules are pinned one by one. */
+#include <string.h>
+#include "hr_test.h"
+#include "stream/ladder.h"
+
+#define BUDGET 16.7
+
+static void ladder_init(hr__ladder *l) {
+  static const float r[4] = {0.25f, 0.2f, 0.16f, 0.125f};
+  memset(l, 0, sizeof *l);
+  l->n = 4;
+  for (int k = 0; k < 4; k++) l->ratio[k] = r[k];
+  l->up_wait = 60; l->up_at = -1;
+}
+
+/* One frame through the controller, the change applied as the stream applies it (next push).
+ * Returns 1 when the rung changed. */
+static int frame(hr__ladder *l, double ms) {
+  hr__ladder_observe(l, ms, BUDGET);
+  int want = hr__ladder_want(l);
+  if (want == l->cur) return 0;
+  l->cur = want;
+  hr__ladder_changed(l);
+  return 1;
+}
+
+int main(void) {
+  hr__ladder l;
+  /* (1) 7 ms frames with one of 40 ms (more than twice the budget) among them: no change */
+  ladder_init(&l);
+  int changes = 0;
+  for (int i = 0; i < 400; i++) changes += frame(&l, i == 150 ? 40.0 : 7.0);
+  CHECK_EQ_INT(changes, 0);
+  CHECK_EQ_INT(l.cur, 0);
+  /* (2) two frames over the budget 30 frames apart (both within the last 64): one step down, to a
+   * rung predicted to fit 70% of the budget from the second largest frame time */
+  ladder_init(&l);
+  int at = -1;
+  for (int i = 0; i < 200 && at < 0; i++)
+    if (frame(&l, i == 100 || i == 130 ? 20.0 : 7.0)) at = i;
+  CHECKF(at == 130, "the step came at frame %d, not at the second slow frame (130)", at);
+  CHECKF(l.cur >= 1, "rung %d after two slow frames", l.cur);
+  /* ... but two over budget more than 64 frames apart are two accidents */
+  ladder_init(&l);
+  changes = 0;
+  for (int i = 0; i < 400; i++) changes += frame(&l, i == 100 || i == 200 ? 20.0 : 7.0);
+  CHECK_EQ_INT(changes, 0);
+  /* (3) a rung over the budget on every frame: down within 5 frames (median of 4) */
+  ladder_init(&l);
+  at = -1;
+  for (int i = 0; i < 20 && at < 0; i++)
+    if (frame(&l, 19.0)) at = i;
+  CHECKF(at >= 0 && at <= 5, "a rung at 19 ms a frame left at frame %d", at);
+  /* (4) from rung 2 with frames at 5 ms (the rung above predicted 5 x 1.5625 = 7.8 ms): up one
+   * rung at a time, each after the 64-frame window, back to rung 0 */
+  ladder_init(&l);
+  l.budget_rung = l.cur = 2;
+  int ups = 0;
+  for (int i = 0; i < 400; i++) ups += frame(&l, 5.0);
+  CHECK_EQ_INT(ups, 2);
+  CHECK_EQ_INT(l.cur, 0);
+  /* ... and a single 30 ms frame in each window does not hold the climb back either */
+  ladder_init(&l);
+  l.budget_rung = l.cur = 2;
+  ups = 0;
+  for (int i = 0; i < 400; i++) ups += frame(&l, i % 64 == 10 ? 30.0 : 5.0);
+  CHECK_EQ_INT(l.cur, 0);
+  return hr_test_finish("test_stream_ladder");
+}
