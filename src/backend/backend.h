@@ -14,9 +14,12 @@ typedef struct hr__backend {
   const char *name;
   /* the session's arena (plan->arena_bytes) and state buffers are host memory the kernels use */
   int host_arena;
-  /* Make the backend's kernels for s->plan (s->arena / s->state allocated when host_arena). On
-   * error s->err names what failed and *impl is NULL. */
-  hr_status (*create)(hr_session *s, void **impl);
+  /* Make the backend's kernels for s->plan (s->arena / s->state allocated when host_arena). prev:
+   * the handle of the plan this one replaces in the same session (a replan), NULL otherwise; it
+   * stays in use until destroyed, and a backend may share with it what does not depend on the plan
+   * (the Vulkan backend: device, pipelines, tuned kernels). On error s->err names what failed and
+   * *impl is NULL. */
+  hr_status (*create)(hr_session *s, void *prev, void **impl);
   void (*destroy)(void *impl);
   /* Run every op for the frame in s->cur (planes valid for the call). No allocation. */
   hr_status (*run)(hr_session *s, void *impl);
@@ -56,6 +59,10 @@ double hr__vk_device_ms(void *impl);
 int hr__vk_unified_memory(void *impl);
 /* 1 when the device buffer holds fp16 values (HR_VK_FP16; fp32 sums in the shaders). */
 int hr__vk_fp16(void *impl);
+/* How this plan was made: 1 when it took over the device and pipelines of the plan it replaced
+ * (vk_dev); *timed, *kept, *same: convolutions the tuner timed, those that kept a pick of an
+ * earlier plan of the session, and those that took the pick of a same one timed here. */
+int hr__vk_create_stats(void *impl, int *timed, int *kept, int *same);
 /* A device the Vulkan backend would take exists (GPU types only unless HR_VULKAN_DEVICE names one):
  * HR_OK and "NAME (type)" in desc, else HR_ENOTSUP and why. No device is made: for a backend
  * choice such as --backend auto, which must never pick a CPU device (llvmpipe). */

@@ -2,7 +2,8 @@
 #include <string.h>
 #include "backend/backend.h"
 
-static hr_status cpu_create(hr_session *s, void **impl) {
+static hr_status cpu_create(hr_session *s, void *prev, void **impl) {
+  (void)prev; /* the kernel cache (kcache.c) already shares packed weights between plans */
   hr__exec *ex = NULL;
   hr_status st = hr__exec_create(s, &ex);
   *impl = st ? NULL : ex;

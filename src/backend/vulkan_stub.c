@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include "backend/backend.h"
 
-static hr_status vk_absent(hr_session *s, void **impl) {
+static hr_status vk_absent(hr_session *s, void *prev, void **impl) {
+  (void)prev;
   *impl = NULL;
   snprintf(s->err, sizeof s->err,
            "the Vulkan backend is not in this build (configure found no Vulkan headers/loader or no glslc: "

@@ -213,7 +213,7 @@ static hr_status build(hr_session *s, int w, int h, float ratio) {
     }
   }
   n->err[0] = 0;
-  st = n->bk->create(n, &n->bimpl);
+  st = n->bk->create(n, s->bk == n->bk ? s->bimpl : NULL, &n->bimpl);
   if (st) {
     if (!n->err[0])
       snprintf(n->err, sizeof n->err, "%s creating the kernels of the plan (%d ops)",

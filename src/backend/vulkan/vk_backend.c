@@ -187,7 +187,33 @@ typedef struct vdisp {
 
 typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size, alloc; } vbuf;
 
+/* A convolution's choice by the tuner, kept for the session's later plans: what the dispatch does
+ * (its push constants without the buffer offsets, its fp32-range mask, the kernels that apply and
+ * their grids) and the kernel (index into conv_kinds) the timing picked. */
+typedef struct tune_key { int32_t pc[21]; int32_t split, mask; int64_t alt[NCK]; } tune_key;
+typedef struct tune_pick { tune_key key; int pick; } tune_pick;
+
+/* What a session's successive plans share: the instance, the device, the pipeline layout, the
+ * pipelines (none of them depends on the plan's shapes or offsets: those are push constants) and
+ * the tuner's picks. A live loop's replan (a new rung, a resume after suspend is not one: that
+ * released everything) made all of them anew: on the H200 350-460 ms a replan, 70 ms of it the
+ * device, 15-90 the pipelines, 190-255 the tuning, so tens of frames dropped at 60 fps. The plan
+ * that replaces another takes them over (vk_create's prev) when the device still works and the
+ * settings that chose it are the same (HR_VK_SHARE=0: never); the last plan to go destroys them.
+ * The vk structs keep copies of the handles; only the table, the picks and the count live here. */
+typedef struct vk_dev {
+  int refs;
+  char wants[160];            /* the settings the device was made for (dev_wants) */
+  struct { int k, mask, epi; VkPipeline pl; } ptab[MAX_PIPES];
+  int n_ptab;
+  tune_pick *picks;
+  int n_picks, cap_picks;
+} vk_dev;
+
 typedef struct vk {
+  vk_dev *sh;                 /* shared with the session's other plans (refcounted) */
+  int shared;                 /* 1: taken over from the plan this one replaced */
+  int tuned_timed, tuned_kept, tuned_same; /* the tuning: convolutions timed, picks taken from sh, picks of a same one timed here */
   VkInstance inst;
   VkDebugUtilsMessengerEXT msgr; /* validation messages (HR_VULKAN_VALIDATION=1) */
   VkPhysicalDevice pd;
@@ -198,10 +224,9 @@ typedef struct vk {
   VkPhysicalDeviceMemoryProperties mem;
   VkDescriptorSetLayout dsl;
   VkPipelineLayout pl;
-  /* pipelines per shader, fp32-range mask (dmask) and convolution epilogue (p[25], common.glsl
-   * EPI): both specialisation constants, so a pipeline has no branch for what it does not do */
-  struct { int k, mask, epi; VkPipeline pl; } ptab[MAX_PIPES];
-  int n_ptab;
+  /* pipelines (sh->ptab) per shader, fp32-range mask (dmask) and convolution epilogue (p[25],
+   * common.glsl EPI): both specialisation constants, so a pipeline has no branch for what it does
+   * not do */
   VkDescriptorPool dpool;
   VkDescriptorSet ds;
   VkCommandPool cpool;
@@ -1445,22 +1470,22 @@ static hr_status make_device(hr_session *s, vk *v) {
 static int is_conv_kind(int k) { for (int c = 0; c < NCK; c++) if (conv_kinds[c] == k) return 1; return 0; }
 static int pipe_epi(int k, const int32_t *pc) { return is_conv_kind(k) || k == P_CONVRED || k == P_FGF || k == P_BINARY ? pc[25] : 0; }
 static int pipe_at(const vk *v, int k, int mask, int epi) {
-  for (int q = 0; q < v->n_ptab; q++)
-    if (v->ptab[q].k == k && v->ptab[q].mask == mask && v->ptab[q].epi == epi) return q;
+  for (int q = 0; q < v->sh->n_ptab; q++)
+    if (v->sh->ptab[q].k == k && v->sh->ptab[q].mask == mask && v->sh->ptab[q].epi == epi) return q;
   return -1;
 }
 static VkPipeline find_pipe(const vk *v, int k, const int32_t *pc) {
   int q = pipe_at(v, k, dmask(pc), pipe_epi(k, pc));
-  return q < 0 ? VK_NULL_HANDLE : v->ptab[q].pl;
+  return q < 0 ? VK_NULL_HANDLE : v->sh->ptab[q].pl;
 }
 /* The pipeline of shader k for a dispatch's push constants pc entered in ptab, without a handle
  * yet, if no entry has that shader, mask and epilogue (made by make_pipes). */
 static hr_status want_pipe(hr_session *s, vk *v, int k, const int32_t *pc) {
   int mask = dmask(pc), epi = pipe_epi(k, pc);
   if (pipe_at(v, k, mask, epi) >= 0) return HR_OK;
-  if (v->n_ptab == MAX_PIPES) { snprintf(s->err, sizeof s->err, "Vulkan: more than %d pipelines", MAX_PIPES); return HR_ENOTSUP; }
-  v->ptab[v->n_ptab].k = k; v->ptab[v->n_ptab].mask = mask; v->ptab[v->n_ptab].epi = epi; v->ptab[v->n_ptab].pl = VK_NULL_HANDLE;
-  v->n_ptab++;
+  if (v->sh->n_ptab == MAX_PIPES) { snprintf(s->err, sizeof s->err, "Vulkan: more than %d pipelines", MAX_PIPES); return HR_ENOTSUP; }
+  v->sh->ptab[v->sh->n_ptab].k = k; v->sh->ptab[v->sh->n_ptab].mask = mask; v->sh->ptab[v->sh->n_ptab].epi = epi; v->sh->ptab[v->sh->n_ptab].pl = VK_NULL_HANDLE;
+  v->sh->n_ptab++;
   return HR_OK;
 }
 
@@ -1488,8 +1513,8 @@ typedef struct pjob {
 static void make_one(void *ctx, size_t i) {
   pjob *j = ctx;
   vk *v = j->v;
-  int q = j->n0 + (int)i, k = v->ptab[q].k;
-  int32_t spec[5] = {shaders[k].spec, v->ptab[q].mask, v->ptab[q].epi, shaders[k].tm, shaders[k].split};
+  int q = j->n0 + (int)i, k = v->sh->ptab[q].k;
+  int32_t spec[5] = {shaders[k].spec, v->sh->ptab[q].mask, v->sh->ptab[q].epi, shaders[k].tm, shaders[k].split};
   VkSpecializationMapEntry me[5] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
                                     {.constantID = 2, .offset = 8, .size = 4}, {.constantID = 3, .offset = 12, .size = 4},
                                     {.constantID = 4, .offset = 16, .size = 4}};
@@ -1502,7 +1527,7 @@ static void make_one(void *ctx, size_t i) {
   double t0 = mono_ms();
   j->r[q] = vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &pl);
   j->ms[q] = mono_ms() - t0;
-  v->ptab[q].pl = j->r[q] == VK_SUCCESS ? pl : VK_NULL_HANDLE;
+  v->sh->ptab[q].pl = j->r[q] == VK_SUCCESS ? pl : VK_NULL_HANDLE;
 }
 
 static int compile_threads(void) {
@@ -1514,20 +1539,20 @@ static int compile_threads(void) {
 /* Make the pipelines entered from ptab[n0] on (want_pipe). On an error the first failed one's is
  * reported; the handles made stay in ptab (vk_destroy destroys them, and skips the null ones). */
 static hr_status make_pipes(hr_session *s, vk *v, int n0) {
-  if (n0 >= v->n_ptab) return HR_OK;
+  if (n0 >= v->sh->n_ptab) return HR_OK;
   pjob *j = calloc(1, sizeof *j);
   if (!j) return HR_ENOMEM;
   j->v = v; j->n0 = n0;
   hr_status st = HR_OK;
-  for (int q = n0; q < v->n_ptab && !st; q++) {
-    int k = v->ptab[q].k;
+  for (int q = n0; q < v->sh->n_ptab && !st; q++) {
+    int k = v->sh->ptab[q].k;
     if (j->mod[k]) continue;
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = v->fp16 ? shaders[k].size16 : shaders[k].size,
                                    .pCode = v->fp16 ? shaders[k].code16 : shaders[k].code};
     VkResult r = vkCreateShaderModule(v->dev, &mi, NULL, &j->mod[k]);
     if (r != VK_SUCCESS) { j->mod[k] = VK_NULL_HANDLE; st = fail(s, HR_EIO, "shader module", r); }
   }
-  int n = v->n_ptab - n0, nt = compile_threads();
+  int n = v->sh->n_ptab - n0, nt = compile_threads();
   double t0 = mono_ms();
   pthreadpool_t pool = NULL;
   if (!st) {
@@ -1536,16 +1561,16 @@ static hr_status make_pipes(hr_session *s, vk *v, int n0) {
     if (pool) pthreadpool_parallelize_1d(pool, make_one, j, (size_t)n, 0);
     else for (int i = 0; i < n; i++) make_one(j, (size_t)i);
     if (pool) pthreadpool_destroy(pool);
-    for (int q = n0; q < v->n_ptab && !st; q++)
-      if (j->r[q] != VK_SUCCESS) st = fail(s, HR_EIO, shaders[v->ptab[q].k].name, j->r[q]);
+    for (int q = n0; q < v->sh->n_ptab && !st; q++)
+      if (j->r[q] != VK_SUCCESS) st = fail(s, HR_EIO, shaders[v->sh->ptab[q].k].name, j->r[q]);
   }
   for (int k = 0; k < P__COUNT; k++) if (j->mod[k]) vkDestroyShaderModule(v->dev, j->mod[k], NULL);
   if (!st && getenv("HR_VK_VERBOSE")) {
     fprintf(stderr, "headroom vulkan: %d pipelines compiled in %.1f ms over %d thread%s\n", n, mono_ms() - t0, pool ? nt : 1, pool ? "s" : "");
     if (atoi(getenv("HR_VK_VERBOSE")) >= 2) /* each pipeline that took more than 100 ms (a cold driver cache) */
-      for (int q = n0; q < v->n_ptab; q++)
+      for (int q = n0; q < v->sh->n_ptab; q++)
         if (j->ms[q] > 100)
-          fprintf(stderr, "headroom vulkan:   %-10s mask %d epi %d: %.0f ms\n", shaders[v->ptab[q].k].name, v->ptab[q].mask, v->ptab[q].epi, j->ms[q]);
+          fprintf(stderr, "headroom vulkan:   %-10s mask %d epi %d: %.0f ms\n", shaders[v->sh->ptab[q].k].name, v->sh->ptab[q].mask, v->sh->ptab[q].epi, j->ms[q]);
   }
   free(j);
   return st;
@@ -1559,13 +1584,13 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
     b[k] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)k, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
                                           .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
   VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 5, .pBindings = b};
-  VKTRY(vkCreateDescriptorSetLayout(v->dev, &li, NULL, &v->dsl), "descriptor set layout");
+  if (!v->dsl) VKTRY(vkCreateDescriptorSetLayout(v->dev, &li, NULL, &v->dsl), "descriptor set layout"); /* else the replaced plan's */
   VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 128};
   VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1, .pSetLayouts = &v->dsl,
                                     .pushConstantRangeCount = 1, .pPushConstantRanges = &pcr};
-  VKTRY(vkCreatePipelineLayout(v->dev, &pli, NULL, &v->pl), "pipeline layout");
+  if (!v->pl) VKTRY(vkCreatePipelineLayout(v->dev, &pli, NULL, &v->pl), "pipeline layout");
   hr_status st;
-  int n0 = v->n_ptab;
+  int n0 = v->sh->n_ptab;
   if (v->fp16) { /* the outputs' read-back conversion */
     const hr__plan *p = s->plan;
     for (int k = 0; k < 2; k++)
@@ -1749,13 +1774,56 @@ static hr_status record_main(hr_session *s, vk *v) {
 /* Time every applicable kernel of every dense convolution on this device (3 runs each, after one
  * warm-up, timestamp queries) and keep the fastest. Before the first frame: the buffer's contents
  * do not matter yet (it is zeroed and the weights uploaded afterwards). */
+static void tune_key_of(const vdisp *d, tune_key *key) {
+  memset(key, 0, sizeof *key);
+  memcpy(key->pc, d->pc + 5, sizeof key->pc); /* pc[5..25]: shapes, geometry, bounds, epilogue; not the offsets */
+  key->split = d->pc[31];
+  key->mask = dmask(d->pc);
+  memcpy(key->alt, d->alt, sizeof key->alt);
+}
+static int tune_find(const vk_dev *sh, const tune_key *key) {
+  for (int q = 0; q < sh->n_picks; q++)
+    if (!memcmp(&sh->picks[q].key, key, sizeof *key)) return sh->picks[q].pick;
+  return -1;
+}
+
+/* Each convolution's kernel by timing every kernel that applies, on the device. One dispatch, one
+ * kernel: a convolution the same as another but for its offsets takes the pick of the first (RVM
+ * repeats its blocks' shapes; timed apart, noise could give two of them different kernels, so a
+ * plan's output would depend on that noise), and one the session's earlier plans timed (a rung
+ * visited before) takes that pick without timing (HR_VK_TUNE_KEEP=0: timed again). */
 static hr_status tune_convs(hr_session *s, vk *v) {
   int T = 0;
-  for (int k = 0; k < v->n_disp; k++) T += v->disp[k].alt[0] >= 0;
-  if (!T || !v->ts_ok) return HR_OK;
+  v->tuned_timed = v->tuned_kept = v->tuned_same = 0;
+  const char *keep = getenv("HR_VK_TUNE_KEEP");
+  /* timed[k]: 1 for a dispatch timed here; same[k]: the timed dispatch whose pick k takes, or -1 */
+  unsigned char *timed = calloc((size_t)v->n_disp + 1, 1);
+  int *same = malloc(sizeof *same * ((size_t)v->n_disp + 1));
+  tune_key *keys = malloc(sizeof *keys * ((size_t)v->n_disp + 1));
+  if (!timed || !same || !keys) { free(timed); free(same); free(keys); return HR_ENOMEM; }
+  for (int k = 0; k < v->n_disp; k++) {
+    same[k] = -1;
+    if (v->disp[k].alt[0] < 0) continue;
+    tune_key_of(&v->disp[k], &keys[k]);
+    int c = keep && *keep == '0' ? -1 : tune_find(v->sh, &keys[k]);
+    if (c >= 0) { set_conv_kind(&v->disp[k], c); v->tuned_kept++; continue; }
+    for (int j = 0; j < k && same[k] < 0; j++)
+      if (timed[j] && !memcmp(&keys[j], &keys[k], sizeof *keys)) same[k] = j;
+    if (same[k] < 0) { timed[k] = 1; T++; } else v->tuned_same++;
+  }
+  free(keys);
+  if (!T || !v->ts_ok) { free(timed); free(same); return HR_OK; }
+  /* room for this plan's picks, made before the timing (nothing to undo after it) */
+  if (v->sh->n_picks + T > v->sh->cap_picks) {
+    int cap = v->sh->n_picks + T + 64;
+    tune_pick *np = realloc(v->sh->picks, sizeof *np * (size_t)cap);
+    if (!np) { free(timed); free(same); return HR_ENOMEM; }
+    v->sh->picks = np; v->sh->cap_picks = cap;
+  }
   VkQueryPool qp;
   VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = (uint32_t)T * 2 * NCK};
-  VKTRY(vkCreateQueryPool(v->dev, &qi, NULL, &qp), "tuning query pool");
+  VkResult qr = vkCreateQueryPool(v->dev, &qi, NULL, &qp);
+  if (qr != VK_SUCCESS) { free(timed); free(same); return fail(s, qr == VK_ERROR_OUT_OF_HOST_MEMORY || qr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? HR_ENOMEM : HR_EIO, "tuning query pool", qr); }
   uint64_t *ts = calloc((size_t)T * 2 * NCK, sizeof *ts);
   /* twice, the first pass only warming the GPU up: an idle H200 starts at 345 MHz, and timings
    * taken while its clock ramps picked a 2x slower kernel for a large layer (191 us, 106 us tuned warm) */
@@ -1769,7 +1837,7 @@ static hr_status tune_convs(hr_session *s, vk *v) {
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
     t = 0;
     for (int k = 0; k < v->n_disp; k++) {
-      if (v->disp[k].alt[0] < 0) continue;
+      if (!timed[k]) continue;
       for (int c = 0; c < NCK; c++) {
         vdisp e = v->disp[k];
         uint32_t q = (uint32_t)(t * 2 * NCK + c * 2);
@@ -1792,7 +1860,7 @@ static hr_status tune_convs(hr_session *s, vk *v) {
     }
     st = tmp_end(s, v);
   }
-  if (st) { free(ts); vkDestroyQueryPool(v->dev, qp, NULL); return st; }
+  if (st) { free(ts); free(timed); free(same); vkDestroyQueryPool(v->dev, qp, NULL); return st; }
   if (!st) {
     VkResult r = vkGetQueryPoolResults(v->dev, qp, 0, (uint32_t)T * 2 * NCK, sizeof(uint64_t) * (size_t)T * 2 * NCK, ts, sizeof(uint64_t),
                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
@@ -1801,7 +1869,7 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   int picks[NCK] = {0};
   t = 0;
   for (int k = 0; !st && k < v->n_disp; k++) {
-    if (v->disp[k].alt[0] < 0) continue;
+    if (!timed[k]) continue;
     int best = -1;
     uint64_t bt = 0;
     for (int c = 0; c < NCK; c++) {
@@ -1810,15 +1878,24 @@ static hr_status tune_convs(hr_session *s, vk *v) {
       if (best < 0 || dt < bt) { best = c; bt = dt; }
     }
     set_conv_kind(&v->disp[k], best);
+    timed[k] = (unsigned char)(best + 1); /* still nonzero: timed, and which kernel won */
     picks[best]++;
     t++;
+    tune_pick *tp = &v->sh->picks[v->sh->n_picks++];
+    tune_key_of(&v->disp[k], &tp->key);
+    tp->pick = best;
   }
+  for (int k = 0; !st && k < v->n_disp; k++) /* the same dispatch elsewhere: the same kernel */
+    if (same[k] >= 0) set_conv_kind(&v->disp[k], timed[same[k]] - 1);
+  if (!st) v->tuned_timed = T;
   if (!st && getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
             "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32\n",
             T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7], picks[8], picks[9], picks[10], picks[11], picks[12],
             picks[13]);
   free(ts);
+  free(timed);
+  free(same);
   vkDestroyQueryPool(v->dev, qp, NULL);
   return st;
 }
@@ -1826,35 +1903,71 @@ static hr_status tune_convs(hr_session *s, vk *v) {
 static void vk_destroy(void *impl) {
   vk *v = impl;
   if (!v) return;
+  /* the last plan of the session to go takes the shared device, pipelines and picks with it */
+  const int last = !v->sh || --v->sh->refs == 0;
   if (v->dev) {
     vkDeviceWaitIdle(v->dev);
-    for (int k = 0; k < v->n_ptab; k++) vkDestroyPipeline(v->dev, v->ptab[k].pl, NULL);
-    if (v->pl) vkDestroyPipelineLayout(v->dev, v->pl, NULL);
-    if (v->dsl) vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
+    if (last) {
+      for (int k = 0; v->sh && k < v->sh->n_ptab; k++) vkDestroyPipeline(v->dev, v->sh->ptab[k].pl, NULL);
+      if (v->pl) vkDestroyPipelineLayout(v->dev, v->pl, NULL);
+      if (v->dsl) vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
+    }
     if (v->dpool) vkDestroyDescriptorPool(v->dev, v->dpool, NULL);
     if (v->cpool) vkDestroyCommandPool(v->dev, v->cpool, NULL);
     if (v->fence) vkDestroyFence(v->dev, v->fence, NULL);
     if (v->qp) vkDestroyQueryPool(v->dev, v->qp, NULL);
     if (v->copy_pool) pthreadpool_destroy(v->copy_pool);
     buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback); buf_free(v, &v->fbuf); buf_free(v, &v->sback);
-    vkDestroyDevice(v->dev, NULL);
+    if (last) vkDestroyDevice(v->dev, NULL);
   }
-  if (v->msgr) {
-    PFN_vkDestroyDebugUtilsMessengerEXT rm = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(v->inst, "vkDestroyDebugUtilsMessengerEXT");
-    if (rm) rm(v->inst, v->msgr, NULL);
+  if (last) {
+    if (v->msgr) {
+      PFN_vkDestroyDebugUtilsMessengerEXT rm = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(v->inst, "vkDestroyDebugUtilsMessengerEXT");
+      if (rm) rm(v->inst, v->msgr, NULL);
+    }
+    if (v->inst) vkDestroyInstance(v->inst, NULL);
+    if (v->sh) free(v->sh->picks);
+    free(v->sh);
   }
-  if (v->inst) vkDestroyInstance(v->inst, NULL);
   free(v->voff); free(v->f32off); free(v->remap); free(v->vpar); free(v->vdel); free(v->vps); free(v->disp); free(v->ts); free(v->fused);
   free(v);
 }
 
+/* The settings a device is made for: a plan takes over another's device only where they agree. */
+static void dev_wants(char *w, size_t n) {
+  const char *e[4] = {getenv("HR_VK_FP16"), getenv("HR_VK_MMA"), getenv("HR_VULKAN_VALIDATION"), getenv("HR_VULKAN_DEVICE")};
+  snprintf(w, n, "fp16=%.8s mma=%.8s validation=%.8s device=%.100s", e[0] ? e[0] : "", e[1] ? e[1] : "", e[2] ? e[2] : "", e[3] ? e[3] : "");
+}
+
+/* Take over the device of prev, the plan this one replaces (see vk_dev). 1: taken. */
+static int adopt(vk *v, const vk *prev) {
+  const char *sh = getenv("HR_VK_SHARE");
+  if (!prev || !prev->sh || !prev->dev || !prev->pl || (sh && *sh == '0')) return 0;
+  char w[sizeof prev->sh->wants];
+  dev_wants(w, sizeof w);
+  if (strcmp(w, prev->sh->wants)) return 0;
+  if (vkDeviceWaitIdle(prev->dev) != VK_SUCCESS) return 0; /* lost: the new plan makes a device of its own */
+  v->sh = prev->sh; v->sh->refs++; v->shared = 1;
+  v->inst = prev->inst; v->msgr = prev->msgr; v->pd = prev->pd; v->dev = prev->dev; v->q = prev->q; v->qf = prev->qf;
+  v->props = prev->props; v->mem = prev->mem; v->ts_ok = prev->ts_ok; v->fp16 = prev->fp16; v->es = prev->es; v->mma = prev->mma;
+  v->dsl = prev->dsl; v->pl = prev->pl;
+  return 1;
+}
+
 static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 
-static hr_status vk_create_(hr_session *s, vk *v) {
+static hr_status vk_create_(hr_session *s, vk *v, const vk *prev) {
   const hr__plan *p = s->plan;
   hr_status st;
   v->pro = -1;
-  if ((st = make_device(s, v))) return st; /* first: the layout depends on fp16 storage */
+  const double tc0 = mono_ms();
+  if (!adopt(v, prev)) { /* first: the layout depends on fp16 storage */
+    if (!(v->sh = calloc(1, sizeof *v->sh))) return HR_ENOMEM;
+    v->sh->refs = 1;
+    dev_wants(v->sh->wants, sizeof v->sh->wants);
+    if ((st = make_device(s, v))) return st;
+  }
+  const double tc_dev = mono_ms();
   /* layout of the device buffer: arena | state | src | constants, and in fp16 the fp32 range */
   int64_t off = align256(p->arena_bytes);
   for (int k = 0; k < p->n_state; k++) { v->state_off[k] = off; off = align256(off + p->state_bytes[k]); }
@@ -2100,8 +2213,11 @@ static hr_status vk_create_(hr_session *s, vk *v) {
    * (a forced kernel) turns it off */
   const char *tune = getenv("HR_VK_TUNE");
   v->tune = (tune ? *tune == '1' : v->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) && !getenv("HR_VK_CONV");
+  const double tc_pre = mono_ms();
   if ((st = make_pipelines(s, v))) return st;
+  const double tc_pipe = mono_ms();
   if (v->tune && (st = tune_convs(s, v))) return st;
+  const double tc_tune = mono_ms();
   /* zero everything, then upload the weights through a temporary staging buffer */
   vbuf up;
   int cfp16 = v->fp16 && !v->w32;
@@ -2124,15 +2240,21 @@ static hr_status vk_create_(hr_session *s, vk *v) {
   }
   buf_free(v, &up);
   if (st) return st;
-  return record_main(s, v);
+  st = record_main(s, v);
+  if (!st && getenv("HR_VK_VERBOSE")) /* where a create (or a live loop's replan) spends its time */
+    fprintf(stderr, "headroom vulkan: created in %.1f ms: instance and device %.1f (%s), buffers %.1f, pipelines %.1f, tuning %.1f "
+            "(%d convolutions timed, %d as a same one, %d picks kept), weights and recording %.1f\n", mono_ms() - tc0, tc_dev - tc0,
+            v->shared ? "the replaced plan's" : "new", tc_pre - tc_dev, tc_pipe - tc_pre, tc_tune - tc_pipe, v->tuned_timed, v->tuned_same, v->tuned_kept,
+            mono_ms() - tc_tune);
+  return st;
 }
 
-static hr_status vk_create(hr_session *s, void **impl) {
+static hr_status vk_create(hr_session *s, void *prev, void **impl) {
   *impl = NULL;
   vk *v = calloc(1, sizeof *v);
   if (!v) return HR_ENOMEM;
   s->kernel_bytes = s->kernel_shared_bytes = 0;
-  hr_status st = vk_create_(s, v);
+  hr_status st = vk_create_(s, v, prev);
   if (st) {
     if (st == HR_ENOMEM && !s->err[0]) snprintf(s->err, sizeof s->err, "Vulkan: out of host memory building the plan's dispatches");
     if (getenv("HR_VK_VERBOSE")) fprintf(stderr, "headroom vulkan: %s\n", s->err);
@@ -2389,6 +2511,12 @@ int hr__vk_unified_memory(void *impl) {
 }
 double hr__vk_device_ms(void *impl) { return impl && ((vk *)impl)->ts_ok ? ((vk *)impl)->device_ms : -1; }
 int hr__vk_fp16(void *impl) { return impl && ((vk *)impl)->fp16; }
+
+int hr__vk_create_stats(void *impl, int *timed, int *kept, int *same) {
+  const vk *v = impl;
+  *timed = v ? v->tuned_timed : 0; *kept = v ? v->tuned_kept : 0; *same = v ? v->tuned_same : 0;
+  return v && v->shared;
+}
 
 /* For an automatic backend choice: whether a Vulkan device this backend would take exists (a GPU
  * type, never a CPU one such as llvmpipe unless HR_VULKAN_DEVICE names it), without making a
