@@ -57,6 +57,8 @@ double hr__vk_device_ms(void *impl);
 /* 1 when the device shares the host's RAM (an integrated GPU; HR_VK_UNIFIED=1 says so of any
  * device, for tests): its device memory counts against the process's memory ceiling. */
 int hr__vk_unified_memory(void *impl);
+/* 1 when the plan's convolutions were timed on the device to pick their kernels (HR_VK_TUNE). */
+int hr__vk_tunes(void *impl);
 /* 1 when the device buffer holds fp16 values (HR_VK_FP16; fp32 sums in the shaders). */
 int hr__vk_fp16(void *impl);
 /* How this plan was made: 1 when it took over the device and pipelines of the plan it replaced

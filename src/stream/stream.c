@@ -151,6 +151,35 @@ static void make_session(void *arg) {
   j->st = hr_session_create_err(j->m, j->p, &j->out, j->why, j->why_len);
 }
 
+/* A GPU session that times its convolutions' kernels (vk_backend.c, tune_convs) pays that timing
+ * at the first replan to each rung: on the H200 a replan to a rung not seen before took 140-254 ms
+ * (tuning 108-224 of it), tens of frames at 60 fps, and one seen before keeps its picks. So a
+ * stream that adapts visits the rungs below its first here, once, and comes back: the loop's later
+ * steps down (the budget's, the governor's) find their kernels picked. Not where the device shares
+ * the host's memory (two plans live during a replan, counted against the ceiling), not on devices
+ * that do not tune (lavapipe by default); HR_STREAM_WARM=0: never. Any failure ends the visits
+ * where they are (the next push replans back, as after a failed step). */
+static void warm_rungs(hr_stream *s) {
+#ifdef HR_HAVE_VULKAN
+  const char *e = getenv("HR_STREAM_WARM");
+  if ((e && *e == '0') || !s->p.adapt || s->tail_on || s->s->bk != &hr__backend_vulkan || !hr__vk_tunes(s->s->bimpl) ||
+      hr__vk_unified_memory(s->s->bimpl))
+    return;
+  const int first = s->lad.cur;
+  int at = first;
+  for (int k = first + 1; k < s->lad.n; k++) {
+    if (hr_session_replan(s->s, s->sp.width, s->sp.height, s->lad.ratio[k])) break;
+    at = k;
+  }
+  if (at != first && !hr_session_replan(s->s, s->sp.width, s->sp.height, s->lad.ratio[first])) at = first;
+  s->lad.cur = s->prev_rung = at;
+  s->s->pending_events = 0;   /* nothing the caller made happen: the first frame reports no replan */
+  s->s->err[0] = 0;
+#else
+  (void)s;
+#endif
+}
+
 hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **out, char *err, size_t err_len) {
   errf(err, err_len, "%s", "");
   if (!m || !out) return HR_EINVAL;
@@ -227,6 +256,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     goto fail;
   }
   if (s->tail_on && (st = hr__tail_attach(&s->tail, s->s, err, err_len))) goto fail;
+  warm_rungs(s);
   plan_read(s);
   hr_plan_info pi; hr_session_get_plan(s->s, &pi);
   hr_health_params hp;

@@ -10,11 +10,14 @@
  *   (3) back at the first ratio nothing is timed, and the mattes are the first plan's bit for bit
  *       (the state starts over at a replan, so the same frames give the same output);
  *   (4) destroying the session after replans frees the shared device once (ASan pass: no leak, no
- *       double destroy). */
+ *       double destroy);
+ *   (5) a stream that adapts visits its lower rung at create (stream.c, warm_rungs) and comes back
+ *       without a replan event or count; its first step down then times nothing. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "headroom.h"
+#include "headroom/stream.h"
 #include "hr_test_frames.h"
 #include "session/session_impl.h"
 #include "backend/backend.h"
@@ -99,6 +102,42 @@ int main(void) {
   CHECKF(differ == 0, "%d alpha values differ from the first visit of ratio 0.25", differ);
   /* (4) */
   hr_session_destroy(s);
+  /* (5) at 128x96 ratio 0.5: processing 64x48, the ladder's floor, so a ladder of 2 rungs (0.5, 0.4) */
+  static uint8_t rgb2[NF * 128 * 96 * 3], nv2[NF * 128 * 96 * 3 / 2];
+  hr_frame fr2[NF], frn2[NF];
+  why = hr_test_small_frames(dp, 128, 96, NF, rgb2, nv2, fr2, frn2, err, sizeof err);
+  CHECKF(!why, "%s", why ? why : "");
+  hr_stream_params sp;
+  hr_stream_params_default(&sp);
+  sp.session.width = 128; sp.session.height = 96; sp.session.downsample_ratio = 0.5f; sp.session.threads = 1;
+  sp.session.backend = HR_BACKEND_VULKAN;
+  sp.adapt = true; sp.max_rungs = 2; sp.budget_ms = 0.01;   /* no rung keeps it: a step down at once */
+  hr_stream *str = NULL;
+  if (!why) CHECKF(hr_stream_create(m, &sp, &str, err, sizeof err) == HR_OK, "stream: %s", err);
+  if (str) {
+    hr_session *ss = hr_stream_session(str);
+    shared = hr__vk_create_stats(ss->bimpl, &timed, &kept, &same);
+    printf("stream created: shared %d, timed %d, same %d, kept %d, ratio %.3f\n", shared, timed, same, kept, ss->plan->ratio);
+    CHECK(shared && timed == 0 && kept > 0 && ss->plan->ratio == 0.5f);
+    const int n_conv2 = kept;
+    hr_stream_result res;
+    int stepped = 0;
+    for (int i = 0; i < NF && !stepped; i++) {
+      CHECK_EQ_INT(hr_stream_push(str, &frn2[i], &res), HR_OK);
+      if (i == 0) CHECK(!(res.events & HR_STREAM_EVENT_RUNG_CHANGED) && !(res.record.state_reset));
+      if (res.rung == 1) {
+        stepped = 1;
+        shared = hr__vk_create_stats(hr_stream_session(str)->bimpl, &timed, &kept, &same);
+        printf("stream stepped down at frame %d: shared %d, timed %d, same %d, kept %d\n", i, shared, timed, same, kept);
+        CHECK(shared && timed == 0 && kept == n_conv2);
+      }
+    }
+    CHECKF(stepped, "the stream did not step down in %d frames at a 0.01 ms budget", NF);
+    hr_stream_stats stt;
+    hr_stream_get_stats(str, &stt);
+    CHECK_EQ_INT(stt.replans, 1);
+    hr_stream_destroy(str);
+  }
   hr_model_destroy(m);
   return hr_test_finish("test_vulkan_replan");
 #endif

@@ -1829,7 +1829,10 @@ static hr_status tune_convs(hr_session *s, vk *v) {
    * taken while its clock ramps picked a 2x slower kernel for a large layer (191 us, 106 us tuned warm) */
   hr_status st = ts ? HR_OK : HR_ENOMEM;
   int t = 0;
-  for (int pass = 0; !st && pass < 2; pass++) {
+  /* HR_VK_TUNE_WARM=0: no warm-up pass on a device taken over from a replaced plan (a live loop's
+   * GPU is not idle; under evaluation) */
+  const char *warm = getenv("HR_VK_TUNE_WARM");
+  for (int pass = warm && *warm == '0' && v->shared ? 1 : 0; !st && pass < 2; pass++) {
     st = tmp_begin(s, v);
     if (st) break;
     VkCommandBuffer cb = v->cb_tmp;
@@ -2511,6 +2514,7 @@ int hr__vk_unified_memory(void *impl) {
 }
 double hr__vk_device_ms(void *impl) { return impl && ((vk *)impl)->ts_ok ? ((vk *)impl)->device_ms : -1; }
 int hr__vk_fp16(void *impl) { return impl && ((vk *)impl)->fp16; }
+int hr__vk_tunes(void *impl) { return impl && ((vk *)impl)->tune && ((vk *)impl)->ts_ok; }
 
 int hr__vk_create_stats(void *impl, int *timed, int *kept, int *same) {
   const vk *v = impl;
