@@ -514,6 +514,7 @@ if [ "$mode" = run-live ]; then
   rm -rf "$tmp/o"; mkdir -p "$tmp"
   if [ "$(stat -c %s "$tmp/f.nv12" 2>/dev/null)" != $((n * 1920 * 1440 * 3 / 2)) ]; then
     .gl/nv12gen .gl/bedroom "$(ls .gl/bedroom | wc -l)" 1920 1440 "$n" "$tmp/f.nv12"
+    sync   # the replay's 1.6 GB written back before the run, not during it
   fi
   set +e
   ${LIVE_CLI:-.gl/headroom} run --model models/rvm.json --input "$tmp/f.nv12" --input-format nv12:1920x1440@60 --out "$tmp/o" \
