@@ -1829,10 +1829,14 @@ static hr_status tune_convs(hr_session *s, vk *v) {
    * taken while its clock ramps picked a 2x slower kernel for a large layer (191 us, 106 us tuned warm) */
   hr_status st = ts ? HR_OK : HR_ENOMEM;
   int t = 0;
-  /* HR_VK_TUNE_WARM=0: no warm-up pass on a device taken over from a replaced plan (a live loop's
-   * GPU is not idle; under evaluation) */
+  /* ... but not on a device taken over from a replaced plan (a replan: the device was just running
+   * frames, or tuning at a stream's create): on the H200 the replans to 3 new rungs took 92-114 ms
+   * without the warm-up pass against 157-261 ms with it, and the kernels picked ran as fast (back
+   * to back 2.19 / 1.91 / 1.67 ms a frame against 2.15 / 1.91 / 1.65). HR_VK_TUNE_WARM=1: always
+   * warm up first; =0: never. */
   const char *warm = getenv("HR_VK_TUNE_WARM");
-  for (int pass = warm && *warm == '0' && v->shared ? 1 : 0; !st && pass < 2; pass++) {
+  const int skip_warm = warm && *warm ? *warm == '0' : v->shared;
+  for (int pass = skip_warm ? 1 : 0; !st && pass < 2; pass++) {
     st = tmp_begin(s, v);
     if (st) break;
     VkCommandBuffer cb = v->cb_tmp;
