@@ -276,6 +276,23 @@
 # 9.37 / p99 14.77 / max 17.72 ms, device_ms 4.48 / 5.81, frame copy 0.33 / 0.48, 400 PNGs = 400
 # telemetry lines. That host's CPU was slower that day too (RVM on 1 thread 144-235 ms against
 # 133-193 the day before).
+# 2026-12-02 evening: the miss above was the budget controller, not the GPU: its "p99 of the last
+# 64 frames" was their largest, so one slow frame stepped down, and the Vulkan replan then cost
+# 579 ms (33 frames). Now the p99 of 64 is their second largest (5719cdb), and a replan takes over
+# the replaced plan's device, pipelines and tuned kernels (973c417, HR_VK_VERBOSE=1 prints each
+# create's phases). Replans timed in one process (.gl/replan.c: 1920x1440, frames paced at 60 fps,
+# ratios 0.25 -> 0.2 -> 0.16 -> 0.25 -> 0.2 -> 0.128 -> 0.16 -> 0.25):
+#   nothing shared (HR_VK_SHARE=0): 291-380 ms each (device 67-92, pipelines 18-25, tuning 140-218)
+#   shared: a new rung 157-261 ms (tuning 118-157), a rung seen before 36-42 ms (no tuning)
+#   shared, no warm-up pass in the tuning (now the default on a shared device, 2cafc5d): a new
+#     rung 92-114 ms, a rung seen before 35-44; the picked kernels as fast (2.19 / 1.91 / 1.67 ms a
+#     frame back to back at 0.2 / 0.16 / 0.128, against 2.15 / 1.91 / 1.65)
+# A stream that adapts visits its rungs at create (0570a67): create 1.04 s (435 ms + 7 rungs at
+# 71-105 + 25), then every step is a rung seen before. run-live, 8 runs that day, all 400 of 400,
+# none dropped, all at 480x360: latency p99 9.4 / 11.2 / 12.0 (controller fix alone), 10.8 / 12.6,
+# 11.3, 10.0 / 10.4 ms (with all of it); max 10.4-16.9 ms. At --budget-ms 4 (the loop walks the
+# rungs): without the visits 347 / 335 / 347 delivered of 400, replans 140-254 ms each (latency max
+# 236-324); with them 394 / 394 / 395 delivered, latency p99 40.6-43.8, max 45.5-50.3 ms.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
