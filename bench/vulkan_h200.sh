@@ -291,8 +291,9 @@
 # 71-105 + 25), then every step is a rung seen before. run-live, 8 runs that day, all 400 of 400,
 # none dropped, all at 480x360: latency p99 9.4 / 11.2 / 12.0 (controller fix alone), 10.8 / 12.6,
 # 11.3, 10.0 / 10.4 ms (with all of it); max 10.4-16.9 ms. At --budget-ms 4 (the loop walks the
-# rungs): without the visits 347 / 335 / 347 delivered of 400, replans 140-254 ms each (latency max
-# 236-324); with them 394 / 394 / 395 delivered, latency p99 40.6-43.8, max 45.5-50.3 ms.
+# rungs): nothing shared 349 delivered of 400 (latency max 324 ms); shared, without the visits
+# 335 / 347 / 347, replans 140-254 ms each (latency max 236-270); with them 394 / 394 / 395
+# delivered, latency p99 40.6-43.8, max 45.5-50.3 ms.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
