@@ -1771,9 +1771,7 @@ static hr_status record_main(hr_session *s, vk *v) {
   return HR_OK;
 }
 
-/* Time every applicable kernel of every dense convolution on this device (3 runs each, after one
- * warm-up, timestamp queries) and keep the fastest. Before the first frame: the buffer's contents
- * do not matter yet (it is zeroed and the weights uploaded afterwards). */
+/* A dispatch's tuning key (tune_key). */
 static void tune_key_of(const vdisp *d, tune_key *key) {
   memset(key, 0, sizeof *key);
   memcpy(key->pc, d->pc + 5, sizeof key->pc); /* pc[5..25]: shapes, geometry, bounds, epilogue; not the offsets */
@@ -1787,21 +1785,26 @@ static int tune_find(const vk_dev *sh, const tune_key *key) {
   return -1;
 }
 
-/* Each convolution's kernel by timing every kernel that applies, on the device. One dispatch, one
- * kernel: a convolution the same as another but for its offsets takes the pick of the first (RVM
- * repeats its blocks' shapes; timed apart, noise could give two of them different kernels, so a
- * plan's output would depend on that noise), and one the session's earlier plans timed (a rung
- * visited before) takes that pick without timing (HR_VK_TUNE_KEEP=0: timed again). */
+/* Time every applicable kernel of every dense convolution on this device (3 runs each, after one
+ * warm-up, timestamp queries) and keep the fastest. Before the first frame: the buffer's contents
+ * do not matter yet (it is zeroed and the weights uploaded afterwards). One dispatch, one kernel: a
+ * convolution the same as another but for its offsets takes the pick of the first (RVM repeats its
+ * blocks' shapes; timed apart, noise could give two of them different kernels, so a plan's output
+ * would depend on that noise), and one the session's earlier plans timed (a rung visited before)
+ * takes that pick without timing (HR_VK_TUNE_KEEP=0: timed again). */
 static hr_status tune_convs(hr_session *s, vk *v) {
   int T = 0;
   v->tuned_timed = v->tuned_kept = v->tuned_same = 0;
   const char *keep = getenv("HR_VK_TUNE_KEEP");
-  /* timed[k]: 1 for a dispatch timed here; same[k]: the timed dispatch whose pick k takes, or -1 */
+  /* timed[k]: nonzero for a dispatch timed here (after the timing: its pick + 1); same[k]: the
+   * timed dispatch whose pick k takes, or -1 */
   unsigned char *timed = calloc((size_t)v->n_disp + 1, 1);
   int *same = malloc(sizeof *same * ((size_t)v->n_disp + 1));
   tune_key *keys = malloc(sizeof *keys * ((size_t)v->n_disp + 1));
-  if (!timed || !same || !keys) { free(timed); free(same); free(keys); return HR_ENOMEM; }
-  for (int k = 0; k < v->n_disp; k++) {
+  uint64_t *ts = NULL;
+  VkQueryPool qp = VK_NULL_HANDLE;
+  hr_status st = timed && same && keys ? HR_OK : HR_ENOMEM;
+  for (int k = 0; !st && k < v->n_disp; k++) {
     same[k] = -1;
     if (v->disp[k].alt[0] < 0) continue;
     tune_key_of(&v->disp[k], &keys[k]);
@@ -1811,29 +1814,29 @@ static hr_status tune_convs(hr_session *s, vk *v) {
       if (timed[j] && !memcmp(&keys[j], &keys[k], sizeof *keys)) same[k] = j;
     if (same[k] < 0) { timed[k] = 1; T++; } else v->tuned_same++;
   }
-  free(keys);
-  if (!T || !v->ts_ok) { free(timed); free(same); return HR_OK; }
+  if (st || !T || !v->ts_ok) goto out;
   /* room for this plan's picks, made before the timing (nothing to undo after it) */
   if (v->sh->n_picks + T > v->sh->cap_picks) {
     int cap = v->sh->n_picks + T + 64;
     tune_pick *np = realloc(v->sh->picks, sizeof *np * (size_t)cap);
-    if (!np) { free(timed); free(same); return HR_ENOMEM; }
+    if (!np) { st = HR_ENOMEM; goto out; }
     v->sh->picks = np; v->sh->cap_picks = cap;
   }
-  VkQueryPool qp;
   VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = (uint32_t)T * 2 * NCK};
   VkResult qr = vkCreateQueryPool(v->dev, &qi, NULL, &qp);
-  if (qr != VK_SUCCESS) { free(timed); free(same); return fail(s, qr == VK_ERROR_OUT_OF_HOST_MEMORY || qr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? HR_ENOMEM : HR_EIO, "tuning query pool", qr); }
-  uint64_t *ts = calloc((size_t)T * 2 * NCK, sizeof *ts);
+  if (qr != VK_SUCCESS) {
+    qp = VK_NULL_HANDLE;
+    st = fail(s, qr == VK_ERROR_OUT_OF_HOST_MEMORY || qr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? HR_ENOMEM : HR_EIO, "tuning query pool", qr);
+    goto out;
+  }
+  if (!(ts = calloc((size_t)T * 2 * NCK, sizeof *ts))) { st = HR_ENOMEM; goto out; }
   /* twice, the first pass only warming the GPU up: an idle H200 starts at 345 MHz, and timings
-   * taken while its clock ramps picked a 2x slower kernel for a large layer (191 us, 106 us tuned warm) */
-  hr_status st = ts ? HR_OK : HR_ENOMEM;
-  int t = 0;
-  /* ... but not on a device taken over from a replaced plan (a replan: the device was just running
-   * frames, or tuning at a stream's create): on the H200 the replans to 3 new rungs took 92-114 ms
-   * without the warm-up pass against 157-261 ms with it, and the kernels picked ran as fast (back
-   * to back 2.19 / 1.91 / 1.67 ms a frame against 2.15 / 1.91 / 1.65). HR_VK_TUNE_WARM=1: always
-   * warm up first; =0: never. */
+   * taken while its clock ramps picked a 2x slower kernel for a large layer (191 us, 106 us tuned
+   * warm); but not on a device taken over from a replaced plan (a replan: the device was just
+   * running frames, or tuning at a stream's create): on the H200 the replans to 3 new rungs took
+   * 92-114 ms without the warm-up pass against 157-261 ms with it, and the kernels picked ran as
+   * fast (back to back 2.19 / 1.91 / 1.67 ms a frame against 2.15 / 1.91 / 1.65).
+   * HR_VK_TUNE_WARM=1: always warm up first; =0: never. */
   const char *warm = getenv("HR_VK_TUNE_WARM");
   const int skip_warm = warm && *warm ? *warm == '0' : v->shared;
   for (int pass = skip_warm ? 1 : 0; !st && pass < 2; pass++) {
@@ -1842,7 +1845,7 @@ static hr_status tune_convs(hr_session *s, vk *v) {
     VkCommandBuffer cb = v->cb_tmp;
     vkCmdResetQueryPool(cb, qp, 0, (uint32_t)T * 2 * NCK);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
-    t = 0;
+    int t = 0;
     for (int k = 0; k < v->n_disp; k++) {
       if (!timed[k]) continue;
       for (int c = 0; c < NCK; c++) {
@@ -1867,15 +1870,14 @@ static hr_status tune_convs(hr_session *s, vk *v) {
     }
     st = tmp_end(s, v);
   }
-  if (st) { free(ts); free(timed); free(same); vkDestroyQueryPool(v->dev, qp, NULL); return st; }
   if (!st) {
     VkResult r = vkGetQueryPoolResults(v->dev, qp, 0, (uint32_t)T * 2 * NCK, sizeof(uint64_t) * (size_t)T * 2 * NCK, ts, sizeof(uint64_t),
                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) st = fail(s, HR_EIO, "tuning results", r);
   }
+  if (st) goto out;
   int picks[NCK] = {0};
-  t = 0;
-  for (int k = 0; !st && k < v->n_disp; k++) {
+  for (int k = 0, t = 0; k < v->n_disp; k++) {
     if (!timed[k]) continue;
     int best = -1;
     uint64_t bt = 0;
@@ -1885,25 +1887,22 @@ static hr_status tune_convs(hr_session *s, vk *v) {
       if (best < 0 || dt < bt) { best = c; bt = dt; }
     }
     set_conv_kind(&v->disp[k], best);
-    timed[k] = (unsigned char)(best + 1); /* still nonzero: timed, and which kernel won */
+    timed[k] = (unsigned char)(best + 1);
     picks[best]++;
     t++;
-    tune_pick *tp = &v->sh->picks[v->sh->n_picks++];
-    tune_key_of(&v->disp[k], &tp->key);
-    tp->pick = best;
+    v->sh->picks[v->sh->n_picks++] = (tune_pick){keys[k], best};
   }
-  for (int k = 0; !st && k < v->n_disp; k++) /* the same dispatch elsewhere: the same kernel */
+  for (int k = 0; k < v->n_disp; k++) /* the same dispatch elsewhere: the same kernel */
     if (same[k] >= 0) set_conv_kind(&v->disp[k], timed[same[k]] - 1);
-  if (!st) v->tuned_timed = T;
-  if (!st && getenv("HR_VK_VERBOSE"))
+  v->tuned_timed = T;
+  if (getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
             "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32\n",
             T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7], picks[8], picks[9], picks[10], picks[11], picks[12],
             picks[13]);
-  free(ts);
-  free(timed);
-  free(same);
-  vkDestroyQueryPool(v->dev, qp, NULL);
+out:
+  free(ts); free(timed); free(same); free(keys);
+  if (qp) vkDestroyQueryPool(v->dev, qp, NULL);
   return st;
 }
 
