@@ -472,6 +472,27 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
       if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 1;
     }
   }
+  /* A depthwise convolution whose output only a chain of element-wise ops right after it reads (a
+   * batch norm's Mul and Add, a HardSwish): the CPU backend does the chain in the convolution's
+   * epilogue (exec.c, fuse_dw_epi), writing the chain's result early, so the convolution's input
+   * stays alive through the chain. Placement only. */
+  for (int r = 0; !st && r + 1 < p->n_rops; r++) {
+    const hr__rop *c = &p->rops[r];
+    if (c->op != HR_OP_DWCONV && c->op != HR_OP_FUSED_DWCONV) continue;
+    int j = r, prev = root_of(p, c->out[0]);
+    while (j + 1 < p->n_rops && j < r + 3) {
+      const hr__rop *e = &p->rops[j + 1];
+      int ew = e->op == HR_OP_HARDSWISH || e->op == HR_OP_MUL || e->op == HR_OP_ADD || e->op == HR_OP_ADDV2 || e->op == HR_OP_SUB ||
+               e->op == HR_OP_REALDIV;
+      int reads = 0;
+      for (int k = 0; k < e->n_in; k++) reads |= root_of(p, e->in[k]) == prev;
+      if (!ew || !reads || p->vals[prev].n_readers != 1) break;
+      prev = root_of(p, e->out[0]);
+      j++;
+    }
+    hr__val *x = &p->vals[root_of(p, c->in[0])];
+    if (j > r && x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = j;
+  }
   /* state: write rNo over rNi when rNi's last read is not after rNo's producer */
   for (int s = 0; !st && s < p->n_state; s++) {
     int iv = p->state_val[s];

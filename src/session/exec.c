@@ -65,6 +65,8 @@ typedef struct kern {
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
   hr__dwconv dw;            /* K_DWCONV: geometry and the weights' pointers (read in place) */
+  hr__dw_epi dwe;           /* K_DWCONV: the ops after it done in its epilogue (fuse_dw_epi; v1, v2 set per run) */
+  int dw_out, dw_v1, dw_v2; /* K_DWCONV with an epilogue: where it writes, the per-channel operands (-1: none) */
   int sc_x, sc_cat, sc_nout, sc_ncin; /* K_SPLIT_CAT: the split's input and the concat's output, their counts */
   int sc_out[HR__CAT_MAX], sc_cin[HR__CAT_MAX], sc_from[HR__CAT_MAX]; /* split outputs; concat inputs (from: split output or -1) */
   int gt_v[7];              /* K_GATES: values rz, h, h2, b, z, omzh, cat */
@@ -835,6 +837,61 @@ static void fuse_bcast_hswish(hr_session *s, hr__exec *ex, int i) {
   ex->k[i + 1].kind = K_FUSED;
 }
 
+/* A depthwise convolution of ours (K_DWCONV) whose output only the next op reads, that op being a
+ * per-channel op or pair (K_BCAST, with the HardSwish fused after it or not: RVM's batch norm after
+ * DepthwiseConv2dNative) or a HardSwish (after FusedDepthwiseConv2dNative): those ops in the
+ * convolution's epilogue (hr__dw_epi, the same operations, so the same bits), written straight to
+ * their output; the next op then does nothing. That output must not meet the convolution's input
+ * (read around each pixel while rows are written) nor the per-channel operands. HR_DW_EPI=0: off. */
+static int epi_code(int op) {
+  switch (op) {
+    case HR_OP_MUL: return HR__EPI_MUL;
+    case HR_OP_ADD: case HR_OP_ADDV2: return HR__EPI_ADD;
+    case HR_OP_SUB: return HR__EPI_SUB;
+    case HR_OP_REALDIV: return HR__EPI_DIV;
+    default: return HR__EPI_NONE;
+  }
+}
+static void fuse_dw_epi(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  /* the next op's kernel, or for a pair of per-channel ops (fuse_bcast_pair) the one after it */
+  const int j = i + 2 < ex->n && ex->k[i + 1].kind == K_FUSED && ex->k[i + 2].kind == K_BCAST && ex->k[i + 2].bc_v2 >= 0 ? i + 2 : i + 1;
+  kern *a = &ex->k[i], *b = &ex->k[j];
+  const hr__rop *ra = &p->rops[i], *rb = &p->rops[j];
+  if (a->kind != K_DWCONV || a->dw_out >= 0 || rb->dead) return;
+  const hr__val *t = &p->vals[p->vals[ra->out[0]].root];
+  if (t->n_readers != 1 || t->last != i + 1) return;
+  const int64_t n = hr__numel(&p->vals[ra->out[0]].t), C = a->dw.C;
+  hr__dw_epi e = {0};
+  int out, v1 = -1, v2 = -1;
+  if (b->kind == K_BCAST) {
+    if (p->vals[b->bc_x].root != p->vals[ra->out[0]].root) return;
+    e.op1 = epi_code(b->bc.op); e.v1_first = b->bc.v_first; v1 = b->bc_v1;
+    if (b->bc_v2 >= 0) { e.op2 = epi_code(b->bc.op2); e.v2_first = b->bc.v2_first; v2 = b->bc_v2; }
+    if (!e.op1 || (v2 >= 0 && !e.op2)) return;
+    e.hswish = b->bc.hswish;
+    out = b->bc_out >= 0 ? b->bc_out : rb->out[0];
+  } else if (b->kind == K_XNN && rb->op == HR_OP_HARDSWISH && hr__k_hswish_ok()) {
+    if (p->vals[rb->in[0]].root != p->vals[ra->out[0]].root) return;
+    e.hswish = 1;
+    out = rb->out[0];
+  } else {
+    return;
+  }
+  for (int q = 0; q < 2; q++) {
+    int v = q ? v2 : v1;
+    if (v < 0) continue;
+    const hr__tensor *vt = &p->vals[v].t;
+    if (vt->dt != HR_DT_FLOAT || hr__numel(vt) != C || (!is_const(s, v) && !dense_float(s, v, C)) || !apart(s, out, v)) return;
+  }
+  if (hr__numel(&p->vals[out].t) != n || !dense_float(s, out, n) || !apart(s, out, ra->in[0])) return;
+  a->dwe = e;
+  a->dw_out = out; a->dw_v1 = v1; a->dw_v2 = v2;
+  free(b->bvec);
+  b->bvec = NULL;
+  b->kind = K_FUSED;
+}
+
 /* A Mean over the height and width of one NHWC float image: our kernel (hr__k_gap), over the
  * pool by channel blocks (XNNPACK's global average pooling runs a batch of one on one thread). */
 static int gap_fits(hr_session *s, const hr__rop *r) {
@@ -986,6 +1043,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
         const xdesc *d = &k->xd;
         const hr__tensor *x = &s->plan->vals[r->in[0]].t, *o = &s->plan->vals[r->out[0]].t;
         k->kind = K_DWCONV;
+        k->dw_out = k->dw_v1 = k->dw_v2 = -1;
         st = hr__dwconv_init(&k->dw, d->w, d->b, (int)x->dims[1], (int)x->dims[2], (int)x->dims[3], (int)o->dims[1], (int)o->dims[2],
                              (int)d->kh, (int)d->sh, (int)d->dh, (int)d->pt, (int)d->pl, d->lo, d->hi);
         continue;
@@ -1010,6 +1068,9 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   }
   for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_pair(s, ex, i);
   for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_hswish(s, ex, i);
+  const char *de = getenv("HR_DW_EPI");
+  if (fuse && !(de && !strcmp(de, "0")))
+    for (int i = 0; i + 1 < ex->n && !st; i++) fuse_dw_epi(s, ex, i);
 
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
@@ -1194,7 +1255,15 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
             hr__k_gap(kp, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
             break;
           }
-          case K_DWCONV: hr__k_dwconv(kp, &k->dw, in[0].data, out[0].data); break;
+          case K_DWCONV:
+            if (k->dw_out >= 0) {
+              k->dwe.v1 = k->dw_v1 >= 0 ? view(s, k->dw_v1).data : NULL;
+              k->dwe.v2 = k->dw_v2 >= 0 ? view(s, k->dw_v2).data : NULL;
+              hr__k_dwconv(kp, &k->dw, in[0].data, view(s, k->dw_out).data, &k->dwe);
+            } else {
+              hr__k_dwconv(kp, &k->dw, in[0].data, out[0].data, NULL);
+            }
+            break;
           case K_RESIZE: hr__k_resize(kp, &k->rs, &in[0], &out[0], r->out_c_off, r->out_c_total); break;
           case K_SRC_RESIZE:
             if (k->ing_parts > 1) {
@@ -1219,7 +1288,8 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                              "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary", "splitcat"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
-  const char *kname = s->bk == &hr__backend_cpu ? kn[((const hr__exec *)s->bimpl)->k[i].kind] : s->bk->name;
+  const kern *k = s->bk == &hr__backend_cpu ? &((const hr__exec *)s->bimpl)->k[i] : NULL;
+  const char *kname = !k ? s->bk->name : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi" : kn[k->kind];
   snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kname,
            (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2], (long long)x->dims[3],
            (long long)o->dims[0], (long long)o->dims[1], (long long)o->dims[2], (long long)o->dims[3],

@@ -502,15 +502,15 @@ hr_status hr__dwconv_init(hr__dwconv *d, const float *w, const float *bias, int 
   return HR_OK;
 }
 
-typedef struct dw_job { const hr__dwconv *d; const float *x; float *o; } dw_job;
+typedef struct dw_job { const hr__dwconv *d; const float *x; float *o; const hr__dw_epi *e; } dw_job;
 static void dw_task2(void *ctx, size_t grp, size_t oy) {
   const dw_job *j = ctx;
   const hr__dwconv *d = j->d;
-  hr__k_dwconv_row(j->x, d->w, d->b, j->o, d->H, d->W, d->C, d->OW, d->K, d->s, d->dl, d->pt, d->pl, d->lo, d->hi, (int)grp, (int)oy);
+  hr__k_dwconv_row(j->x, d->w, d->b, j->o, d->H, d->W, d->C, d->OW, d->K, d->s, d->dl, d->pt, d->pl, d->lo, d->hi, j->e, (int)grp, (int)oy);
 }
 
-void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o) {
-  dw_job j = {d, x, o};
+void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o, const hr__dw_epi *e) {
+  dw_job j = {d, x, o, e};
   const size_t ngrp = (size_t)(d->C + 16 * HR__DW_GB - 1) / (16 * HR__DW_GB);  /* groups of HR__DW_GB blocks of 16 channels */
   if (pool) pthreadpool_parallelize_2d(pool, dw_task2, &j, ngrp, (size_t)d->OH, 0);
   else

@@ -2,6 +2,7 @@
 #ifndef HR_SESSION_KERNELS_H
 #define HR_SESSION_KERNELS_H
 #include "session/session_impl.h"
+#include "session/kernels_simd.h"
 
 /* Every kernel here takes the session's pool (NULL: the calling thread) and splits its rows or
  * elements over it; results do not depend on the split.
@@ -84,7 +85,8 @@ typedef struct hr__dwconv {
 int hr__k_dwconv_fits(int kh, int kw, int sh, int sw, int dh, int dw, int64_t multiplier, int64_t batch);
 hr_status hr__dwconv_init(hr__dwconv *d, const float *w, const float *bias, int H, int W, int C, int OH, int OW, int K, int s, int dl, int pt,
                           int pl, float lo, float hi);
-void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o);
+/* e: what each output gets after the clamp (kernels_simd.h, hr__dw_epi); NULL: nothing. */
+void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o, const hr__dw_epi *e);
 /* TF ResizeBilinear, half-pixel centres, NHWC float: per-column taps from a table made at create
  * (12 bytes per output column), rows computed on the fly. */
 typedef struct hr__resize { int32_t *x0, *x1; float *fx; int ow; } hr__resize;

@@ -188,12 +188,40 @@ HR__AVX512 static int hrow16(const int32_t *x0, const int32_t *x1, const float *
  * with one fused multiply-add each, the taps in XNNPACK's order (column-major: kx outer, ky inner,
  * as its indirection buffer and packed weights lay them out), a tap outside the image adding a zero
  * as XNNPACK's zero buffer does; then max(acc, lo), min(acc, hi). So the values are XNNPACK's
- * (up16x9 / up16x25 avx512f) bit for bit; test_kernels_dw compares them. */
+ * (up16x9 / up16x25 avx512f) bit for bit; test_kernels_dw compares them. Then the epilogue, if any
+ * (hr__dw_epi: the ops after the convolution, as their own kernels compute them; test_exec_fuse). */
 typedef struct dw_task {
   const float *x, *w, *b; float *o;
   int H, W, C, OW, s, dl, pt, pl, nblk;
   float lo, hi;
+  const hr__dw_epi *e;  /* never NULL here */
 } dw_task;
+
+/* y op v as one IEEE operation (v op y where v_first): hr__k_bcast_c's per element */
+HR__AVX512 static inline __attribute__((always_inline)) __m512 epi_op(int op, int v_first, __m512 y, __m512 v) {
+  switch (op) {
+    case HR__EPI_MUL: return _mm512_mul_ps(y, v);
+    case HR__EPI_ADD: return _mm512_add_ps(y, v);
+    case HR__EPI_SUB: return v_first ? _mm512_sub_ps(v, y) : _mm512_sub_ps(y, v);
+    case HR__EPI_DIV: return v_first ? _mm512_div_ps(v, y) : _mm512_div_ps(y, v);
+    default: return y;
+  }
+}
+
+/* One output vector: clamped to [lo, hi], then the epilogue (hr__dw_epi) with the block's operands
+ * v1, v2; the HardSwish as hswish16 computes it. */
+HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_finish(const hr__dw_epi *e, __m512 acc, __m512 vlo, __m512 vhi, __m512 v1,
+                                                                          __m512 v2) {
+  __m512 y = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
+  if (e->op1) y = epi_op(e->op1, e->v1_first, y, v1);
+  if (e->op2) y = epi_op(e->op2, e->v2_first, y, v2);
+  if (e->hswish) {
+    __m512 a = _mm512_fmadd_ps(y, _mm512_set1_ps(0x1.555556p-3f), _mm512_set1_ps(0.5f));
+    a = _mm512_min_ps(_mm512_max_ps(a, _mm512_setzero_ps()), _mm512_set1_ps(1.f));
+    y = _mm512_mul_ps(a, y);
+  }
+  return y;
+}
 
 /* One tap sum for output pixel (ox) of block blk, every tap checked against the image (the border). */
 HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_px_edge(const dw_task *t, const float *xc, const float *wb, __m512 bias,
@@ -239,6 +267,8 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
       const __mmask16 m = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
       const float *wb = t->w + c0;  /* tap (ky, kx) at wb + (ky K + kx) C: TF's K x K x C weights */
       const __m512 bias = t->b ? _mm512_maskz_loadu_ps(m, t->b + c0) : _mm512_setzero_ps();
+      const __m512 v1 = t->e->op1 ? _mm512_maskz_loadu_ps(m, t->e->v1 + c0) : _mm512_setzero_ps();
+      const __m512 v2 = t->e->op2 ? _mm512_maskz_loadu_ps(m, t->e->v2 + c0) : _mm512_setzero_ps();
       const float *xc = t->x + c0;
       float *oo = orow + (size_t)ox * cs + c0;
       if (four) {
@@ -255,10 +285,10 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
             a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + 2 * ps), wk, a2);
             a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + 3 * ps), wk, a3);
           }
-        _mm512_mask_storeu_ps(oo, m, _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi));
-        _mm512_mask_storeu_ps(oo + cs, m, _mm512_min_ps(_mm512_max_ps(a1, vlo), vhi));
-        _mm512_mask_storeu_ps(oo + 2 * cs, m, _mm512_min_ps(_mm512_max_ps(a2, vlo), vhi));
-        _mm512_mask_storeu_ps(oo + 3 * cs, m, _mm512_min_ps(_mm512_max_ps(a3, vlo), vhi));
+        _mm512_mask_storeu_ps(oo, m, dw_finish(t->e, a0, vlo, vhi, v1, v2));
+        _mm512_mask_storeu_ps(oo + cs, m, dw_finish(t->e, a1, vlo, vhi, v1, v2));
+        _mm512_mask_storeu_ps(oo + 2 * cs, m, dw_finish(t->e, a2, vlo, vhi, v1, v2));
+        _mm512_mask_storeu_ps(oo + 3 * cs, m, dw_finish(t->e, a3, vlo, vhi, v1, v2));
       } else if (ox + 3 < t->OW) {
         /* four pixels meeting the border: the rows outside the image skipped (above), and per
          * column tap each pixel's load masked empty where its column is outside (a zero, as
@@ -281,10 +311,10 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_t
           }
         }
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(oo + (size_t)j * cs, m, _mm512_min_ps(_mm512_max_ps(a[j], vlo), vhi));
+        for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(oo + (size_t)j * cs, m, dw_finish(t->e, a[j], vlo, vhi, v1, v2));
       } else {
         const __m512 acc = dw_px_edge(t, xc, wb, bias, m, iy0, ix0, K);
-        _mm512_mask_storeu_ps(oo, m, _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi));
+        _mm512_mask_storeu_ps(oo, m, dw_finish(t->e, acc, vlo, vhi, v1, v2));
       }
     }
     ox += four || ox + 3 < t->OW ? 4 : 1;
@@ -307,8 +337,9 @@ int hr__k_hswish_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_hswish(float *y, int64_t n) { hswish16(y, n); }
 int hr__k_dwconv_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
-                      int pl, float lo, float hi, int grp, int oy) {
-  const dw_task t = {x, w, b, o, H, W, C, OW, s, dl, pt, pl, (C + 15) / 16, lo, hi};
+                      int pl, float lo, float hi, const hr__dw_epi *e, int grp, int oy) {
+  static const hr__dw_epi none;
+  const dw_task t = {x, w, b, o, H, W, C, OW, s, dl, pt, pl, (C + 15) / 16, lo, hi, e ? e : &none};
   if (K == 3) dw_row3(&t, grp, oy);
   else dw_row5(&t, grp, oy);
 }
@@ -351,8 +382,8 @@ int hr__k_hswish_ok(void) { return 0; }
 void hr__k_hswish(float *y, int64_t n) { (void)y; (void)n; }
 int hr__k_dwconv_ok(void) { return 0; }
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
-                      int pl, float lo, float hi, int grp, int oy) {
-  (void)x; (void)w; (void)b; (void)o; (void)H; (void)W; (void)C; (void)OW; (void)K; (void)s; (void)dl; (void)pt; (void)pl; (void)lo; (void)hi;
+                      int pl, float lo, float hi, const hr__dw_epi *e, int grp, int oy) {
+  (void)e; (void)x; (void)w; (void)b; (void)o; (void)H; (void)W; (void)C; (void)OW; (void)K; (void)s; (void)dl; (void)pt; (void)pl; (void)lo; (void)hi;
   (void)grp; (void)oy;
 }
 int hr__k_stream_ok(void) { return 0; }

@@ -39,6 +39,12 @@ int hr__k_dwconv_ok(void);
  * 0), 1): its values bit for bit on a CPU where it picks its AVX-512 kernel); hr__k_hswish_ok: AVX-512F. */
 int hr__k_hswish_ok(void);
 void hr__k_hswish(float *y, int64_t n);
+/* What a depthwise row does to each output after its sum and clamp (NULL or all zero: nothing): up to
+ * two per-channel ops, y = y op v (v op y where v_first; v: C floats, read in place), then a HardSwish,
+ * each with the operations the separate kernels use (hr__k_bcast_c's one IEEE operation per element,
+ * hr__k_hswish's), so that the values are theirs bit for bit (exec.c fuse_dw_epi). */
+enum { HR__EPI_NONE = 0, HR__EPI_MUL, HR__EPI_ADD, HR__EPI_SUB, HR__EPI_DIV };
+typedef struct hr__dw_epi { const float *v1, *v2; int op1, op2, v1_first, v2_first, hswish; } hr__dw_epi;
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
-                      int pl, float lo, float hi, int grp, int oy);
+                      int pl, float lo, float hi, const hr__dw_epi *e, int grp, int oy);
 #endif

@@ -76,6 +76,13 @@ int main(void) {
     CHECK_EQ_INT(count_kind(a, "tanhgru"), 4); /* RVM's four ConvGRUs */
     CHECK_EQ_INT(count_kind(a, "grugates"), 4);
     CHECK_EQ_INT(count_kind(a, "fgflr"), 1);
+    /* depthwise convolutions with the batch norm and HardSwish after them in their epilogue (fuse_dw_epi):
+     * RVM's 5 FusedDepthwiseConv2dNative + HardSwish and 3 DepthwiseConv2dNative + Mul, Add, HardSwish;
+     * only where our depthwise kernel runs (AVX-512: elsewhere XNNPACK's, and there is no epilogue) */
+    int dwa = count_kind(a, "dwepi"), dwo = count_kind(a, "dwconv");
+    printf("%dx%d: dwepi     fused engine %2d ops (%d without an epilogue), plain %d\n", w, h, dwa, dwo, count_kind(b, "dwepi"));
+    if (dwa + dwo > 0) CHECK_EQ_INT(dwa, 8);
+    CHECK_EQ_INT(count_kind(b, "dwepi"), 0);
     int da = 0, df = 0, dc = 0;
     for (int i = 0; i < NF; i++) {
       hr_outputs oa, ob;

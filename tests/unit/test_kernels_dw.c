@@ -40,7 +40,7 @@ static void check(pthreadpool_t pool, int H, int W, int C, int K, int s, int dl,
   hr__dwconv d;
   CHECK_EQ_INT(hr__dwconv_init(&d, w, with_bias ? b : NULL, H, W, C, OH, OW, K, s, dl, pt, pl, lo, hi), HR_OK);
   memset(got, 0xff, sizeof(float) * no);
-  hr__k_dwconv(pool, &d, x, got);
+  hr__k_dwconv(pool, &d, x, got, NULL);
   size_t bad = 0;
   for (size_t i = 0; i < no; i++) bad += memcmp(&got[i], &want[i], sizeof(float)) != 0;
   CHECKF(bad == 0, "%dx%dx%d %dx%d stride %d dilation %d bias %d relu %d pool %d: %zu of %zu differ", H, W, C, K, K, s, dl, with_bias, relu,
