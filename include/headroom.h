@@ -106,6 +106,11 @@ typedef struct hr_session_params {
                                   cores: each op's join then waits for a descheduled worker), and the
                                   pool is tried again later; hr_outputs.threads says which ran.
                                   Results are the same either way. Default false. */
+  bool replan_resets_state;    /* true: a replan (hr_session_replan) zeroes the recurrent state, as a
+                                  reset does. false: the state is carried over, each tensor resampled
+                                  to the new plan's size (bilinear, half-pixel centres), so the
+                                  matte does not start over at a rung change of the live loop.
+                                  Default false. */
 } hr_session_params;
 
 HR_API void hr_session_params_default(hr_session_params *p);
@@ -146,7 +151,8 @@ typedef struct hr_outputs {
 
 HR_API enum {
   HR_EVENT_STATE_RESET = 1u << 0,  /* state was zeroed before this frame (reset, cut, replan) */
-  HR_EVENT_REPLANNED   = 1u << 1,  /* resolution / ratio changed: new plan, state reset */
+  HR_EVENT_REPLANNED   = 1u << 1,  /* resolution / ratio changed: new plan, the state carried over
+                                      resampled (HR_EVENT_STATE_RESET too when it was zeroed) */
   HR_EVENT_SCENE_CUT   = 1u << 2,  /* a hard cut was detected on this frame's input */
 };
 
@@ -157,7 +163,9 @@ HR_API hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *o
 /* Zero the recurrent state (next frame starts fresh). */
 HR_API hr_status hr_session_reset(hr_session *s);
 /* Change the model input size and/or ratio: re-plans the arena (allocation happens here, not in
- * push), resets the state, and raises HR_EVENT_REPLANNED on the next frame. ratio <= 0 = auto.
+ * push), carries the state over resampled to the new size (or zeroes it: replan_resets_state, or
+ * when the old state cannot be read, and then also raises HR_EVENT_STATE_RESET), and raises
+ * HR_EVENT_REPLANNED on the next frame. ratio <= 0 = auto.
  * Returns HR_OK at once when the size and ratio are the current ones; on a suspended session it
  * is hr_session_resume. Failure-atomic: the new plan, arena, state, buffers and kernels are all
  * made before the old ones are released, so on any error (HR_ENOMEM, or a planning error such as

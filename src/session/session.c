@@ -157,12 +157,68 @@ static void *alloc_aligned(size_t n) {
   return p;
 }
 
+/* One state tensor (1 x ih x iw x C floats) resampled to 1 x oh x ow x C: bilinear with half-pixel
+ * centres, TF's ResizeBilinear arithmetic (the source coordinate clamped at 0 and the last row and
+ * column); the same size is a copy. */
+static void resample_state(const float *x, int ih, int iw, float *y, int oh, int ow, int64_t C) {
+  if (ih == oh && iw == ow) { memcpy(y, x, sizeof(float) * (size_t)((int64_t)ih * iw * C)); return; }
+  const float sy = (float)ih / (float)oh, sx = (float)iw / (float)ow;
+  for (int oy = 0; oy < oh; oy++) {
+    float fy = ((float)oy + 0.5f) * sy - 0.5f;
+    if (fy < 0) fy = 0;
+    int y0 = (int)fy, y1 = y0 + 1 < ih ? y0 + 1 : ih - 1;
+    float ly = fy - (float)y0;
+    for (int ox = 0; ox < ow; ox++) {
+      float fx = ((float)ox + 0.5f) * sx - 0.5f;
+      if (fx < 0) fx = 0;
+      int x0 = (int)fx, x1 = x0 + 1 < iw ? x0 + 1 : iw - 1;
+      float lx = fx - (float)x0;
+      const float *a = x + ((int64_t)y0 * iw + x0) * C, *b = x + ((int64_t)y0 * iw + x1) * C;
+      const float *c = x + ((int64_t)y1 * iw + x0) * C, *d = x + ((int64_t)y1 * iw + x1) * C;
+      float *o = y + ((int64_t)oy * ow + ox) * C;
+      for (int64_t k = 0; k < C; k++) {
+        float top = a[k] + (b[k] - a[k]) * lx, bot = c[k] + (d[k] - c[k]) * lx;
+        o[k] = top + (bot - top) * ly;
+      }
+    }
+  }
+}
+
+/* The current plan's recurrent state carried into the new bundle n, each tensor resampled to its
+ * new height and width (the channels are the model's, the same at every size). Returns 1 when done;
+ * 0 when the shapes do not allow it or the old state cannot be read (n's state stays zero). */
+static int carry_state(hr_session *s, hr_session *n) {
+  const hr__plan *a = s->plan, *b = n->plan;
+  if (!a || a->n_state != b->n_state || a->n_state < 1) return 0;
+  for (int k = 0; k < a->n_state; k++) {
+    const hr__tensor *ta = &a->vals[a->state_val[k]].t, *tb = &b->vals[b->state_val[k]].t;
+    if (ta->rank != 4 || tb->rank != 4 || ta->dims[0] != 1 || tb->dims[0] != 1 || ta->dims[3] != tb->dims[3] ||
+        ta->dt != HR_DT_FLOAT || tb->dt != HR_DT_FLOAT || ta->dims[1] < 1 || ta->dims[2] < 1)
+      return 0;
+  }
+  for (int k = 0; k < a->n_state && !s->bk->host_arena; k++) /* into the host shadows (the CPU's are the state) */
+    if (s->bk->state_read(s, s->bimpl, k, s->state[k])) return 0;
+  for (int k = 0; k < a->n_state; k++) {
+    const hr__tensor *ta = &a->vals[a->state_val[k]].t, *tb = &b->vals[b->state_val[k]].t;
+    resample_state(s->state[k], (int)ta->dims[1], (int)ta->dims[2], n->state[k], (int)tb->dims[1], (int)tb->dims[2], ta->dims[3]);
+  }
+  /* a device backend takes it from the host buffers; the CPU's state is those buffers */
+  for (int k = 0; k < b->n_state && !n->bk->host_arena; k++)
+    if (n->bk->state_write(n, n->bimpl, k, n->state[k])) {
+      n->bk->state_zero(n, n->bimpl);
+      return 0;
+    }
+  return 1;
+}
+
 /* Plan (w, h, ratio) and make everything the plan needs, then put it in place of the session's
  * current plan (if any), which is released. Failure-atomic: on any error the session keeps its
  * plan, state contents, pending events and parameters, nothing made here is left allocated, and
  * s->err names what failed. For a moment both plans are held (peak = old + new). The new state
- * is zeroed; the caller raises the events. */
-static hr_status build(hr_session *s, int w, int h, float ratio) {
+ * is the old one resampled when carry is set and that works (*carried = 1), else zeroed; the
+ * caller raises the events. */
+static hr_status build(hr_session *s, int w, int h, float ratio, int carry, int *carried) {
+  if (carried) *carried = 0;
   hr_session scratch; /* the new bundle is made here: what the executor reads, nothing of the stream */
   memset(&scratch, 0, sizeof scratch);
   hr_session *n = &scratch;
@@ -220,6 +276,7 @@ static hr_status build(hr_session *s, int w, int h, float ratio) {
                st == HR_ENOMEM ? "out of memory" : hr_status_name(st), plan->n_rops);
     goto fail;
   }
+  if (carry && carried) *carried = carry_state(s, n);
   /* success: the new bundle takes the session's place, then the old one is released */
   bundle_move(&old, s);
   bundle_move(s, n);
@@ -295,7 +352,7 @@ hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_sess
   if (!st && threads > 1 && !s->pool) st = serr(s, HR_ENOMEM, "cannot create a pool of %d threads", threads);
   if (!st) s->prev_luma = calloc(32 * 18, 1);
   if (!st && !s->prev_luma) st = serr(s, HR_ENOMEM, "out of memory for the session");
-  if (!st) st = build(s, w, h, s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h));
+  if (!st) st = build(s, w, h, s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h), 0, NULL);
   if (st) {
     if (err && err_len) snprintf(err, err_len, "%s", s->err[0] ? s->err : hr_status_str(st));
     hr_session_destroy(s);
@@ -348,7 +405,7 @@ hr_status hr_session_resume(hr_session *s, int w, int h, float ratio) {
   if (s->plan) return HR_OK;
   if (!w || !h) { w = s->p.width; h = s->p.height; }
   if (ratio <= 0) ratio = s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h);
-  hr_status st = build(s, w, h, ratio);
+  hr_status st = build(s, w, h, ratio, 0, NULL);
   if (st) return say_after(s, st, "the session stays suspended");
   s->pending_events |= HR_EVENT_REPLANNED | HR_EVENT_STATE_RESET;
   return HR_OK;
@@ -359,9 +416,10 @@ hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
   if (!s->plan) return hr_session_resume(s, w, h, ratio);
   if (ratio <= 0) ratio = auto_ratio(w, h);
   if (w == s->plan->width && h == s->plan->height && ratio == s->plan->ratio) return HR_OK;
-  hr_status st = build(s, w, h, ratio); /* validates before it changes anything */
+  int carried = 0;
+  hr_status st = build(s, w, h, ratio, !s->p.replan_resets_state, &carried); /* validates before it changes anything */
   if (st) return say_after(s, st, "the previous plan and its state are kept");
-  s->pending_events |= HR_EVENT_REPLANNED | HR_EVENT_STATE_RESET;
+  s->pending_events |= HR_EVENT_REPLANNED | (carried ? 0u : (unsigned)HR_EVENT_STATE_RESET);
   return HR_OK;
 }
 

@@ -418,6 +418,8 @@ struct call_job {
   hr_frame f_old, f_new;       /* frame 2, as pushed to the old plan and to the new one */
   float *alpha_kept;           /* replan: frame 2's alpha when no replan was made */
   float *alpha_new;            /* frame 2's alpha after the call succeeded */
+  float *alpha_retry;          /* replan: frame 2's alpha when frame 2 went to the old plan first (after the
+                                  failed call), then the replan succeeded: the state is carried over */
   size_t n_kept, n_new;        /* floats in them */
   uint32_t ev_kept, ev_new;    /* frame 2's events in those two cases */
 };
@@ -532,8 +534,8 @@ static void run_call(const job *j, long n, long n_cj, outcome *o) {
     if (rs) PROBLEM("the retry after a failed call fails: %s (%s)", hr_status_name(rs), hr_session_last_error(s));
   }
   char pb[300] = "";
-  push_expect(s, &c->f_new, c->alpha_new, c->n_new, c->ev_new, st ? "the push after the retry" : "the push after the call",
-              pb, sizeof pb);
+  push_expect(s, &c->f_new, st && c->alpha_retry ? c->alpha_retry : c->alpha_new, c->n_new, c->ev_new,
+              st ? "the push after the retry" : "the push after the call", pb, sizeof pb);
   if (pb[0]) PROBLEM("%s", pb);
 #if defined(__SANITIZE_ADDRESS__)
   hr_session_destroy(s);
@@ -607,6 +609,18 @@ static void sweep_call(hr_model *m, const hr_session_params *p, const call_spec 
     /* shared: r stays, holding the new plan's kernels; else each child's call builds them */
     if (!cs->shared) { hr_session_destroy(r); r = NULL; }
   }
+  if (cs->kind == CALL_REPLAN) { /* the retry's reference: frame 2 on the old plan, then the replan */
+    hr_session *q = session_with_history(m, p, f, NULL);
+    if (q) {
+      size_t nq;
+      uint32_t evq;
+      free(alpha_copy(q, &c.f_old, &nq, &evq));
+      hr_status st = hr_session_replan(q, cs->w, cs->h, cs->ratio);
+      CHECKF(st == HR_OK, "%s: the reference call fails: %s", cs->label, hr_session_last_error(q));
+      if (!st) c.alpha_retry = alpha_copy(q, &c.f_new, &nq, &evq);
+      hr_session_destroy(q);
+    }
+  }
   c.s = session_with_history(m, p, f, &c.session_allocs);
   job j = {.call = &c};
   tally t = {0};
@@ -657,6 +671,7 @@ static void sweep_call(hr_model *m, const hr_session_params *p, const call_spec 
   hr_session_destroy(r);
   free(c.alpha_kept);
   free(c.alpha_new);
+  free(c.alpha_retry);
   for (int i = 0; i < 4; i++) free(px[i]);
 }
 

@@ -8,7 +8,8 @@
  *       nothing shared (HR_VK_SHARE=0) within the fp32 bounds (mean 1e-5, max 1e-3: its own
  *       timing may pick other kernels);
  *   (3) back at the first ratio nothing is timed, and the mattes are the first plan's bit for bit
- *       (the state starts over at a replan, so the same frames give the same output);
+ *       (the state is reset after each replan, which by default carries it over resampled, so
+ *       that the same frames give the same output);
  *   (4) destroying the session after replans frees the shared device once (ASan pass: no leak, no
  *       double destroy);
  *   (5) a stream that adapts visits its lower rung at create (stream.c, warm_rungs) and comes back
@@ -68,6 +69,7 @@ int main(void) {
   push_all(s, frn, a0);
   /* (2) */
   CHECK_EQ_INT(hr_session_replan(s, W, H, 0.2f), HR_OK);
+  CHECK_EQ_INT(hr_session_reset(s), HR_OK); /* compared with a fresh session below */
   shared = hr__vk_create_stats(s->bimpl, &timed, &kept, &same);
   printf("replan to 0.2: shared %d, timed %d, same %d, kept %d\n", shared, timed, same, kept);
   CHECK(shared && timed > 0 && kept > 0 && timed + same + kept == n_conv);
@@ -93,6 +95,7 @@ int main(void) {
   }
   /* (3) */
   CHECK_EQ_INT(hr_session_replan(s, W, H, 0.25f), HR_OK);
+  CHECK_EQ_INT(hr_session_reset(s), HR_OK); /* compared with the first visit, from a zero state */
   shared = hr__vk_create_stats(s->bimpl, &timed, &kept, &same);
   printf("replan back to 0.25: shared %d, timed %d, same %d, kept %d\n", shared, timed, same, kept);
   CHECK(shared && timed == 0 && kept == n_conv);

@@ -150,6 +150,8 @@ int cmd_run(int argc, char **argv) {
     if (r.events & (HR_EVENT_STATE_RESET | HR_EVENT_SCENE_CUT) && !o.quiet && !o.status)
       fprintf(stderr, "headroom run: frame %lld: state reset%s%s\n", (long long)sl->index, r.events & HR_EVENT_SCENE_CUT ? " (scene cut)" : "",
               r.events & HR_EVENT_REPLANNED ? " (replanned)" : "");
+    else if (r.events & HR_EVENT_REPLANNED && !o.quiet && !o.status)
+      fprintf(stderr, "headroom run: frame %lld: replanned to %dx%d, state carried over\n", (long long)sl->index, rec->proc_w, rec->proc_h);
     if (o.status && t_end - last_status > 250) {
       last_status = t_end;
       fprintf(stderr, "\r\033[K frame %lld  %.1f ms  %dx%d  %s  rss %.0f MB  dropped %lld ", (long long)sl->index, t_end - t_take,
