@@ -238,6 +238,9 @@ typedef struct hr_plan_info {
   bool tail_split;             /* the guided-filter tail can run apart from the network, so a stream
                                   can run it on every frame (hr_stream_params.tail_every_frame): RVM
                                   below ratio 1, alpha only, on XNNPACK */
+  int threads;                 /* kernel threads: the session's pool (params.threads, 0 there meaning
+                                  hr_cpu_count()); 1 when it has none. hr_model_plan: what a session
+                                  made with those params gets. */
 } hr_plan_info;
 HR_API void hr_session_get_plan(const hr_session *s, hr_plan_info *info);
 

@@ -73,12 +73,16 @@ static int64_t alpha_buf_bytes(const hr__plan *p) {
   return a->rank == 4 && a->dims[3] > 1 ? a->dims[1] * a->dims[2] * 4 : 0;
 }
 
+/* The one rule for a session's kernel threads: params.threads, or every CPU this process may use. */
+static int session_threads(const hr_session_params *p) { return p->threads > 0 ? p->threads : (int)hr_cpu_count(); }
+
 static void plan_info(const hr_model *m, const hr__plan *p, const hr_session_params *prm, int64_t kernel_bytes,
                       int64_t kernel_shared_bytes, hr_plan_info *info) {
   memset(info, 0, sizeof *info);
   info->width = p->width; info->height = p->height;
   info->proc_width = p->proc_w; info->proc_height = p->proc_h;
   info->downsample_ratio = p->ratio;
+  info->threads = session_threads(prm);
   info->weight_bytes = m->n_params * 4;
   info->arena_bytes = p->arena_bytes;
   for (int k = 0; k < p->n_state; k++) info->state_bytes += p->state_bytes[k];
@@ -346,7 +350,7 @@ hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_sess
   if (m->fixed_w) { if (!w) w = m->fixed_w; if (!h) h = m->fixed_h; }
   hr_status st = HR_OK;
   if (w <= 0 || h <= 0) st = serr(s, HR_EINVAL, "no input size (%dx%d): the model has no fixed size, set width and height", w, h);
-  int threads = s->p.threads > 0 ? s->p.threads : hr_cpu_count();
+  int threads = session_threads(&s->p);
   s->p.threads = threads;
   if (!st) s->pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
   if (!st && threads > 1 && !s->pool) st = serr(s, HR_ENOMEM, "cannot create a pool of %d threads", threads);

@@ -142,8 +142,33 @@ out:
   hr_model_destroy(m);
 }
 
+/* hr_plan_info.threads: the one place the "0 means every CPU" rule is read (the CLI prints it) */
+static void test_plan_threads(void) {
+  hr_model *m; hr_source *src; hr_frame fr[1];
+  if (!hr_test_rvm_frames(&m, &src, fr, 1)) { hr_source_destroy(src); hr_model_destroy(m); return; }
+  const int want[3] = {(int)hr_cpu_count(), 1, 3};
+  for (int k = 0; k < 3; k++) {
+    hr_session_params p;
+    hr_session_params_default(&p);
+    p.width = 128; p.height = 96; p.threads = k == 0 ? 0 : want[k];
+    hr_plan_info mp, sp;
+    CHECK_EQ_INT(hr_model_plan(m, &p, &mp, NULL, 0), HR_OK);
+    hr_session *s = NULL;
+    CHECK_EQ_INT(hr_session_create(m, &p, &s), HR_OK);
+    if (!s) continue;
+    hr_session_get_plan(s, &sp);
+    printf("params.threads %d: plan says %d, session %d (CPUs %d)\n", p.threads, mp.threads, sp.threads, (int)hr_cpu_count());
+    CHECK_EQ_INT(mp.threads, want[k]);
+    CHECK_EQ_INT(sp.threads, want[k]);
+    hr_session_destroy(s);
+  }
+  hr_source_destroy(src);
+  hr_model_destroy(m);
+}
+
 int main(void) {
   test_policy();
+  test_plan_threads();
   test_same_results();
   return hr_test_finish("test_session_threads");
 }

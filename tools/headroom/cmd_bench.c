@@ -51,7 +51,7 @@ int cmd_bench(int argc, char **argv) {
   hr_status cst = hr_session_create_err(m, &p, &s, cerr, sizeof cerr);
   if (cst) { fprintf(stderr, "headroom bench: cannot create session: %s (%s)\n", cerr, hr_status_name(cst)); hr_model_destroy(m); return 1; }
   hr_plan_info pi; hr_session_get_plan(s, &pi);
-  const int sthreads = p.threads ? p.threads : (int)hr_cpu_count();
+  const int sthreads = pi.threads;
   /* a synthetic but image-like input: smooth gradients with a bright blob (content does not change cost) */
   int W = pi.width, H = pi.height;
   float *img = malloc(sizeof(float) * (size_t)W * H * 3);

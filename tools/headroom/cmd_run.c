@@ -103,7 +103,7 @@ int cmd_run(int argc, char **argv) {
     for (int k = 0; tables[t][k]; k++)
       if (tables[t][k]->open(&sink_ctx[t][k], &cfg, err, sizeof err)) { fprintf(stderr, "headroom run: %s\n", err); goto out; }
   if (hr_stats_create(&st_frame) || hr_stats_create(&st_out) || hr_stats_create(&st_lat) || hr_flow_create(&flow)) goto out;
-  const int nthr = p.session.threads ? p.session.threads : (int)(ncpu > 0 ? ncpu : 1);
+  const int nthr = pi.threads;
   if (!o.quiet)
     fprintf(stderr, "headroom run: %s -> %s, model %s at %dx%d ratio %g (processing %dx%d), plan %.1f MB, %s, %d thread%s%s%s%s\n",
             hr_source_describe(src), o.out, mi.name, pi.width, pi.height, pi.downsample_ratio, pi.proc_width,
