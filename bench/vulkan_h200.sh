@@ -294,6 +294,18 @@
 # rungs): nothing shared 349 delivered of 400 (latency max 324 ms); shared, without the visits
 # 335 / 347 / 347, replans 140-254 ms each (latency max 236-270); with them 394 / 394 / 395
 # delivered, latency p99 40.6-43.8, max 45.5-50.3 ms.
+# 2026-12-02 night: a replan shares the replaced plan's frame staging, frame and read-back buffers
+# (sized by the frame, the same on every rung: 33 + 33 + 11 MB at 1920x1440, allocated, pinned and
+# freed at every rung change before; vk_backend.c buf_take, HR_VK_SHARE_BUFS=0 off), and carries
+# the recurrent state over (session.c carry_state). .gl/replan.c, two rounds each, alternating:
+#   rung seen before: shared 25.1 / 29.2 / 23.9 / 29.0 and 30.7 / 24.5 / 25.5 / 30.8 ms (create 16-21);
+#                     HR_VK_SHARE_BUFS=0 40.1 / 39.1 / 41.1 / 46.9 and 39.2 / 41.5 / 37.2 / 46.4 (create 26-31)
+#   new rung: shared 92.6-107.2 ms, off 100.7-126.7
+# run-live --budget-ms 4, alternating: shared 398 / 399 of 400 delivered, latency p99 27.3 / 28.7 ms,
+# max 35.9 / 34.3; off 389 / 388, p99 50.9 / 50.9, max 55.0 / 56.4. run-live (default budget): 400
+# of 400 at 480x360, latency p99 12.2 ms. Frame (vkbench, same day, before this change): 2.640 /
+# 2.625 ms median, GPU 2.349 / 2.333, alpha vs XNNPACK 1.12e-7 / 2.5e-3 (the plan's placement
+# change for the CPU's depthwise epilogue left the Vulkan figures as they were).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -11,7 +11,8 @@
  *       (the state is reset after each replan, which by default carries it over resampled, so
  *       that the same frames give the same output);
  *   (4) destroying the session after replans frees the shared device once (ASan pass: no leak, no
- *       double destroy);
+ *       double destroy); the frame staging, frame and read-back buffers (sized by the frame, not
+ *       the ratio) are taken over by each replan too, and freed once;
  *   (5) a stream that adapts visits its lower rung at create (stream.c, warm_rungs) and comes back
  *       without a replan event or count; its first step down then times nothing. */
 #include <stdint.h>
@@ -65,14 +66,19 @@ int main(void) {
   shared = hr__vk_create_stats(s->bimpl, &timed, &kept, &same);
   printf("create at 0.25: shared %d, timed %d, same %d, kept %d\n", shared, timed, same, kept);
   CHECK(!shared && timed > 0 && kept == 0);
+  int nb = 0, sb = hr__vk_shared_bufs(s->bimpl, &nb);
+  CHECK(sb == 0 && nb == 3);
   const int n_conv = timed + same;
   push_all(s, frn, a0);
   /* (2) */
   CHECK_EQ_INT(hr_session_replan(s, W, H, 0.2f), HR_OK);
   CHECK_EQ_INT(hr_session_reset(s), HR_OK); /* compared with a fresh session below */
   shared = hr__vk_create_stats(s->bimpl, &timed, &kept, &same);
-  printf("replan to 0.2: shared %d, timed %d, same %d, kept %d\n", shared, timed, same, kept);
+  sb = hr__vk_shared_bufs(s->bimpl, &nb);
+  printf("replan to 0.2: shared %d, timed %d, same %d, kept %d; frame staging, frame and read-back buffers taken over: %d of %d\n", shared,
+         timed, same, kept, sb, nb);
   CHECK(shared && timed > 0 && kept > 0 && timed + same + kept == n_conv);
+  CHECK(sb == 3 && nb == 3);   /* the frame's size did not change: the same buffers */
   push_all(s, frn, a1);
   /* the same ratio in a session of its own, nothing shared: its own timing may pick other kernels,
    * so the mattes agree within the Vulkan tests' fp32 bounds, not to the bit */

@@ -185,7 +185,10 @@ typedef struct vdisp {
   int64_t alt[NCK], n_out;
 } vdisp;
 
-typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size, alloc; } vbuf;
+/* A buffer and its memory. refs: NULL when this plan alone holds it, else the count of the
+ * session's plans that share it (buf_share: a replan's frame staging, frame and read-back buffers,
+ * whose sizes depend on the frame's size only); the last buf_free frees it. */
+typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size, alloc; int *refs; } vbuf;
 
 /* A convolution's choice by the tuner, kept for the session's later plans: what the dispatch does
  * (its push constants without the buffer offsets, its fp32-range mask, the kernels that apply and
@@ -408,10 +411,30 @@ static hr_status buf_make(hr_session *s, vk *v, vbuf *b, VkDeviceSize size, VkBu
   return HR_OK;
 }
 static void buf_free(vk *v, vbuf *b) {
+  if (b->refs && --*b->refs > 0) { memset(b, 0, sizeof *b); return; } /* another plan still has it */
+  free(b->refs);
   if (b->map) vkUnmapMemory(v->dev, b->m);
   if (b->b) vkDestroyBuffer(v->dev, b->b, NULL);
   if (b->m) vkFreeMemory(v->dev, b->m, NULL);
   memset(b, 0, sizeof *b);
+}
+
+/* b is the replaced plan's buffer from (same device) when it has the size wanted: shared, not made
+ * again (a replan between rungs keeps the frame's size: the 33 MB staging and frame buffers and the
+ * 11 MB read-back at 1920x1440 were allocated, pinned and freed at every rung change); else made. */
+static hr_status buf_take(hr_session *s, vk *v, vbuf *b, vbuf *from, VkDeviceSize size, VkBufferUsageFlags use, VkMemoryPropertyFlags want,
+                          VkMemoryPropertyFlags prefer, const char *what) {
+  const char *e = getenv("HR_VK_SHARE_BUFS");
+  if (from && from->b && from->size == (size ? size : 256) && !(e && *e == '0')) {
+    if (!from->refs) {
+      if (!(from->refs = malloc(sizeof *from->refs))) return HR_ENOMEM;
+      *from->refs = 1;
+    }
+    ++*from->refs;
+    *b = *from;
+    return HR_OK;
+  }
+  return buf_make(s, v, b, size, use, want, prefer, what);
 }
 
 /* Submit command buffers and wait. spin 0: block on the fence; 1: poll it, then block after 100 ms;
@@ -1946,7 +1969,7 @@ static void dev_wants(char *w, size_t n) {
 }
 
 /* Take over the device of prev, the plan this one replaces (see vk_dev). 1: taken. */
-static int adopt(vk *v, const vk *prev) {
+static int adopt(vk *v, vk *prev) {
   const char *sh = getenv("HR_VK_SHARE");
   if (!prev || !prev->sh || !prev->dev || !prev->pl || (sh && *sh == '0')) return 0;
   char w[sizeof prev->sh->wants];
@@ -1962,7 +1985,7 @@ static int adopt(vk *v, const vk *prev) {
 
 static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 
-static hr_status vk_create_(hr_session *s, vk *v, const vk *prev) {
+static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   const hr__plan *p = s->plan;
   hr_status st;
   v->pro = -1;
@@ -2172,7 +2195,9 @@ static hr_status vk_create_(hr_session *s, vk *v, const vk *prev) {
   VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   const char *sm = getenv("HR_VK_STAGE"); /* "wc": the first host-visible type, not a cached one (for comparison) */
   VkMemoryPropertyFlags stage_pref = sm && !strcmp(sm, "wc") ? 0 : VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-  if ((st = buf_make(s, v, &v->stage, (VkDeviceSize)(FRAME_HDR + (int64_t)p->width * p->height * 12 + 256), use, hv, stage_pref, "frame staging buffer")))
+  vk *pv = v->shared ? prev : NULL;   /* the replaced plan, on this same device: its buffers may be shared */
+  if ((st = buf_take(s, v, &v->stage, pv ? &pv->stage : NULL, (VkDeviceSize)(FRAME_HDR + (int64_t)p->width * p->height * 12 + 256), use, hv,
+                     stage_pref, "frame staging buffer")))
     return st;
   const char *wm = getenv("HR_VK_WAIT"), *ct = getenv("HR_VK_COPY_THREADS"), *tr = getenv("HR_VK_TRACE");
   v->spin = wm && !strcmp(wm, "spin") ? 1 : wm && !strcmp(wm, "block") ? 0 : 2;
@@ -2185,7 +2210,7 @@ static hr_status vk_create_(hr_session *s, vk *v, const vk *prev) {
   v->frame_dev = !(fm && !strcmp(fm, "host"));
   v->overlap = v->frame_dev && ov && *ov == '1';
   if (v->frame_dev &&
-      (st = buf_make(s, v, &v->fbuf, v->stage.size, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "frame buffer on the device")))
+      (st = buf_take(s, v, &v->fbuf, pv ? &pv->fbuf : NULL, v->stage.size, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "frame buffer on the device")))
     return st;
   v->out_val[0] = p->alpha_val; v->out_val[1] = p->fgr_val;
   int64_t rb = 0;
@@ -2194,7 +2219,8 @@ static hr_status vk_create_(hr_session *s, vk *v, const vk *prev) {
     if (v->out_val[k] < 0) continue;
     v->out_off[k] = rb; rb = align256(rb + hr__numel(&p->vals[v->out_val[k]].t) * 4);
   }
-  if ((st = buf_make(s, v, &v->rback, (VkDeviceSize)rb, use, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "output read-back buffer"))) return st;
+  if ((st = buf_take(s, v, &v->rback, pv ? &pv->rback : NULL, (VkDeviceSize)rb, use, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "output read-back buffer")))
+    return st;
   int64_t sb = 0;
   for (int k = 0; k < p->n_state; k++) { v->sback_off[k] = sb; sb = align256(sb + p->state_bytes[k] / 4 * v->es); }
   if ((st = buf_make(s, v, &v->sback, (VkDeviceSize)(sb ? sb : 256), use, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "state read-back buffer"))) return st;
@@ -2523,6 +2549,15 @@ int hr__vk_create_stats(void *impl, int *timed, int *kept, int *same) {
   const vk *v = impl;
   *timed = v ? v->tuned_timed : 0; *kept = v ? v->tuned_kept : 0; *same = v ? v->tuned_same : 0;
   return v && v->shared;
+}
+
+int hr__vk_shared_bufs(void *impl, int *n_bufs) {
+  const vk *v = impl;
+  const vbuf *b[3] = {v ? &v->stage : NULL, v ? &v->fbuf : NULL, v ? &v->rback : NULL};
+  int n = 0, sh = 0;
+  for (int k = 0; k < 3; k++) if (b[k] && b[k]->b) { n++; sh += b[k]->refs != NULL; }
+  if (n_bufs) *n_bufs = n;
+  return sh;
 }
 
 /* For an automatic backend choice: whether a Vulkan device this backend would take exists (a GPU
