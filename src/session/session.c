@@ -427,6 +427,17 @@ hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
   return HR_OK;
 }
 
+hr_status hr__session_replan_quiet(hr_session *s, int w, int h, float ratio) {
+  if (!s || !s->plan) return HR_EINVAL;
+  uint32_t ev = s->pending_events;
+  char err[sizeof s->err];
+  memcpy(err, s->err, sizeof err);
+  hr_status st = hr_session_replan(s, w, h, ratio);
+  s->pending_events = ev;
+  memcpy(s->err, err, sizeof err);
+  return st;
+}
+
 /* Scene-cut detector: mean |luma difference| on a 32x18 thumbnail of the model input. */
 static int scene_cut(hr_session *s, const hr_frame *f) {
   uint8_t th[32 * 18];

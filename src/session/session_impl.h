@@ -68,6 +68,10 @@ int hr__exec_threads(const hr__exec *ex, int i0, int i1);
 /* The CPU threads the last run of ops [i0, i1) used: as above, else the session's thread count; 0
  * on a device backend. */
 int hr__session_threads(const hr_session *s, int i0, int i1);
+/* hr_session_replan for the stream's own ends (visiting its rungs at create, stream.c warm_rungs):
+ * the same, but the caller made nothing happen, so no event is raised and, on failure, the
+ * session's error message is left as it was. */
+hr_status hr__session_replan_quiet(hr_session *s, int w, int h, float ratio);
 
 /* Split run: the stream's tail-every-frame mode (split.c). RVM's plan ends in the fused guided-
  * filter tail, which turns low-resolution coefficients A and b into the full-resolution matte with

@@ -168,13 +168,11 @@ static void warm_rungs(hr_stream *s) {
   const int first = s->lad.cur;
   int at = first;
   for (int k = first + 1; k < s->lad.n; k++) {
-    if (hr_session_replan(s->s, s->sp.width, s->sp.height, s->lad.ratio[k])) break;
+    if (hr__session_replan_quiet(s->s, s->sp.width, s->sp.height, s->lad.ratio[k])) break;
     at = k;
   }
-  if (at != first && !hr_session_replan(s->s, s->sp.width, s->sp.height, s->lad.ratio[first])) at = first;
-  s->lad.cur = s->prev_rung = at;
-  s->s->pending_events = 0;   /* nothing the caller made happen: the first frame reports no replan */
-  s->s->err[0] = 0;
+  if (at != first && !hr__session_replan_quiet(s->s, s->sp.width, s->sp.height, s->lad.ratio[first])) at = first;
+  s->lad.cur = s->prev_rung = at;   /* the first frame reports no replan: the caller made none */
 #else
   (void)s;
 #endif
