@@ -306,6 +306,14 @@
 # of 400 at 480x360, latency p99 12.2 ms. Frame (vkbench, same day, before this change): 2.640 /
 # 2.625 ms median, GPU 2.349 / 2.333, alpha vs XNNPACK 1.12e-7 / 2.5e-3 (the plan's placement
 # change for the CPU's depthwise epilogue left the Vulkan figures as they were).
+# Then the weights copied on the device from the replaced plan when its constant block is the same
+# (RVM's: the weights do not depend on the ratio; vk_backend.c same_consts, HR_VK_SHARE_CONSTS=0
+# off; before, each replan pinned a 15 MB upload buffer and sent the weights over PCIe again),
+# alternating rounds: a rung seen before 11.5-17.8 ms (create 4.5-6.1, of it weights and recording
+# 0.7-1.4) against 22.0-31.4 (create 15-20, weights and recording 12.2-14.8); a new rung 69-93 ms
+# against 82-110. run-live --budget-ms 4: 400 of 400 delivered, latency p99 14.8 ms, max 19.0
+# (HR_VK_SHARE_CONSTS=0 in the same call: 400 of 400, p99 29.3, max 32.5); default run-live 400 of
+# 400 at 480x360, p99 10.1 ms; vkbench 2.633 ms median, GPU 2.346 (unchanged).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

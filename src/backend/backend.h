@@ -68,6 +68,8 @@ int hr__vk_create_stats(void *impl, int *timed, int *kept, int *same);
 /* How many of the plan's frame staging, frame and read-back buffers were taken over from the plan
  * it replaced (buf_take) or handed on to one, and how many it has. */
 int hr__vk_shared_bufs(void *impl, int *n_bufs);
+/* 1 when the plan's weights were copied on the device from the plan it replaced (same constants). */
+int hr__vk_consts_copied(void *impl);
 /* A device the Vulkan backend would take exists (GPU types only unless HR_VULKAN_DEVICE names one):
  * HR_OK and "NAME (type)" in desc, else HR_ENOTSUP and why. No device is made: for a backend
  * choice such as --backend auto, which must never pick a CPU device (llvmpipe). */

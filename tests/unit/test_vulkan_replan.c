@@ -12,7 +12,8 @@
  *       that the same frames give the same output);
  *   (4) destroying the session after replans frees the shared device once (ASan pass: no leak, no
  *       double destroy); the frame staging, frame and read-back buffers (sized by the frame, not
- *       the ratio) are taken over by each replan too, and freed once;
+ *       the ratio) are taken over by each replan too, and freed once, and the weights are copied
+ *       on the device from the replaced plan (the mattes of (2) and (3) check their values);
  *   (5) a stream that adapts visits its lower rung at create (stream.c, warm_rungs) and comes back
  *       without a replan event or count; its first step down then times nothing. */
 #include <stdint.h>
@@ -68,6 +69,7 @@ int main(void) {
   CHECK(!shared && timed > 0 && kept == 0);
   int nb = 0, sb = hr__vk_shared_bufs(s->bimpl, &nb);
   CHECK(sb == 0 && nb == 3);
+  CHECK(!hr__vk_consts_copied(s->bimpl));
   const int n_conv = timed + same;
   push_all(s, frn, a0);
   /* (2) */
@@ -79,6 +81,8 @@ int main(void) {
          timed, same, kept, sb, nb);
   CHECK(shared && timed > 0 && kept > 0 && timed + same + kept == n_conv);
   CHECK(sb == 3 && nb == 3);   /* the frame's size did not change: the same buffers */
+  printf("replan to 0.2: weights %s\n", hr__vk_consts_copied(s->bimpl) ? "copied on the device from the replaced plan" : "uploaded");
+  CHECK(hr__vk_consts_copied(s->bimpl));   /* RVM's weights do not depend on the ratio */
   push_all(s, frn, a1);
   /* the same ratio in a session of its own, nothing shared: its own timing may pick other kernels,
    * so the mattes agree within the Vulkan tests' fp32 bounds, not to the bit */

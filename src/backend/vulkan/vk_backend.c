@@ -216,6 +216,7 @@ typedef struct vk_dev {
 typedef struct vk {
   vk_dev *sh;                 /* shared with the session's other plans (refcounted) */
   int shared;                 /* 1: taken over from the plan this one replaced */
+  int consts_copied;          /* the weights came from the replaced plan's device buffer (same_consts) */
   int tuned_timed, tuned_kept, tuned_same; /* the tuning: convolutions timed, picks taken from sh, picks of a same one timed here */
   VkInstance inst;
   VkDebugUtilsMessengerEXT msgr; /* validation messages (HR_VULKAN_VALIDATION=1) */
@@ -276,6 +277,10 @@ typedef struct vk {
   int64_t state_off[8];       /* bytes into dbuf */
   int64_t src_off;            /* materialised model input, -1 if none */
   int64_t const_off0, const_bytes;
+  /* the constants as uploaded, in layout order: where (bytes from const_off0), how many floats,
+   * from where (the plan's data): a replan whose block is the same copies it on the device */
+  struct cdesc { int64_t rel, n; const float *data; } *cdesc;
+  int n_cdesc;
   int w32;                    /* fp16 storage with the weights (every constant) fp32, at c32 in the fp32 range */
   int64_t c32;
   int64_t *voff;              /* per value: byte offset of a float constant in dbuf, -1 */
@@ -1958,7 +1963,7 @@ static void vk_destroy(void *impl) {
     if (v->sh) free(v->sh->picks);
     free(v->sh);
   }
-  free(v->voff); free(v->f32off); free(v->remap); free(v->vpar); free(v->vdel); free(v->vps); free(v->disp); free(v->ts); free(v->fused);
+  free(v->voff); free(v->cdesc); free(v->f32off); free(v->remap); free(v->vpar); free(v->vdel); free(v->vps); free(v->disp); free(v->ts); free(v->fused);
   free(v);
 }
 
@@ -1985,6 +1990,22 @@ static int adopt(vk *v, vk *prev) {
 
 static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 
+/* The constant block of v is that of pv, the plan it replaces: the same values at the same places
+ * in the same storage (each constant the same data, or equal data where a plan made its own).
+ * HR_VK_SHARE_CONSTS=0: never (each plan uploads its weights). */
+static int same_consts(const vk *v, const vk *pv) {
+  const char *e = getenv("HR_VK_SHARE_CONSTS");
+  if ((e && *e == '0') || !pv->dbuf.b || pv->const_bytes != v->const_bytes || pv->fp16 != v->fp16 || pv->w32 != v->w32 ||
+      pv->n_cdesc != v->n_cdesc)
+    return 0;
+  for (int i = 0; i < v->n_cdesc; i++) {
+    const struct cdesc *a = &v->cdesc[i], *b = &pv->cdesc[i];
+    if (a->rel != b->rel || a->n != b->n) return 0;
+    if (a->data != b->data && memcmp(a->data, b->data, sizeof(float) * (size_t)a->n)) return 0;
+  }
+  return 1;
+}
+
 static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   const hr__plan *p = s->plan;
   hr_status st;
@@ -2008,11 +2029,13 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   if (!v->voff) return HR_ENOMEM;
   for (int k = 0; k < p->n_vals; k++) v->voff[k] = -1;
   v->const_off0 = off;
+  if (!(v->cdesc = malloc(sizeof *v->cdesc * (size_t)(p->n_vals > 0 ? p->n_vals : 1)))) return HR_ENOMEM;
   for (int i = 0; i < p->n_rops; i++)
     for (int k = 0; k < p->rops[i].n_in; k++) {
       int id = p->rops[i].in[k];
       const hr__val *x = &p->vals[id];
       if (x->kind != V_CONST || x->t.dt != HR_DT_FLOAT || !x->t.data || v->voff[id] >= 0) continue;
+      v->cdesc[v->n_cdesc++] = (struct cdesc){off - v->const_off0, hr__numel(&x->t), x->t.data};
       v->voff[id] = off; off = align256(off + hr__numel(&x->t) * 4);
     }
   v->const_bytes = off - v->const_off0;
@@ -2250,22 +2273,30 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   const double tc_pipe = mono_ms();
   if (v->tune && (st = tune_convs(s, v))) return st;
   const double tc_tune = mono_ms();
-  /* zero everything, then upload the weights through a temporary staging buffer */
+  /* zero everything, then the weights: from the replaced plan's device buffer when its constant
+   * block is this one (the same values at the same places: a rung change), else uploaded through a
+   * temporary staging buffer */
   vbuf up;
+  memset(&up, 0, sizeof up);
   int cfp16 = v->fp16 && !v->w32;
   VkDeviceSize cbytes = cfp16 ? phys(v, v->const_bytes) : (VkDeviceSize)v->const_bytes;
-  if ((st = buf_make(s, v, &up, v->const_bytes ? cbytes : 256, use, hv, 0, "weight upload buffer"))) return st;
-  for (int k = 0; k < p->n_vals; k++)
-    if (v->voff[k] >= 0)
-      to_dev(cfp16, (char *)up.map + (cfp16 ? phys(v, v->voff[k] - v->const_off0) : (VkDeviceSize)(v->voff[k] - v->const_off0)), p->vals[k].t.data,
-             hr__numel(&p->vals[k].t));
+  const int from_prev = pv && v->const_bytes && same_consts(v, pv);
+  if (!from_prev) {
+    if ((st = buf_make(s, v, &up, v->const_bytes ? cbytes : 256, use, hv, 0, "weight upload buffer"))) return st;
+    for (int k = 0; k < p->n_vals; k++)
+      if (v->voff[k] >= 0)
+        to_dev(cfp16, (char *)up.map + (cfp16 ? phys(v, v->voff[k] - v->const_off0) : (VkDeviceSize)(v->voff[k] - v->const_off0)),
+               p->vals[k].t.data, hr__numel(&p->vals[k].t));
+  }
+  v->consts_copied = from_prev;
   st = tmp_begin(s, v);
   if (!st) {
     vkCmdFillBuffer(v->cb_tmp, v->dbuf.b, 0, VK_WHOLE_SIZE, 0);
     barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     if (v->const_bytes) {
-      VkBufferCopy c = {.srcOffset = 0, .dstOffset = idx_bytes(v, v->w32 ? F32_BIT + v->c32 : v->const_off0 / 4), .size = cbytes};
-      vkCmdCopyBuffer(v->cb_tmp, up.b, v->dbuf.b, 1, &c);
+      VkBufferCopy c = {.srcOffset = from_prev ? idx_bytes(pv, pv->w32 ? F32_BIT + pv->c32 : pv->const_off0 / 4) : 0,
+                        .dstOffset = idx_bytes(v, v->w32 ? F32_BIT + v->c32 : v->const_off0 / 4), .size = cbytes};
+      vkCmdCopyBuffer(v->cb_tmp, from_prev ? pv->dbuf.b : up.b, v->dbuf.b, 1, &c);
     }
     barrier(v->cb_tmp, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, ST_ALL, AC_ALL);
     st = tmp_end(s, v);
@@ -2275,9 +2306,9 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   st = record_main(s, v);
   if (!st && getenv("HR_VK_VERBOSE")) /* where a create (or a live loop's replan) spends its time */
     fprintf(stderr, "headroom vulkan: created in %.1f ms: instance and device %.1f (%s), buffers %.1f, pipelines %.1f, tuning %.1f "
-            "(%d convolutions timed, %d as a same one, %d picks kept), weights and recording %.1f\n", mono_ms() - tc0, tc_dev - tc0,
+            "(%d convolutions timed, %d as a same one, %d picks kept), weights (%s) and recording %.1f\n", mono_ms() - tc0, tc_dev - tc0,
             v->shared ? "the replaced plan's" : "new", tc_pre - tc_dev, tc_pipe - tc_pre, tc_tune - tc_pipe, v->tuned_timed, v->tuned_same, v->tuned_kept,
-            mono_ms() - tc_tune);
+            v->consts_copied ? "copied on the device" : "uploaded", mono_ms() - tc_tune);
   return st;
 }
 
@@ -2550,6 +2581,8 @@ int hr__vk_create_stats(void *impl, int *timed, int *kept, int *same) {
   *timed = v ? v->tuned_timed : 0; *kept = v ? v->tuned_kept : 0; *same = v ? v->tuned_same : 0;
   return v && v->shared;
 }
+
+int hr__vk_consts_copied(void *impl) { const vk *v = impl; return v && v->consts_copied; }
 
 int hr__vk_shared_bufs(void *impl, int *n_bufs) {
   const vk *v = impl;
