@@ -197,6 +197,14 @@ typedef struct dw_task {
   const hr__dw_epi *e;  /* never NULL here */
 } dw_task;
 
+/* HardSwish with XNNPACK's AVX-512 operations: v * min(max(fma(v, 1/6, 1/2), 0), 1) (hswish16 and
+ * the depthwise epilogue: the same bits) */
+HR__AVX512 static inline __attribute__((always_inline)) __m512 hswish_v(__m512 v) {
+  __m512 a = _mm512_fmadd_ps(v, _mm512_set1_ps(0x1.555556p-3f), _mm512_set1_ps(0.5f));
+  a = _mm512_min_ps(_mm512_max_ps(a, _mm512_setzero_ps()), _mm512_set1_ps(1.f));
+  return _mm512_mul_ps(a, v);
+}
+
 /* y op v as one IEEE operation (v op y where v_first): hr__k_bcast_c's per element */
 HR__AVX512 static inline __attribute__((always_inline)) __m512 epi_op(int op, int v_first, __m512 y, __m512 v) {
   switch (op) {
@@ -209,18 +217,13 @@ HR__AVX512 static inline __attribute__((always_inline)) __m512 epi_op(int op, in
 }
 
 /* One output vector: clamped to [lo, hi], then the epilogue (hr__dw_epi) with the block's operands
- * v1, v2; the HardSwish as hswish16 computes it. */
+ * v1, v2. */
 HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_finish(const hr__dw_epi *e, __m512 acc, __m512 vlo, __m512 vhi, __m512 v1,
                                                                           __m512 v2) {
   __m512 y = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
   if (e->op1) y = epi_op(e->op1, e->v1_first, y, v1);
   if (e->op2) y = epi_op(e->op2, e->v2_first, y, v2);
-  if (e->hswish) {
-    __m512 a = _mm512_fmadd_ps(y, _mm512_set1_ps(0x1.555556p-3f), _mm512_set1_ps(0.5f));
-    a = _mm512_min_ps(_mm512_max_ps(a, _mm512_setzero_ps()), _mm512_set1_ps(1.f));
-    y = _mm512_mul_ps(a, y);
-  }
-  return y;
+  return e->hswish ? hswish_v(y) : y;
 }
 
 /* One tap sum for output pixel (ox) of block blk, every tap checked against the image (the border). */
@@ -324,13 +327,9 @@ HR__AVX512 static void dw_row3(const dw_task *t, int grp, int oy) { dw_row_k(t, 
 HR__AVX512 static void dw_row5(const dw_task *t, int grp, int oy) { dw_row_k(t, grp, oy, 5); }
 
 HR__AVX512 static void hswish16(float *y, int64_t n) {
-  const __m512 sixth = _mm512_set1_ps(0x1.555556p-3f), half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.f), zero = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, y + i);
-    __m512 a = _mm512_fmadd_ps(v, sixth, half);
-    a = _mm512_min_ps(_mm512_max_ps(a, zero), one);
-    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(a, v));
+    _mm512_mask_storeu_ps(y + i, m, hswish_v(_mm512_maskz_loadu_ps(m, y + i)));
   }
 }
 int hr__k_hswish_ok(void) { return hr__cpu_avx512f(); }

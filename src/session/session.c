@@ -36,13 +36,22 @@ static double now_ms(void) {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* State tensors [0, n) into s->state: on a device backend its host shadows are refreshed (Vulkan
+ * serves them from the copy its frame command buffer makes; each tensor tried, the first error
+ * returned); the CPU's state is those buffers. */
+static hr_status state_to_host(const hr_session *s, int n) {
+  hr_status first = HR_OK;
+  for (int k = 0; k < n && !s->bk->host_arena; k++) {
+    hr_status st = s->bk->state_read((hr_session *)s, s->bimpl, k, s->state[k]);
+    if (st && !first) first = st;
+  }
+  return first;
+}
+
 int hr_session_state_views(const hr_session *s, const float **ptrs, size_t *lens, int max) {
   if (!s || !s->plan) return 0;
   int n = s->plan->n_state < max ? s->plan->n_state : max;
-  /* a device backend: refresh the host shadows (the stream reads them every frame: Vulkan serves
-   * them from the copy its frame command buffer makes) */
-  if (!s->bk->host_arena)
-    for (int k = 0; k < n; k++) s->bk->state_read((hr_session *)s, s->bimpl, k, s->state[k]);
+  state_to_host(s, n); /* the stream reads them every frame */
   for (int k = 0; k < n; k++) { ptrs[k] = s->state[k]; lens[k] = (size_t)(s->plan->state_bytes[k] / 4); }
   return n;
 }
@@ -163,7 +172,9 @@ static void *alloc_aligned(size_t n) {
 
 /* One state tensor (1 x ih x iw x C floats) resampled to 1 x oh x ow x C: bilinear with half-pixel
  * centres, TF's ResizeBilinear arithmetic (the source coordinate clamped at 0 and the last row and
- * column); the same size is a copy. */
+ * column); the same size is a copy. Not the executor's hr__k_resize: that one needs a column table
+ * made first, an allocation here, after the new plan is made, where a failure could no longer undo
+ * the replan (test_engine_allocfail fails every allocation of it). */
 static void resample_state(const float *x, int ih, int iw, float *y, int oh, int ow, int64_t C) {
   if (ih == oh && iw == ow) { memcpy(y, x, sizeof(float) * (size_t)((int64_t)ih * iw * C)); return; }
   const float sy = (float)ih / (float)oh, sx = (float)iw / (float)ow;
@@ -200,8 +211,7 @@ static int carry_state(hr_session *s, hr_session *n) {
         ta->dt != HR_DT_FLOAT || tb->dt != HR_DT_FLOAT || ta->dims[1] < 1 || ta->dims[2] < 1)
       return 0;
   }
-  for (int k = 0; k < a->n_state && !s->bk->host_arena; k++) /* into the host shadows (the CPU's are the state) */
-    if (s->bk->state_read(s, s->bimpl, k, s->state[k])) return 0;
+  if (state_to_host(s, a->n_state)) return 0;
   for (int k = 0; k < a->n_state; k++) {
     const hr__tensor *ta = &a->vals[a->state_val[k]].t, *tb = &b->vals[b->state_val[k]].t;
     resample_state(s->state[k], (int)ta->dims[1], (int)ta->dims[2], n->state[k], (int)tb->dims[1], (int)tb->dims[2], ta->dims[3]);

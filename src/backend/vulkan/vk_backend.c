@@ -186,7 +186,7 @@ typedef struct vdisp {
 } vdisp;
 
 /* A buffer and its memory. refs: NULL when this plan alone holds it, else the count of the
- * session's plans that share it (buf_share: a replan's frame staging, frame and read-back buffers,
+ * session's plans that share it (buf_take: a replan's frame staging, frame and read-back buffers,
  * whose sizes depend on the frame's size only); the last buf_free frees it. */
 typedef struct vbuf { VkBuffer b; VkDeviceMemory m; void *map; VkDeviceSize size, alloc; int *refs; } vbuf;
 
