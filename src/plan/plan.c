@@ -472,6 +472,26 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
       if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 1;
     }
   }
+  /* A bilinear resize read only by a Slice right after it, itself read only by the channel concat
+   * after that (TF's crop after an upsampling, at odd sizes): the CPU backend writes the crop
+   * straight into the concat at the resize (exec.c, crop_cat), so what the resize reads (and the
+   * inputs of a concat it is fused with, above) stays alive through the concat. Placement only. */
+  for (int r = 0; !st && r + 2 < p->n_rops; r++) {
+    const hr__rop *z = &p->rops[r], *sl = &p->rops[r + 1], *c = &p->rops[r + 2];
+    if (z->op != HR_OP_RESIZE_BILINEAR || sl->op != HR_OP_SLICE || c->op != HR_OP_CONCAT ||
+        root_of(p, sl->in[0]) != root_of(p, z->out[0]) || p->vals[root_of(p, z->out[0])].n_readers != 1 ||
+        p->vals[root_of(p, sl->out[0])].n_readers != 1)
+      continue;
+    int reads = 0;
+    for (int k = 0; k < c->n_in - 1; k++) reads |= root_of(p, c->in[k]) == root_of(p, sl->out[0]);
+    if (!reads) continue;
+    const hr__rop *pc = r > 0 ? &p->rops[r - 1] : NULL;
+    int fused_pre = pc && pc->op == HR_OP_CONCAT && root_of(p, z->in[0]) == root_of(p, pc->out[0]);
+    for (int k = 0; k < (fused_pre ? pc->n_in - 1 : 1); k++) {
+      hr__val *x = &p->vals[root_of(p, fused_pre ? pc->in[k] : z->in[0])];
+      if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 2;
+    }
+  }
   /* A depthwise convolution whose output only a chain of element-wise ops right after it reads (a
    * batch norm's Mul and Add, a HardSwish): the CPU backend does the chain in the convolution's
    * epilogue (exec.c, fuse_dw_epi), writing the chain's result early, so the convolution's input

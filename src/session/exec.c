@@ -86,6 +86,8 @@ typedef struct kern {
   int bc_out;               /* K_BCAST: where it writes (the HardSwish's output when one is fused after; else -1) */
   float *bvec;              /* K_BCAST: the per-channel operands repeated to bc.L floats each (2 x L) */
   int n_src;                /* K_RESIZE_CAT: sources, in output channel order */
+  int64_t crop_h;           /* K_RESIZE_CAT through a crop: the resize's own output height, else 0 */
+  int crop_out;             /* and the concat's output, which it writes (the resize's own is unused) */
   cat_src src[HR__CAT_MAX];
   int bound;                /* set up with this session's pointers (a clone starts with placeholders) */
   const void *last_src;
@@ -684,6 +686,44 @@ static int plain_4d(hr_session *s, int v, const hr__tensor *like) {
   return x->kind == V_DYN && t->dt == HR_DT_FLOAT && t->rank == 4 && t->dims[0] == 1 && t->dims[1] == like->dims[1] &&
          t->dims[2] == like->dims[2] && s->plan->vals[x->root].storage != S_SRC;
 }
+/* ResizeBilinear (op i) -> Slice (i + 1: a crop from the origin, TF's crop_to_bounding_box after an
+ * upsampling to an even size) -> channel Concat (i + 2), each value read by the next op only: the
+ * resize writes the crop's pixels straight into the concat's output (the rows and columns the slice
+ * drops are never made) and the concat's other inputs are copied in the same pass. Appends those
+ * copied sources to src; returns the resize's own output height, or 0 where the pattern does not
+ * hold. At odd processing sizes (most of the live loop's rungs) RVM's decoder has three of these. */
+static int64_t crop_cat(hr_session *s, hr__exec *ex, int i, cat_src *src, int *n) {
+  const hr__plan *p = s->plan;
+  if (i + 2 >= p->n_rops) return 0;
+  const hr__rop *r = &p->rops[i], *sl = &p->rops[i + 1], *c = &p->rops[i + 2];
+  if (sl->op != HR_OP_SLICE || sl->dead || c->dead || ex->k[i + 1].kind != K_REF || ex->k[i + 2].kind != K_REF) return 0;
+  if (sl->in[0] != r->out[0] || !is_const(s, sl->in[1]) || !cat_axis_last(s, c) || c->in_place_mask) return 0;
+  const hr__val *rv = &p->vals[r->out[0]], *sv = &p->vals[sl->out[0]];
+  if (p->vals[rv->root].n_readers != 1 || p->vals[sv->root].n_readers != 1 || p->vals[sv->root].last != i + 2) return 0;
+  const hr__tensor *rt = &rv->t, *st = &sv->t, *bt = &p->vals[sl->in[1]].t, *o = &p->vals[c->out[0]].t;
+  if (rt->rank != 4 || st->rank != 4 || hr__numel(bt) != 4 || st->dims[0] != 1 || st->dims[3] != rt->dims[3] ||
+      st->dims[1] > rt->dims[1] || st->dims[2] > rt->dims[2])
+    return 0;
+  for (int d = 0; d < 4; d++) if (((const int32_t *)bt->data)[d] != 0) return 0;
+  if (o->dims[1] != st->dims[1] || o->dims[2] != st->dims[2]) return 0;
+  int64_t off = 0, at = -1;
+  int m = *n;
+  for (int q = 0; q < c->n_in - 1; q++) {
+    if (c->in[q] == sl->out[0]) {
+      if (at >= 0) return 0;
+      at = off;
+    } else {
+      if (!plain_4d(s, c->in[q], o) || m >= 2 * HR__CAT_MAX) return 0;
+      src[m++] = (cat_src){c->in[q], off, 0};
+    }
+    off += p->vals[c->in[q]].t.dims[3];
+  }
+  if (at < 0 || off != o->dims[3]) return 0;
+  for (int q = 0; q < *n; q++) src[q].off += at;   /* the resized sources: at the slice's channels */
+  *n = m;
+  return rt->dims[1];
+}
+
 static int fuse_resize_cat(hr_session *s, hr__exec *ex, int i) {
   const hr__plan *p = s->plan;
   const hr__rop *r = &p->rops[i];
@@ -712,7 +752,23 @@ static int fuse_resize_cat(hr_session *s, hr__exec *ex, int i) {
   if (!pre) src[n++] = (cat_src){r->in[0], 0, 1};
   if (!plain_4d(s, src[0].v, x)) return 0;
   /* the concat after, which the resize writes into */
-  if (r->out_c_total > 0) {
+  /* or, through a crop, the concat two ops on (its output must not meet the sources: where it does,
+   * the resize keeps its own output and only the concat before is fused) */
+  int64_t vh = 0; /* the crop's: the resize's own output height (its taps are for its own output) */
+  cat_src csrc[2 * HR__CAT_MAX];
+  int cn = n;
+  memcpy(csrc, src, sizeof(cat_src) * (size_t)n);
+  if (r->out_c_total == 0 && (vh = crop_cat(s, ex, i, csrc, &cn)) > 0) {
+    for (int q = 0; q < cn && vh; q++) if (!apart(s, p->rops[i + 2].out[0], csrc[q].v)) vh = 0;
+    if (vh && cn <= HR__CAT_MAX) {
+      memcpy(src, csrc, sizeof(cat_src) * (size_t)cn);
+      n = cn;
+      out = p->rops[i + 2].out[0];
+      post = 2;
+    } else {
+      vh = 0;
+    }
+  } else if (r->out_c_total > 0) {
     if (i + 1 >= p->n_rops) return 0;
     const hr__rop *c = &p->rops[i + 1];
     if (!cat_axis_last(s, c) || p->vals[c->out[0]].root != p->vals[out].root || ex->k[i + 1].kind != K_REF) return 0;
@@ -738,8 +794,10 @@ static int fuse_resize_cat(hr_session *s, hr__exec *ex, int i) {
   if (n > HR__CAT_MAX) return 0;
   for (int q = 0; q < n; q++) if (!apart(s, out, src[q].v)) return 0;
   if (pre) ex->k[i - 1].kind = K_FUSED;
-  if (post) ex->k[i + 1].kind = K_FUSED;
+  for (int q = 1; q <= post; q++) ex->k[i + q].kind = K_FUSED;
   k->kind = K_RESIZE_CAT;
+  k->crop_h = vh;
+  k->crop_out = out;
   k->n_src = n;
   memcpy(k->src, src, sizeof(cat_src) * (size_t)n);
   return 1;
@@ -1032,6 +1090,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       if (fuse && binary_same(s, r)) { k->kind = K_BINARY; continue; }
       if (fuse && fuse_resize_cat(s, ex, i)) {
         st = hr__resize_init(&k->rs, (int)s->plan->vals[r->in[0]].t.dims[2], (int)s->plan->vals[r->out[0]].t.dims[2]);
+        k->rs.oh = (int)k->crop_h;
         continue;
       }
       if (r->op == HR_OP_RESIZE_BILINEAR && ra->half_pixel && !ra->align_corners) {
@@ -1241,6 +1300,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
               const hr__tensor *t = &s->plan->vals[k->src[q].v].t;
               cs[q] = (hr__k_cat_src){view(s, k->src[q].v).data, t->dims[1], t->dims[2], t->dims[3], k->src[q].off, k->src[q].resize};
             }
+            if (k->crop_h) out[0] = view(s, k->crop_out);
             hr__k_resize_cat(kp, &k->rs, cs, k->n_src, &out[0]);
             break;
           }
@@ -1289,7 +1349,10 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const kern *k = s->bk == &hr__backend_cpu ? &((const hr__exec *)s->bimpl)->k[i] : NULL;
-  const char *kname = !k ? s->bk->name : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi" : kn[k->kind];
+  const char *kname = !k                                    ? s->bk->name
+                      : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi"
+                      : k->kind == K_RESIZE_CAT && k->crop_h  ? "resizecrop"
+                                                              : kn[k->kind];
   snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kname,
            (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2], (long long)x->dims[3],
            (long long)o->dims[0], (long long)o->dims[1], (long long)o->dims[2], (long long)o->dims[3],

@@ -724,10 +724,11 @@ static void resize_cat_row(void *ctx, size_t oy) {
 }
 
 void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o) {
+  const int64_t vh = r->oh ? r->oh : o->dims[1];   /* the resize's own output height (a crop's is larger) */
   float sy = 1.f;
-  for (int k = 0; k < n_src; k++) if (src[k].resize) sy = (float)src[k].h / (float)o->dims[1];
+  for (int k = 0; k < n_src; k++) if (src[k].resize) sy = (float)src[k].h / (float)vh;
   resize_job j = {r, NULL, o, sy, 0, o->dims[3], src, n_src, 0};
-  int up2 = o->dims[1] % 2 == 0 && o->dims[2] % 2 == 0;
+  int up2 = o->dims[1] % 2 == 0 && o->dims[2] % 2 == 0 && vh == o->dims[1] && r->ow == o->dims[2];
   for (int k = 0; k < n_src; k++)
     if (src[k].resize && (2 * src[k].h != o->dims[1] || 2 * src[k].w != o->dims[2])) up2 = 0;
   /* streamed when the output is larger than the caches would keep for its reader anyway (16 MB),

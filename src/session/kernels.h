@@ -89,7 +89,9 @@ hr_status hr__dwconv_init(hr__dwconv *d, const float *w, const float *bias, int 
 void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o, const hr__dw_epi *e);
 /* TF ResizeBilinear, half-pixel centres, NHWC float: per-column taps from a table made at create
  * (12 bytes per output column), rows computed on the fly. */
-typedef struct hr__resize { int32_t *x0, *x1; float *fx; int ow; } hr__resize;
+/* ow: the width the taps are for; oh: hr__k_resize_cat through a crop, the resized sources' own
+ * output height (0: the output's). The output may be a crop from the origin of that ow x oh. */
+typedef struct hr__resize { int32_t *x0, *x1; float *fx; int ow, oh; } hr__resize;
 hr_status hr__resize_init(hr__resize *r, int in_w, int out_w);
 void hr__resize_free(hr__resize *r);
 /* o: the output tensor; when out_c_total > 0, o is a wider tensor (out_c_total channels) and this

@@ -50,8 +50,9 @@ static int count_kind(const hr_session *s, const char *kind) {
 int main(void) {
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_exec_fuse"); }
-  int sizes[2][2] = {{fr[0].width, fr[0].height}, {640, 480}};
-  for (int z = 0; z < 2; z++) {
+  /* 980x736: processing 245x184, the live loop's 0.128 rung at 1920x1440, odd sizes in the decoder */
+  int sizes[3][2] = {{fr[0].width, fr[0].height}, {640, 480}, {980, 736}};
+  for (int z = 0; z < 3; z++) {
     int w = sizes[z][0], h = sizes[z][1];
     hr_session *a = make(m, w, h, 2, 1, NULL), *b = make(m, w, h, 1, 0, NULL), *c = make(m, w, h, 2, 1, "3");
     if (!a || !b || !c) { hr_session_destroy(a); hr_session_destroy(b); hr_session_destroy(c); break; }
@@ -83,6 +84,12 @@ int main(void) {
     printf("%dx%d: dwepi     fused engine %2d ops (%d without an epilogue), plain %d\n", w, h, dwa, dwo, count_kind(b, "dwepi"));
     if (dwa + dwo > 0) CHECK_EQ_INT(dwa, 8);
     CHECK_EQ_INT(count_kind(b, "dwepi"), 0);
+    /* a resize, the crop after it and the concat after that in one pass (crop_cat): RVM's decoder
+     * crops where an upsampled size is odd; at 245x184 two such chains are adjacent ops */
+    int rca = count_kind(a, "resizecrop");
+    printf("%dx%d: resizecrop fused engine %2d ops, plain %d\n", w, h, rca, count_kind(b, "resizecrop"));
+    if (w == 980) CHECK_EQ_INT(rca, 2);
+    CHECK_EQ_INT(count_kind(b, "resizecrop"), 0);
     int da = 0, df = 0, dc = 0;
     for (int i = 0; i < NF; i++) {
       hr_outputs oa, ob;
