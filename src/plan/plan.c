@@ -472,6 +472,17 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
       if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 1;
     }
   }
+  /* A convolution whose output only a HardSwish right after it reads: the CPU backend does the
+   * HardSwish on each band of rows as the convolution makes it (exec.c, fuse_conv_hswish), writing
+   * the HardSwish's output early, so the convolution's input stays alive through it. Placement only. */
+  for (int r = 0; !st && r + 1 < p->n_rops; r++) {
+    const hr__rop *c = &p->rops[r], *h = &p->rops[r + 1];
+    if ((c->op != HR_OP_CONV2D && c->op != HR_OP_FUSED_CONV2D) || h->op != HR_OP_HARDSWISH ||
+        root_of(p, h->in[0]) != root_of(p, c->out[0]) || p->vals[root_of(p, c->out[0])].n_readers != 1)
+      continue;
+    hr__val *x = &p->vals[root_of(p, c->in[0])];
+    if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 1;
+  }
   /* A bilinear resize read only by a Slice right after it, itself read only by the channel concat
    * after that (TF's crop after an upsampling, at odd sizes): the CPU backend writes the crop
    * straight into the concat at the resize (exec.c, crop_cat), so what the resize reads (and the

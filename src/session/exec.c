@@ -52,6 +52,9 @@ typedef struct xband {
   hr__kshare *share;
   int64_t shared_bytes;
   int64_t in0, in_rows, out0; /* its input rows [in0, in0 + in_rows) and first output row */
+  int64_t out_rows;
+  float *o;                    /* its output rows as set up, and their floats (the HardSwish epilogue) */
+  int64_t on;
 } xband;
 
 typedef struct kern {
@@ -78,6 +81,7 @@ typedef struct kern {
   int64_t shared_bytes;     /* the template's memory (shared with the model's other sessions) */
   int n_band;               /* > 0: a convolution run as n_band horizontal bands (op is NULL) */
   xband *band;
+  int hs_on, hs_out;        /* banded convolution: a HardSwish on each band's rows after it (fuse_conv_hswish), into hs_out */
   int reads_src;            /* re-setup when the src pointer changes (zero-copy input) */
   int fuse_x, fuse_m, fuse_a; /* K_TANH_GRU: the values x, m and a of y = tanh(x) * m + a */
   int bc_v;                 /* K_BCAST: which input is the per-channel operand */
@@ -387,30 +391,38 @@ static int split_bands(const hr__band *in, int n, int split, const xdesc *d, hr_
 
 /* A convolution whose indirection buffer would be large runs in horizontal bands (plan.h): a clone
  * per band of its shape's template. Returns the number of bands (0: not banded); *st on failure. */
-static int create_bands(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
+static int create_bands(hr_session *s, const hr__rop *r, kern *k, int force, hr_status *st) {
   const xdesc *d = &k->xd;
   const hr__tensor *o = &s->plan->vals[r->out[0]].t;
   if (d->xk != X_CONV || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION)) return 0;
   int nb = hr__conv_bands((int64_t)d->n, (int64_t)d->ih, o->dims[1], o->dims[2], (int)d->kh, (int)d->kw, (int)d->sh, (int)d->dh,
                           (int)d->pt, NULL);
-  if (!nb) return 0;
-  int split = band_split(s, nb);
+  /* force: bands wanted where the plan has none (a HardSwish after it: fuse_conv_hswish), the whole
+   * image as one band cut into `force`; only without vertical padding (split_bands keeps a padded band whole) */
+  const int whole = !nb && force > 1 && d->n == 1 && !d->pt && !d->pb;
+  if (!nb && !whole) return 0;
+  if (whole) nb = 1;
+  int split = whole ? force : band_split(s, nb);
   hr__band *b0 = calloc((size_t)nb, sizeof *b0), *b = calloc((size_t)nb * (size_t)split, sizeof *b);
   k->band = b && b0 ? calloc((size_t)nb * (size_t)split, sizeof *k->band) : NULL;
   if (!k->band) { free(b0); free(b); *st = HR_ENOMEM; return nb; }
-  hr__conv_bands((int64_t)d->n, (int64_t)d->ih, o->dims[1], o->dims[2], (int)d->kh, (int)d->kw, (int)d->sh, (int)d->dh, (int)d->pt, b0);
+  if (whole) b0[0] = (hr__band){0, o->dims[1], 0, (int64_t)d->ih, 0, 0};
+  else hr__conv_bands((int64_t)d->n, (int64_t)d->ih, o->dims[1], o->dims[2], (int)d->kh, (int)d->kw, (int)d->sh, (int)d->dh, (int)d->pt, b0);
   nb = split_bands(b0, nb, split, d, b);
   free(b0);
   for (int i = 0; i < nb && !*st; i++) {
     xband *xb = &k->band[k->n_band];
     xdesc bd;
     memcpy(&bd, d, sizeof bd); /* padding bytes too: the descriptor is the cache's key */
-    bd.ih = (size_t)b[i].in_rows;
+    /* a band of the whole image (no padding, so the operator does not depend on its rows: they are
+     * given at setup) keeps the convolution's own key: its bands share one template, packed once */
+    bd.ih = whole ? d->ih : (size_t)b[i].in_rows;
     bd.pt = (uint32_t)b[i].pt;
     bd.pb = (uint32_t)b[i].pb;
     xb->in0 = b[i].in0;
     xb->in_rows = b[i].in_rows;
     xb->out0 = b[i].out0;
+    xb->out_rows = b[i].out_rows;
     *st = hr__kcache_acquire(s->m->kcache, &bd, sizeof bd, build_template, &xb->op, &xb->share, &xb->shared_bytes);
     if (!*st) k->n_band++;
   }
@@ -419,11 +431,11 @@ static int create_bands(hr_session *s, const hr__rop *r, kern *k, hr_status *st)
 }
 
 /* The XNNPACK operator for rop r if one fits (k->op set, or k->band; returns 1); *st is set on failure. */
-static int create_xnn(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
+static int create_xnn(hr_session *s, const hr__rop *r, kern *k, int force_bands, hr_status *st) {
   *st = HR_OK;
   if (!describe_xnn(s, r, &k->xd)) return 0;
   int shared = shareable(s->m, &k->xd);
-  if (!(shared && create_bands(s, r, k, st)))
+  if (!(shared && create_bands(s, r, k, force_bands, st)))
     *st = shared ? hr__kcache_acquire(s->m->kcache, &k->xd, sizeof k->xd, build_template, &k->op, &k->share, &k->shared_bytes)
                  : create_desc(&k->xd, &k->op);
   if (*st) {
@@ -439,15 +451,17 @@ static int create_xnn(hr_session *s, const hr__rop *r, kern *k, hr_status *st) {
 static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
   const xdesc *d = &k->xd;
   hr__tensor x = view(s, r->in[d->xk == X_DECONV ? 2 : 0]);
-  hr__tensor o = view(s, r->out[0]);
+  hr__tensor o = view(s, k->hs_on ? k->hs_out : r->out[0]);
   const void *y = d->xk == X_BINARY ? view(s, r->in[1]).data : NULL;
   enum xnn_status xs = xnn_status_success;
   /* bands: rows of the input and output as the operators were made (pixel stride groups x channels),
    * each run by one thread (run_xnn) */
   for (int b = 0; b < k->n_band && xs == xnn_status_success; b++) {
-    const xband *xb = &k->band[b];
+    xband *xb = &k->band[b];
     const float *xr = (const float *)x.data + xb->in0 * (int64_t)(d->iw * d->groups * d->gic);
     float *orow = (float *)o.data + xb->out0 * (int64_t)o.dims[2] * (int64_t)(d->groups * d->goc);
+    xb->o = orow;
+    xb->on = xb->out_rows * (int64_t)o.dims[2] * (int64_t)(d->groups * d->goc);
     xs = xnn_setup_convolution2d_nhwc_f32(xb->op, d->n, (size_t)xb->in_rows, d->iw, xr, orow, NULL);
   }
   if (!k->n_band) xs = setup_desc(d, k->op, x.data, y, o.data, k->pool);
@@ -480,9 +494,15 @@ static int64_t shared_kernel_bytes(const hr__exec *ex) {
 
 /* Bands are the pool's tasks, each run by one thread: a single dispatch for the whole convolution. */
 static void run_band(void *ctx, size_t b) { xnn_run_operator(((const kern *)ctx)->band[b].op, NULL); }
+/* the same, then the HardSwish after it on the band's rows while they are in cache */
+static void run_band_hs(void *ctx, size_t b) {
+  const xband *xb = &((const kern *)ctx)->band[b];
+  xnn_run_operator(xb->op, NULL);
+  hr__k_hswish(xb->o, xb->on);
+}
 
 static void run_xnn(kern *k, pthreadpool_t pool) {
-  if (k->n_band) pthreadpool_parallelize_1d(pool, run_band, k, (size_t)k->n_band, 0);
+  if (k->n_band) pthreadpool_parallelize_1d(pool, k->hs_on ? run_band_hs : run_band, k, (size_t)k->n_band, 0);
   else xnn_run_operator(k->op, pool);
 }
 
@@ -895,6 +915,47 @@ static void fuse_bcast_hswish(hr_session *s, hr__exec *ex, int i) {
   ex->k[i + 1].kind = K_FUSED;
 }
 
+/* A convolution on XNNPACK whose output only a HardSwish right after it reads (MobileNetV3's
+ * expansions): run in bands of rows (the plan's, or the whole image cut in hs_bands(): fuse_hswish_bands
+ * asks create_bands for them), each band's HardSwish done by the thread that made its rows, right
+ * after, in cache: one dispatch instead of two, and no pass over the whole output. The convolution
+ * writes into the HardSwish's output (with hr__k_hswish's operations: XNNPACK's AVX-512 HardSwish's
+ * bits), which must not meet its input (bands read rows around their own). */
+static int conv_hswish(hr_session *s, int i) {
+  const hr__plan *p = s->plan;
+  if (i + 1 >= p->n_rops || !hr__k_hswish_ok()) return 0;
+  const hr__rop *rc = &p->rops[i], *rh = &p->rops[i + 1];
+  if ((rc->op != HR_OP_CONV2D && rc->op != HR_OP_FUSED_CONV2D) || rh->op != HR_OP_HARDSWISH || rh->dead) return 0;
+  const hr__val *t = &p->vals[p->vals[rc->out[0]].root];
+  return p->vals[rh->in[0]].root == p->vals[rc->out[0]].root && t->n_readers == 1 && t->last == i + 1;
+}
+/* The bands to cut a convolution into for its HardSwish (0: leave it to XNNPACK's own split, the
+ * HardSwish apart): two or one a thread, where whole rows share out within 15% of even (on 16
+ * threads, 23 rows would take the time of 2 where XNNPACK's tiles take about 1.5: measured on the
+ * H200 host, the 16-thread frame gained nothing with 23 bands); on one thread 4, for the cache. */
+static int hs_bands(hr_session *s, int i) {
+  const int64_t T = s->pool ? (int64_t)pthreadpool_get_threads_count(s->pool) : 1;
+  const int64_t rows = s->plan->vals[s->plan->rops[i].out[0]].t.dims[1];
+  if (T <= 1) return (int)(rows < 4 ? rows : 4);
+  for (int64_t per = 2; per >= 1; per--) {
+    const int64_t B = per * T, big = (rows + B - 1) / B; /* rows of the largest band */
+    if (B <= rows && per * big * T * 100 <= rows * 115) return (int)B;
+  }
+  return 0;
+}
+static void fuse_conv_hswish(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *a = &ex->k[i], *b = &ex->k[i + 1];
+  const hr__rop *rc = &p->rops[i], *rh = &p->rops[i + 1];
+  if (a->kind != K_XNN || !a->n_band || a->reads_src || b->kind != K_XNN || !conv_hswish(s, i)) return;
+  const int64_t n = hr__numel(&p->vals[rc->out[0]].t);
+  if (hr__numel(&p->vals[rh->out[0]].t) != n || !dense_float(s, rh->out[0], n) || !apart(s, rh->out[0], rc->in[0])) return;
+  a->hs_on = 1;
+  a->hs_out = rh->out[0];
+  if (setup_xnn(s, rc, a)) { a->hs_on = 0; setup_xnn(s, rc, a); return; }
+  b->kind = K_FUSED;
+}
+
 /* A depthwise convolution of ours (K_DWCONV) whose output only the next op reads, that op being a
  * per-channel op or pair (K_BCAST, with the HardSwish fused after it or not: RVM's batch norm after
  * DepthwiseConv2dNative) or a HardSwish (after FusedDepthwiseConv2dNative): those ops in the
@@ -1107,7 +1168,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
                              (int)d->kh, (int)d->sh, (int)d->dh, (int)d->pt, (int)d->pl, d->lo, d->hi);
         continue;
       }
-      if (create_xnn(s, r, k, &st)) {
+      if (create_xnn(s, r, k, fuse && conv_hswish(s, i) ? hs_bands(s, i) : 0, &st)) {
         /* inputs that are the caller's frame are bound at the first push (the pointer changes) */
         if (!k->reads_src) { st = setup_xnn(s, r, k); k->bound = !st; }
         continue;
@@ -1130,6 +1191,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   const char *de = getenv("HR_DW_EPI");
   if (fuse && !(de && !strcmp(de, "0")))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_dw_epi(s, ex, i);
+  for (int i = 0; fuse && i + 1 < ex->n && !st; i++) fuse_conv_hswish(s, ex, i);
 
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
@@ -1352,6 +1414,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   const char *kname = !k                                    ? s->bk->name
                       : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi"
                       : k->kind == K_RESIZE_CAT && k->crop_h  ? "resizecrop"
+                      : k->kind == K_XNN && k->hs_on          ? "xnnhswish"
                                                               : kn[k->kind];
   snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kname,
            (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2], (long long)x->dims[3],

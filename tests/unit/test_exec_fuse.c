@@ -1,7 +1,9 @@
 /* The CPU engine's fusions (exec.c, issue 15) change no float: RVM on real frames, the fused
  * engine (ConvGRU gates after the sigmoid, tanh + output arithmetic, the low-resolution guided filter as one kernel, resize
  * with the concats around it, per-channel binary ops and their pairs, our AvgPool and channel
- * mean) against every op on its own kernel (HR_EXEC_FUSE=0), at two sizes, alpha and foreground
+ * mean, a convolution with the HardSwish after it band by band, a resize with the crop and concat
+ * after it) against every op on its own kernel (HR_EXEC_FUSE=0), at three sizes (the last with odd
+ * sizes in the decoder, as most of the live loop's rungs have), alpha and foreground
  * compared bit for bit over frames with the recurrent state carried, the fused session on two
  * threads and the plain one on one (the split over the pool must not matter either). Also checks
  * that each fusion happened (a plan that stopped matching would silently test nothing) and that
@@ -83,6 +85,12 @@ int main(void) {
     int dwa = count_kind(a, "dwepi"), dwo = count_kind(a, "dwconv");
     printf("%dx%d: dwepi     fused engine %2d ops (%d without an epilogue), plain %d\n", w, h, dwa, dwo, count_kind(b, "dwepi"));
     if (dwa + dwo > 0) CHECK_EQ_INT(dwa, 8);
+    /* convolutions with the HardSwish after them done band by band (fuse_conv_hswish): MobileNetV3's
+     * 10 expansions, and the first convolution where the plan bands it; AVX-512 only, as above */
+    int hsa = count_kind(a, "xnnhswish");
+    printf("%dx%d: xnnhswish fused engine %2d ops, plain %d\n", w, h, hsa, count_kind(b, "xnnhswish"));
+    if (dwa + dwo > 0) CHECK(hsa == 10 || hsa == 11);
+    CHECK_EQ_INT(count_kind(b, "xnnhswish"), 0);
     CHECK_EQ_INT(count_kind(b, "dwepi"), 0);
     /* a resize, the crop after it and the concat after that in one pass (crop_cat): RVM's decoder
      * crops where an upsampled size is odd; at 245x184 two such chains are adjacent ops */
