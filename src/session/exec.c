@@ -53,6 +53,7 @@ typedef struct xband {
   int64_t shared_bytes;
   int64_t in0, in_rows, out0; /* its input rows [in0, in0 + in_rows) and first output row */
   int64_t out_rows;
+  int px;                      /* a pointwise convolution's band of pixels: in0 = out0 its first pixel, in_rows = out_rows their count */
   float *o;                    /* its output rows as set up, and their floats (the HardSwish epilogue) */
   int64_t on;
 } xband;
@@ -402,6 +403,22 @@ static int create_bands(hr_session *s, const hr__rop *r, kern *k, int force, hr_
   const int whole = !nb && force > 1 && d->n == 1 && !d->pt && !d->pb;
   if (!nb && !whole) return 0;
   if (whole) nb = 1;
+  /* a pointwise convolution (1x1, stride 1, no padding: a matrix product over the pixels) is cut in
+   * runs of pixels, not rows: 690 pixels share out over 16 threads where 23 rows cannot */
+  const int pw = whole && d->kh == 1 && d->kw == 1 && d->sh == 1 && d->sw == 1 && !d->pl && !d->pr;
+  if (pw) {
+    const int64_t npx = (int64_t)d->ih * (int64_t)d->iw;
+    k->band = calloc((size_t)force, sizeof *k->band);
+    if (!k->band) { *st = HR_ENOMEM; return 1; }
+    for (int i = 0; i < force && !*st; i++) {
+      xband *xb = &k->band[k->n_band];
+      const int64_t a = npx * i / force, e = npx * (i + 1) / force;
+      *xb = (xband){.in0 = a, .in_rows = e - a, .out0 = a, .out_rows = e - a, .px = 1};
+      *st = hr__kcache_acquire(s->m->kcache, d, sizeof *d, build_template, &xb->op, &xb->share, &xb->shared_bytes);
+      if (!*st) k->n_band++;
+    }
+    return force;
+  }
   int split = whole ? force : band_split(s, nb);
   hr__band *b0 = calloc((size_t)nb, sizeof *b0), *b = calloc((size_t)nb * (size_t)split, sizeof *b);
   k->band = b && b0 ? calloc((size_t)nb * (size_t)split, sizeof *k->band) : NULL;
@@ -460,9 +477,14 @@ static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
     xband *xb = &k->band[b];
     const float *xr = (const float *)x.data + xb->in0 * (int64_t)(d->iw * d->groups * d->gic);
     float *orow = (float *)o.data + xb->out0 * (int64_t)o.dims[2] * (int64_t)(d->groups * d->goc);
-    xb->o = orow;
     xb->on = xb->out_rows * (int64_t)o.dims[2] * (int64_t)(d->groups * d->goc);
-    xs = xnn_setup_convolution2d_nhwc_f32(xb->op, d->n, (size_t)xb->in_rows, d->iw, xr, orow, NULL);
+    if (xb->px) { /* a run of pixels as an image of one row */
+      xr = (const float *)x.data + xb->in0 * (int64_t)(d->groups * d->gic);
+      orow = (float *)o.data + xb->out0 * (int64_t)(d->groups * d->goc);
+      xb->on = xb->out_rows * (int64_t)(d->groups * d->goc);
+    }
+    xb->o = orow;
+    xs = xnn_setup_convolution2d_nhwc_f32(xb->op, d->n, xb->px ? 1 : (size_t)xb->in_rows, xb->px ? (size_t)xb->in_rows : d->iw, xr, orow, NULL);
   }
   if (!k->n_band) xs = setup_desc(d, k->op, x.data, y, o.data, k->pool);
   if (xs != xnn_status_success) {
@@ -930,12 +952,17 @@ static int conv_hswish(hr_session *s, int i) {
   return p->vals[rh->in[0]].root == p->vals[rc->out[0]].root && t->n_readers == 1 && t->last == i + 1;
 }
 /* The bands to cut a convolution into for its HardSwish (0: leave it to XNNPACK's own split, the
- * HardSwish apart): two or one a thread, where whole rows share out within 15% of even (on 16
- * threads, 23 rows would take the time of 2 where XNNPACK's tiles take about 1.5: measured on the
- * H200 host, the 16-thread frame gained nothing with 23 bands); on one thread 4, for the cache. */
+ * HardSwish apart): two or one a thread, where whole rows (a pointwise convolution's: pixels) share
+ * out within 15% of even (on 16 threads, 23 rows would take the time of 2 where XNNPACK's tiles take
+ * about 1.5: measured on the H200 host, the 16-thread frame gained nothing with 23 row bands); on
+ * one thread 4, for the cache. */
 static int hs_bands(hr_session *s, int i) {
   const int64_t T = s->pool ? (int64_t)pthreadpool_get_threads_count(s->pool) : 1;
-  const int64_t rows = s->plan->vals[s->plan->rops[i].out[0]].t.dims[1];
+  const hr__rop *r = &s->plan->rops[i];
+  const hr__tensor *w = &s->plan->vals[r->in[1]].t, *o = &s->plan->vals[r->out[0]].t;
+  const hr__attrs *a = r->node ? &r->node->a : &r->syn.a;
+  const int pw = w->rank == 4 && w->dims[0] == 1 && w->dims[1] == 1 && a->strides[1] == 1 && a->strides[2] == 1;
+  const int64_t rows = pw ? o->dims[1] * o->dims[2] : o->dims[1];
   if (T <= 1) return (int)(rows < 4 ? rows : 4);
   for (int64_t per = 2; per >= 1; per--) {
     const int64_t B = per * T, big = (rows + B - 1) / B; /* rows of the largest band */
