@@ -733,7 +733,8 @@ static int plain_4d(hr_session *s, int v, const hr__tensor *like) {
  * resize writes the crop's pixels straight into the concat's output (the rows and columns the slice
  * drops are never made) and the concat's other inputs are copied in the same pass. Appends those
  * copied sources to src; returns the resize's own output height, or 0 where the pattern does not
- * hold. At odd processing sizes (most of the live loop's rungs) RVM's decoder has three of these. */
+ * hold. At odd processing sizes (most of the live loop's rungs) RVM's decoder crops after up to three
+ * of its four upsamplings (at 245x184 processing, two of them as adjacent ops: test_exec_fuse). */
 static int64_t crop_cat(hr_session *s, hr__exec *ex, int i, cat_src *src, int *n) {
   const hr__plan *p = s->plan;
   if (i + 2 >= p->n_rops) return 0;
@@ -938,8 +939,8 @@ static void fuse_bcast_hswish(hr_session *s, hr__exec *ex, int i) {
 }
 
 /* A convolution on XNNPACK whose output only a HardSwish right after it reads (MobileNetV3's
- * expansions): run in bands of rows (the plan's, or the whole image cut in hs_bands(): fuse_hswish_bands
- * asks create_bands for them), each band's HardSwish done by the thread that made its rows, right
+ * expansions): run in bands of rows (the plan's, or the whole image cut in hs_bands(), which
+ * hr__exec_create asks create_bands for), each band's HardSwish done by the thread that made its rows, right
  * after, in cache: one dispatch instead of two, and no pass over the whole output. The convolution
  * writes into the HardSwish's output (with hr__k_hswish's operations: XNNPACK's AVX-512 HardSwish's
  * bits), which must not meet its input (bands read rows around their own). */
