@@ -2,7 +2,9 @@
 # Issue 3, criterion 2 as `headroom plan` shows it: for RVM at 1920x1440 ratio 0.25 and at 640x480
 # ratio 1, three sessions created on one model (--measure) take, after the first, only their own
 # memory: each further session's heap growth matches its own account (session_bytes, to 0.5 MB),
-# which is arena + state + io + kernel tables of under 2.5 MB, while the model holds the shared
+# which is arena + state + io + kernel tables of under 3 MB (operator structs, band operators and
+# our tables: 2.52 MB at 1920x1440 r0.25 since the HardSwish bands; what it guards against is a
+# session's own copy of packed weights or indirection buffers, tens of MB), while the model holds the shared
 # kernels once (more than the weights: the packed weights and indirection buffers the sessions
 # would otherwise each copy). The estimate (--sessions 3, nothing created) is within 5% of the
 # measured total, and the first session's growth is its own memory plus the shared kernels.
@@ -32,7 +34,7 @@ console.log(`${name}: model ${MB(got.model_weight_bytes)} MB weights + ${MB(got.
 for (const x of s.slice(1)) {
   if (Math.abs(x.heap_growth_bytes - x.session_bytes) > 0.5e6) bad.push(`a further session grew the heap ${MB(x.heap_growth_bytes)} MB, its account says ${MB(x.session_bytes)}`);
   if (x.session_bytes !== x.arena_bytes + x.state_bytes + x.io_bytes + x.kernel_bytes) bad.push('session_bytes is not arena + state + io + kernels');
-  if (!(x.kernel_bytes < 2.5e6)) bad.push(`a further session's own kernels are ${MB(x.kernel_bytes)} MB`);
+  if (!(x.kernel_bytes < 3e6)) bad.push(`a further session's own kernels are ${MB(x.kernel_bytes)} MB`);
   if (x.kernel_shared_bytes !== got.model_kernel_shared_bytes) bad.push('sessions at one plan do not share the same kernels');
 }
 if (!(got.model_kernel_shared_bytes > got.model_weight_bytes)) bad.push(`shared kernels ${MB(got.model_kernel_shared_bytes)} MB`);

@@ -4,7 +4,8 @@
  * 128x96 r0.5 and 1920x1440 r0.25 (lavapipe; sessions created, never run); the driver's own
  * allocation sizes are at least those. An XNNPACK session has no device memory (HR_EINVAL).
  * The epilogue chains' own slots (chain_slots; HR_VK_SLOTS=0: none) count in both, and fold more
- * ops into the convolutions than without them. */
+ * ops into the convolutions than without them (in fp16 storage; in fp32 the plan's placement
+ * already keeps the chains' inputs alive at that size). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,13 +65,16 @@ int main(void) {
   one(m, 128, 96, 0.5f, 0);
   one(m, 128, 96, 0.5f, 1);
   int with = one(m, 1920, 1440, 0.25f, 0);
-  one(m, 1920, 1440, 0.25f, 1);
+  int with16 = one(m, 1920, 1440, 0.25f, 1);
   setenv("HR_VK_SLOTS", "0", 1);
   int without = one(m, 1920, 1440, 0.25f, 0);
-  one(m, 1920, 1440, 0.25f, 1);
+  int without16 = one(m, 1920, 1440, 0.25f, 1);
   unsetenv("HR_VK_SLOTS");
-  printf("ops folded into convolutions at 1920x1440 r0.25: %d with the chains' own slots, %d without\n", with, without);
-  CHECKF(with > without, "folded %d with slots, %d without", with, without);
+  printf("ops folded into convolutions at 1920x1440 r0.25: %d with the chains' own slots, %d without (fp16: %d, %d)\n", with, without, with16, without16);
+  /* fp32: the plan keeps a convolution's input alive through its HardSwish (plan.c, for the CPU's
+   * bands), so those chains need no slot; fp16 storage lays values out on its own and still does */
+  CHECKF(with >= without, "fp32: folded %d with slots, %d without", with, without);
+  CHECKF(with16 > without16, "fp16: folded %d with slots, %d without", with16, without16);
   /* an XNNPACK session: no device memory */
   hr_session *x = NULL;
   hr_status st;
