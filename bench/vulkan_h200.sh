@@ -314,6 +314,23 @@
 # against 82-110. run-live --budget-ms 4: 400 of 400 delivered, latency p99 14.8 ms, max 19.0
 # (HR_VK_SHARE_CONSTS=0 in the same call: 400 of 400, p99 29.3, max 32.5); default run-live 400 of
 # 400 at 480x360, p99 10.1 ms; vkbench 2.633 ms median, GPU 2.346 (unchanged).
+# 2026-12-03 (H200, driver 580.159.04, fp32, 300 frames; old = the 5680b57 vkbench, alternating in
+# one call): the tiled convolution (convt.comp) keeps each thread's pixels' offsets and rows in
+# registers (no shared-memory lookups and divisions per loaded value) and reads its products' operands
+# as vec4 / vec2 from shared memory; the split reduction gets an 8-outputs-a-workgroup variant for the
+# tuner (convsk8: the squeeze-excitation's single-pixel 1x1 layers, 4-8 workgroups of 84-120 steps a
+# thread before; the tuner took it for 8 of 48); long means 2 outputs a workgroup (meansk2,
+# HR_VK_MEANSK=8 off); resizes four channels a thread (HR_VK_RESIZE4=0 off).
+#   1920x1440 r0.25: old 2.634 / 2.623 ms median (p99 2.776 / 2.902), GPU 2.334 / 2.349
+#                    new 2.533 / 2.538 ms (p99 2.651 / 2.627), GPU 2.288 / 2.293 (395 fps)
+#                    new with HR_VK_MEANSK=8 HR_VK_RESIZE4=0: 2.532 / 2.553, GPU 2.289 / 2.298
+#     by class, new: conv3x3 0.862 (0.896 old), conv1x1 0.713 (0.705), resize 0.076 (0.081),
+#     elementwise 0.239, depthwise 0.309, copy 0.139, refiner 0.214. Per op (profiled): 360x480x35->16
+#     171 -> 164 us, 90x120x107->40 112 -> 99, 180x240x59->32 107 -> 101, 45x60x171->80 86 -> 80; the
+#     decoder's last resize 37.4 -> 32.8; 180x240x16->64 (one K chunk) 26 -> 30 (the tuner's best of
+#     the new kernels). Alpha vs XNNPACK (3 frames): mean 1.13e-7, max 2.48e-3.
+#   1920x1440 r0.5: 6.202 -> 5.915 ms (GPU 5.819 -> 5.569); 1920x1080 r0.25: 2.341 -> 2.186 ms
+#   (GPU 1.911 -> 1.834).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

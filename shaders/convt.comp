@@ -19,9 +19,13 @@ const int TX = BN / T;
 const int KC = T == 2 ? 32 : 16;
 const int AN = BM * KC / 256;    // A values a thread loads per chunk
 const int BNL = KC * BN / 256;   // B values
-shared float As[KC][BM + 1]; // + 1: the stores (a column per thread) fall in distinct banks
-shared float Bs[KC][BN + 1];
-shared int Pn[BM], Py[BM], Px[BM];
+// Shared tiles as vectors of T (the products read a thread's T pixels and T channels with one load
+// each); rows padded by T floats so a chunk's stores (a column per thread) spread over the banks.
+const int SA = (BM + T) / T, SB = (BN + T) / T;
+shared vec4 As4[T == 4 ? KC * SA : 1];
+shared vec4 Bs4[T == 4 ? KC * SB : 1];
+shared vec2 As2[T == 2 ? KC * SA : 1];
+shared vec2 Bs2[T == 2 ? KC * SB : 1];
 void main() {
   bool fx = f32(1), fw = f32(2), fb = f32(3), fo = f32(4);
   int tid = int(gl_LocalInvocationID.x);
@@ -37,37 +41,42 @@ void main() {
   }
   int m0 = (wg / ntn) * BM, n0 = (wg % ntn) * BN;
   int tx = tid % TX, ty = tid / TX;
-  for (int l = tid; l < BM; l += 256) {
-    int m = m0 + l;
-    if (m < M) {
-      int ox = m % OW, t = m / OW, oy = t % OH;
-      Pn[l] = t / OH; Py[l] = oy * p[13] - p[17]; Px[l] = ox * p[14] - p[18];
-    } else {
-      Pn[l] = 0; Py[l] = -1000000; Px[l] = 0;
-    }
+  // A thread loads the same AN pixels of the tile at every chunk: their top-left tap's offset and
+  // row / column are kept in registers (a pixel past M gets a row no tap reaches)
+  int kk = tid % KC;
+  int abase[AN], apy[AN], apx[AN];
+  for (int j = 0; j < AN; j++) {
+    int m = m0 + tid / KC + (256 / KC) * j;
+    int ox = m % OW, t = m / OW, oy = t % OH, n = t / OH;
+    apy[j] = m < M ? oy * p[13] - p[17] : -1000000;
+    apx[j] = ox * p[14] - p[18];
+    abase[j] = m < M ? p[1] + ((n * H + apy[j]) * W + apx[j]) * C : 0;
   }
-  barrier();
   float acc[4][4];
   for (int i = 0; i < T; i++) for (int j = 0; j < T; j++) acc[i][j] = 0.0;
   // The next chunk's loads are issued into registers before this chunk's products, so their
   // latency overlaps the arithmetic (the small layers, few workgroups over a long K, wait on it).
-  int kk = tid % KC;
   float ra[AN], rb[BNL];
   for (int k0 = kbeg; k0 < kend + KC; k0 += KC) {
     if (k0 > kbeg) {   // chunk k0 - KC, loaded last round, into shared memory
-      for (int j = 0; j < AN; j++) As[kk][tid / KC + (256 / KC) * j] = ra[j];
-      for (int j = 0; j < BNL; j++) { int l = tid + 256 * j; Bs[l / BN][l % BN] = rb[j]; }
+      for (int j = 0; j < AN; j++) {
+        int mi = tid / KC + (256 / KC) * j;
+        if (T == 4) As4[kk * SA + mi / 4][mi % 4] = ra[j]; else As2[kk * SA + mi / 2][mi % 2] = ra[j];
+      }
+      for (int j = 0; j < BNL; j++) {
+        int l = tid + 256 * j, kb = l / BN, nn = l % BN;
+        if (T == 4) Bs4[kb * SB + nn / 4][nn % 4] = rb[j]; else Bs2[kb * SB + nn / 2][nn % 2] = rb[j];
+      }
       barrier();
     }
     if (k0 < kend) {   // chunk k0 from memory into registers
       int k = k0 + kk;
       int tap = k / C, c = k - tap * C, ky = tap / KW, kx = tap - ky * KW;
-      int dy = ky * p[15], dx = kx * p[16];
+      int dy = ky * p[15], dx = kx * p[16], toff = (dy * W + dx) * C + c;
       bool kok = k < kend;
       for (int j = 0; j < AN; j++) {
-        int mi = tid / KC + (256 / KC) * j;
-        int iy = Py[mi] + dy, ix = Px[mi] + dx;
-        ra[j] = (kok && iy >= 0 && iy < H && ix >= 0 && ix < W) ? ldu(fx, p[1] + ((Pn[mi] * H + iy) * W + ix) * C + c) : 0.0;
+        int iy = apy[j] + dy, ix = apx[j] + dx;
+        ra[j] = (kok && uint(iy) < uint(H) && uint(ix) < uint(W)) ? ldu(fx, abase[j] + toff) : 0.0;
       }
       for (int j = 0; j < BNL; j++) {
         int l = tid + 256 * j;
@@ -77,11 +86,12 @@ void main() {
     }
     if (k0 > kbeg) {
       for (int q = 0; q < KC; q++) {
-        float b[4];
-        for (int j = 0; j < T; j++) b[j] = Bs[q][tx * T + j];
-        for (int i = 0; i < T; i++) {
-          float a = As[q][ty * T + i];
-          for (int j = 0; j < T; j++) acc[i][j] += a * b[j];
+        if (T == 4) {
+          vec4 a = As4[q * SA + ty], b = Bs4[q * SB + tx];
+          for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];
+        } else {
+          vec2 a = As2[q * SA + ty], b = Bs2[q * SB + tx];
+          for (int i = 0; i < 2; i++) for (int j = 0; j < 2; j++) acc[i][j] += a[i] * b[j];
         }
       }
       barrier();

@@ -142,7 +142,7 @@ static const uint32_t spv_fgflr_h[] =
 #include "fgflr_h.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVRED, P_MEANSK, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P_FGFLR, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8, P_CONVRED, P_MEANSK, P_MEANSK2, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_RESIZE4, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P_FGFLR, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
 #define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4, 0}
@@ -151,9 +151,9 @@ enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_
 /* tm: the tiled convolution's per-thread tile (specialisation constant 3); split: split-K across
  * workgroups (constant 4) */
 static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm, split; } shaders[P__COUNT] = {
-    SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 0),   SH(convt, "convt", 64),
-    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convred, "convred", 0), SH(meansk, "meansk", 0),   SH(binary, "binary", 0),
-    SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 0),
+    SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 32),   SH(convt, "convt", 64),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convsk, "convsk8", 8), SH(convred, "convred", 0), SH(meansk, "meansk", 8), SH(meansk, "meansk2", 2),   SH(binary, "binary", 0),
+    SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 1), SH(resize, "resize4", 4),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
     SH(concat, "concat", 0),   SH(fgflr, "fgflr", 0),
 };
@@ -168,11 +168,12 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 #define MAX_PIPES 512
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-#define NCK 14 /* convolution kernels: one output per thread, 4x4-blocked, split reduction, tiled 64/32/16 (4x4 a thread),
+#define NCK 15 /* convolution kernels: one output per thread, 4x4-blocked, split reduction (32 outputs a workgroup), tiled 64/32/16 (4x4 a thread),
                  tiled 32x32 / 64x16 (2x2 a thread), tiled 32x32 split 4 ways along K in the workgroup, tensor-core
                  128x32 / 128x16 (convmma.comp: HR_VK_MMA=1 where the device has VK_NV_cooperative_matrix's 16x16x16 fp16 -> fp32),
                  tiled 32x32 split along K across workgroups then a reduction (convt.comp SPLIT + convred.comp: two dispatches),
-                 direct 3x3 stride 1 from a staged input patch, 16 / 32 channels a workgroup (convd3.comp) */
+                 direct 3x3 stride 1 from a staged input patch, 16 / 32 channels a workgroup (convd3.comp),
+                 split reduction with 8 outputs a workgroup (convsk.comp OPW = 8: the single-pixel layers) */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -525,7 +526,7 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8};
 /* Split-K across workgroups (P_CONVTS): the small layers, whose 32x32 tiles fill few of the GPU's
  * workgroup slots over a long reduction (23x30 pixels x 960 -> 160: 110 tiles, K = 960), get S
  * workgroups a tile, each over a slice of K (at least 64 long), S * tiles about 528 (4 a
@@ -742,7 +743,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16|split|direct forces one, cycle takes each in turn) */
+       * (HR_VK_CONV=naive|conv4|sk|sk8|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16|split|direct forces one, cycle takes each in turn) */
       const char *cv = getenv("HR_VK_CONV");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
@@ -752,6 +753,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       if (cv && !strcmp(cv, "naive")) kind = P_CONV;
       else if (cv && !strcmp(cv, "conv4") && can4) kind = P_CONV4;
       else if (cv && !strcmp(cv, "sk") && !dw) kind = P_CONVSK;
+      else if (cv && !strcmp(cv, "sk8") && !dw) kind = P_CONVSK8;
       else if (cv && !strcmp(cv, "tiled") && !dw) kind = P_CONVT;
       else if (cv && !strcmp(cv, "tiled32") && !dw) kind = P_CONVT32;
       else if (cv && !strcmp(cv, "tiled16") && !dw) kind = P_CONVT16;
@@ -778,6 +780,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         d->alt[4] = tiles32 * LOCAL; d->alt[5] = tiles16 * LOCAL;
         d->alt[6] = ((npx + 31) / 32) * ((o->dims[3] + 31) / 32) * LOCAL; d->alt[7] = ((npx + 63) / 64) * ((o->dims[3] + 15) / 16) * LOCAL;
         d->alt[8] = d->alt[6];
+        d->alt[14] = n_out * 32;
         if (v->mma) {
           d->alt[9] = ((npx + 127) / 128) * ((o->dims[3] + 31) / 32) * LOCAL;
           d->alt[10] = ((npx + 127) / 128) * ((o->dims[3] + 15) / 16) * LOCAL;
@@ -879,7 +882,12 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         else if (first >= 0 && k <= last) R *= x->dims[k];
         else inner *= x->dims[k];
       }
-      if (outer * inner < 65536 && R >= 64) { ADD(P_MEANSK, outer * inner * 32); d->pc[0] = (int32_t)(outer * inner); }
+      /* few outputs over long reductions: 8 outputs a workgroup (meansk.comp), 2 from 512 values on
+       * (45x60 -> 1: 60 workgroups of 21 loads a thread, not 15 of 85); HR_VK_MEANSK=8 or =2 takes
+       * that one at any length (tests, A/B) */
+      const char *me = getenv("HR_VK_MEANSK");
+      int two = me && *me ? !strcmp(me, "2") : R >= 512;
+      if (outer * inner < 65536 && R >= 64) { ADD(two ? P_MEANSK2 : P_MEANSK, outer * inner * (two ? 128 : 32)); d->pc[0] = (int32_t)(outer * inner); }
       else ADD(P_MEAN, outer * inner);
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]);
       d->pc[3] = (int32_t)R; d->pc[4] = (int32_t)inner;
@@ -901,7 +909,10 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
     case HR_OP_RESIZE_BILINEAR: {
       NEED(x->rank == 4, "shape");
       int C = (int)x->dims[3];
-      ADD(P_RESIZE, o->dims[0] * o->dims[1] * o->dims[2] * C);
+      /* four channels a thread where they come in fours (HR_VK_RESIZE4=0: one) */
+      const char *r4 = getenv("HR_VK_RESIZE4");
+      int four = C % 4 == 0 && !(r4 && *r4 == '0');
+      ADD(four ? P_RESIZE4 : P_RESIZE, o->dims[0] * o->dims[1] * o->dims[2] * (four ? C / 4 : C));
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->out[0]);
       d->pc[3] = (int32_t)x->dims[1]; d->pc[4] = (int32_t)x->dims[2]; d->pc[5] = C;
       d->pc[6] = (int32_t)o->dims[1]; d->pc[7] = (int32_t)o->dims[2];
@@ -1925,9 +1936,9 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   v->tuned_timed = T;
   if (getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
-            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32\n",
+            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32, %d split-reduction 8 a workgroup\n",
             T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7], picks[8], picks[9], picks[10], picks[11], picks[12],
-            picks[13]);
+            picks[13], picks[14]);
 out:
   free(ts); free(timed); free(same); free(keys);
   if (qp) vkDestroyQueryPool(v->dev, qp, NULL);
