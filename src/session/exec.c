@@ -69,6 +69,8 @@ typedef struct kern {
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
   hr__dwconv dw;            /* K_DWCONV: geometry and the weights' pointers (read in place) */
+  hr__matvec mv;            /* K_XNN, a one-pixel 1x1 convolution (mv_on): our kernel's view of it (matvec_fits) */
+  int mv_on;
   hr__dw_epi dwe;           /* K_DWCONV: the ops after it done in its epilogue (fuse_dw_epi; v1, v2 set per run) */
   int dw_out, dw_v1, dw_v2; /* K_DWCONV with an epilogue: where it writes, the per-channel operands (-1: none) */
   int sc_x, sc_cat, sc_nout, sc_ncin; /* K_SPLIT_CAT: the split's input and the concat's output, their counts */
@@ -918,6 +920,20 @@ static int dwconv_fits(hr_session *s, const hr__rop *r, xdesc *d) {
          x->dims[1] * x->dims[2] * x->dims[3] < INT32_MAX && o->dims[1] * o->dims[2] * o->dims[3] < INT32_MAX;
 }
 
+/* A 1x1 convolution on a one-pixel image (squeeze-excitation, LR-ASPP's pooled branch: 17 in RVM,
+ * 72..960 in, 24..960 out). XNNPACK's operator runs it on one thread (one row tile); on 4 threads
+ * or more it runs as our kernel over the pool instead (hr__k_matvec: XNNPACK's values bit for bit,
+ * blocks of output channels spread over the threads; the H200 host, 16 threads: 0.55-0.62 -> 0.18-0.24
+ * ms a frame for the 17), the operator kept for fewer threads and for the calling thread alone
+ * (its packed weights read faster there: 0.54-0.68 against 0.77-0.92 ms on one thread).
+ * HR_MATVEC=xnn keeps XNNPACK's at any count (A/B). */
+static int matvec_fits(hr_session *s, const hr__rop *r, const xdesc *d) {
+  const hr__tensor *x = &s->plan->vals[r->in[0]].t;
+  return (r->op == HR_OP_CONV2D || r->op == HR_OP_FUSED_CONV2D) && d->xk == X_CONV && !(d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) &&
+         d->groups == 1 && d->kh == 1 && d->kw == 1 && d->n * d->ih * d->iw == 1 && x->dt == HR_DT_FLOAT && d->w && d->gic < INT32_MAX &&
+         d->goc < INT32_MAX && s->pool && pthreadpool_get_threads_count(s->pool) >= 4 && hr__k_matvec_fits();
+}
+
 /* A per-channel op (or pair, K_BCAST) whose result only a HardSwish reads (RVM's batch norm after a
  * depthwise convolution): the HardSwish in the same pass, the chain computed in the HardSwish's output
  * (the intermediate is never written). Where XNNPACK would run its AVX-512 HardSwish, whose
@@ -1197,6 +1213,12 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
         continue;
       }
       if (create_xnn(s, r, k, fuse && conv_hswish(s, i) ? hs_bands(s, i) : 0, &st)) {
+        if (!st && !k->n_band && matvec_fits(s, r, &k->xd)) {
+          const xdesc *d = &k->xd;
+          k->mv = (hr__matvec){d->w, d->b, (int)d->gic, (int)d->goc, d->lo, d->hi};
+          k->mv_on = 1;
+          k->pool = s->pool;
+        }
         /* inputs that are the caller's frame are bound at the first push (the pointer changes) */
         if (!k->reads_src) { st = setup_xnn(s, r, k); k->bound = !st; }
         continue;
@@ -1307,6 +1329,11 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           k->bound = !setup_xnn(s, r, k);
           k->last_src = s->src_ptr;
           if (!k->bound) return HR_ENOTSUP; /* not expected: only the pointer changed, not the shapes */
+        }
+        if (k->mv_on) { /* our kernel over 4 threads or more, else XNNPACK's on this thread (matvec_fits) */
+          if (kp) hr__k_matvec(kp, &k->mv, view(s, r->in[0]).data, view(s, r->out[0]).data);
+          else run_xnn(k, NULL);
+          break;
         }
         run_xnn(k, kp);
         break;
@@ -1443,6 +1470,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi"
                       : k->kind == K_RESIZE_CAT && k->crop_h  ? "resizecrop"
                       : k->kind == K_XNN && k->hs_on          ? "xnnhswish"
+                      : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"
                                                               : kn[k->kind];
   snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kname,
            (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2], (long long)x->dims[3],

@@ -518,6 +518,29 @@ void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float
       for (int y = 0; y < d->OH; y++) dw_task2(&j, b, (size_t)y);
 }
 
+/* ---- one-pixel 1x1 convolution (kernels.h, hr__matvec) ---- */
+int hr__k_matvec_fits(void) {
+  const char *e = getenv("HR_MATVEC");
+  return !(e && !strcmp(e, "xnn")) && hr__k_dwconv_ok();
+}
+typedef struct mv_job { const hr__matvec *m; const float *x; float *y; int g; } mv_job;
+static void mv_task(void *ctx, size_t t) {
+  const mv_job *j = ctx;
+  hr__k_matvec_block(j->m, j->x, j->y, (int)t * 16 * j->g, j->g);
+}
+void hr__k_matvec(pthreadpool_t pool, const hr__matvec *m, const float *x, float *y) {
+  /* tasks of g blocks of 16 outputs (a power of two up to 16), about one a thread: the more blocks
+   * a task has, the longer the runs of each weight row it reads */
+  const size_t nb = (size_t)(m->N + 15) / 16, T = pool ? pthreadpool_get_threads_count(pool) : 1, per = (nb + T - 1) / T;
+  int g = 1;
+  while (g < 16 && (size_t)g < per) g *= 2;
+  mv_job j = {m, x, y, g};
+  const size_t nt = (nb + (size_t)j.g - 1) / (size_t)j.g;
+  if (pool) pthreadpool_parallelize_1d(pool, mv_task, &j, nt, 0);
+  else
+    for (size_t t = 0; t < nt; t++) mv_task(&j, t);
+}
+
 /* ---- bilinear resize ---- */
 hr_status hr__resize_init(hr__resize *r, int in_w, int out_w) {
   memset(r, 0, sizeof *r);

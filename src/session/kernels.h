@@ -87,6 +87,14 @@ hr_status hr__dwconv_init(hr__dwconv *d, const float *w, const float *bias, int 
                           int pl, float lo, float hi);
 /* e: what each output gets after the clamp (kernels_simd.h, hr__dw_epi); NULL: nothing. */
 void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o, const hr__dw_epi *e);
+/* A 1x1 convolution on one pixel, i.e. a fully connected layer (RVM's squeeze-excitation and LR-ASPP
+ * pooled branches: K 72..960 in, N 24..960 out): y[n] = clamp(b[n] + sum_k x[k] w[k][n], lo, hi)
+ * with TF's K x N weights and the bias (N, or NULL: zero) read in place, in tasks of 16 outputs over
+ * the pool. The values of XNNPACK's 1x16 AVX-512 GEMM bit for bit (bias, one fused multiply-add per
+ * input channel in order, max then min), which ran these on one thread: a one-pixel GEMM has a
+ * single row tile. hr__k_matvec_fits: AVX-512F, and HR_MATVEC is not "xnn" (the A/B switch). */
+int hr__k_matvec_fits(void);
+void hr__k_matvec(pthreadpool_t pool, const hr__matvec *m, const float *x, float *y); /* hr__matvec: kernels_simd.h */
 /* TF ResizeBilinear, half-pixel centres, NHWC float: per-column taps from a table made at create
  * (12 bytes per output column), rows computed on the fly. */
 /* ow: the width the taps are for; oh: hr__k_resize_cat through a crop, the resized sources' own

@@ -334,6 +334,42 @@ HR__AVX512 static void hswish16(float *y, int64_t n) {
 }
 int hr__k_hswish_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_hswish(float *y, int64_t n) { hswish16(y, n); }
+/* Outputs n0 .. n0 + 16 G - 1 of a one-pixel 1x1 convolution (kernels.h, hr__matvec), G blocks of
+ * 16 side by side (G chains in flight: one chain is bound by the multiply-add's latency, and a row's
+ * 16 G weights are read as one run: a single block's 64 bytes a row were read at half the speed of
+ * XNNPACK's packed blocks): each
+ * output as XNNPACK's f32 GEMM 1x16 AVX-512 kernel computes it, the bias, then acc = x[k] w[k] + acc
+ * for k in order, max, min. */
+HR__AVX512 static inline __attribute__((always_inline)) void mv_blocks(const hr__matvec *mv, const float *x, float *y, int n0, const int G) {
+  __mmask16 m[16];
+  __m512 acc[16];
+  const size_t N = (size_t)mv->N;
+  for (int g = 0; g < G; g++) {
+    const int rem = mv->N - n0 - 16 * g;
+    m[g] = rem >= 16 ? (__mmask16)0xffff : rem > 0 ? (__mmask16)((1u << rem) - 1) : 0;
+    acc[g] = mv->b ? _mm512_maskz_loadu_ps(m[g], mv->b + n0 + 16 * g) : _mm512_setzero_ps();
+  }
+  const float *w = mv->w + n0;
+  for (int k = 0; k < mv->K; k++, w += N) {
+    const __m512 xk = _mm512_set1_ps(x[k]);
+    for (int g = 0; g < G; g++) acc[g] = _mm512_fmadd_ps(xk, _mm512_maskz_loadu_ps(m[g], w + 16 * g), acc[g]);
+  }
+  const __m512 vlo = _mm512_set1_ps(mv->lo), vhi = _mm512_set1_ps(mv->hi);
+  for (int g = 0; g < G; g++) _mm512_mask_storeu_ps(y + n0 + 16 * g, m[g], _mm512_min_ps(_mm512_max_ps(acc[g], vlo), vhi));
+}
+HR__AVX512 static void mv_g1(const hr__matvec *m, const float *x, float *y, int n0) { mv_blocks(m, x, y, n0, 1); }
+HR__AVX512 static void mv_g2(const hr__matvec *m, const float *x, float *y, int n0) { mv_blocks(m, x, y, n0, 2); }
+HR__AVX512 static void mv_g4(const hr__matvec *m, const float *x, float *y, int n0) { mv_blocks(m, x, y, n0, 4); }
+HR__AVX512 static void mv_g8(const hr__matvec *m, const float *x, float *y, int n0) { mv_blocks(m, x, y, n0, 8); }
+HR__AVX512 static void mv_g16(const hr__matvec *m, const float *x, float *y, int n0) { mv_blocks(m, x, y, n0, 16); }
+void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g) {
+  if (g >= 16) mv_g16(m, x, y, n0);
+  else if (g >= 8) mv_g8(m, x, y, n0);
+  else if (g >= 4) mv_g4(m, x, y, n0);
+  else if (g >= 2) mv_g2(m, x, y, n0);
+  else mv_g1(m, x, y, n0);
+}
+
 int hr__k_dwconv_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
                       int pl, float lo, float hi, const hr__dw_epi *e, int grp, int oy) {
@@ -379,6 +415,7 @@ int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, 
 #else
 int hr__k_hswish_ok(void) { return 0; }
 void hr__k_hswish(float *y, int64_t n) { (void)y; (void)n; }
+void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g) { (void)m; (void)x; (void)y; (void)n0; (void)g; }
 int hr__k_dwconv_ok(void) { return 0; }
 void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
                       int pl, float lo, float hi, const hr__dw_epi *e, int grp, int oy) {

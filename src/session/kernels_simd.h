@@ -5,6 +5,11 @@
 #include <stdint.h>
 #include "headroom/core.h"
 
+/* A one-pixel 1x1 convolution (kernels.h, hr__k_matvec): K x N weights (TF's), bias (N or NULL),
+ * the clamp; hr__k_matvec_block computes outputs n0 .. n0 + 16 g - 1 (g = 1, 2, 4, 8 or 16 blocks of 16;
+ * fewer at the end). */
+typedef struct hr__matvec { const float *w, *b; int K, N; float lo, hi; } hr__matvec;
+void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g);
 /* The guided-filter tail's alpha for row y of an NV12 frame (fgf_alpha_row with the guidance's
  * planar R, G, B rows made in registers): columns [0, return value), a multiple of 16. */
 int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,

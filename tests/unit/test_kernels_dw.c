@@ -4,7 +4,9 @@
  * RVM's shapes (3x3 and 5x5, strides 1 and 2, dilations 1 and 2, channels a multiple of 16 or not,
  * with and without bias and ReLU) and small odd ones where every pixel meets the border, on the calling thread and
  * over a pool of 3. Also the HardSwish fused after batch norms (hr__k_hswish) against XNNPACK's
- * operator. On a CPU without AVX-512F the engine keeps XNNPACK: nothing to compare, exit 77. */
+ * operator, and the one-pixel 1x1 convolution (hr__k_matvec) against XNNPACK's convolution on a
+ * 1x1 image (the operator exec.c would otherwise create: TF's weights turned to O x I), RVM's
+ * squeeze-excitation and LR-ASPP shapes and odd ones, with and without bias and ReLU / ReLU6. On a CPU without AVX-512F the engine keeps XNNPACK: nothing to compare, exit 77. */
 #include <math.h>
 #include <stdint.h>
 #include <pthreadpool.h>
@@ -68,6 +70,32 @@ static void check_hswish(void) {
   free(x); free(want); free(got);
 }
 
+static void check_matvec(pthreadpool_t pool, int K, int N, int with_bias, int act) {
+  float *x = malloc(sizeof(float) * (size_t)K), *w = malloc(sizeof(float) * (size_t)K * N), *wt = malloc(sizeof(float) * (size_t)K * N);
+  float *b = malloc(sizeof(float) * (size_t)N), *want = malloc(sizeof(float) * (size_t)N), *got = malloc(sizeof(float) * (size_t)N);
+  for (int i = 0; i < K; i++) x[i] = rndf(-2.f, 2.f);
+  x[0] = -0.f;
+  for (int i = 0; i < K * N; i++) w[i] = rndf(-1.f, 1.f);
+  for (int k = 0; k < K; k++)
+    for (int n = 0; n < N; n++) wt[(size_t)n * K + k] = w[(size_t)k * N + n];
+  for (int i = 0; i < N; i++) b[i] = rndf(-0.5f, 0.5f);
+  const float lo = act ? 0.f : -INFINITY, hi = act == 2 ? 6.f : INFINITY;
+  xnn_operator_t op = NULL;
+  CHECK_EQ_INT(xnn_create_convolution2d_nhwc_f32(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, (size_t)K, (size_t)N, (size_t)K, (size_t)N, wt,
+                                                 with_bias ? b : NULL, lo, hi, 0, &op),
+               xnn_status_success);
+  CHECK_EQ_INT(xnn_setup_convolution2d_nhwc_f32(op, 1, 1, 1, x, want, NULL), xnn_status_success);
+  CHECK_EQ_INT(xnn_run_operator(op, NULL), xnn_status_success);
+  xnn_delete_operator(op);
+  const hr__matvec m = {w, with_bias ? b : NULL, K, N, lo, hi};
+  memset(got, 0xff, sizeof(float) * (size_t)N);
+  hr__k_matvec(pool, &m, x, got);
+  int bad = 0;
+  for (int i = 0; i < N; i++) bad += memcmp(&got[i], &want[i], sizeof(float)) != 0;
+  CHECKF(bad == 0, "matvec %d -> %d bias %d act %d pool %d: %d of %d differ", K, N, with_bias, act, pool != NULL, bad, N);
+  free(x); free(w); free(wt); free(b); free(want); free(got);
+}
+
 int main(void) {
   if (!hr__k_dwconv_ok()) {
     printf("test_kernels_dw: no AVX-512F on this CPU: the engine uses XNNPACK's depthwise (skipped)\n");
@@ -88,6 +116,17 @@ int main(void) {
     check(pools[pi], 23, 30, 960, 5, 1, 2, 0, 0);   /* RVM's dilated last blocks (SpaceToBatch folded) */
     check(pools[pi], 23, 30, 672, 5, 1, 2, 1, 1);
     check(pools[pi], 11, 9, 24, 3, 1, 3, 1, 0);     /* dilation wider than the image in places */
+  }
+  for (int pi = 0; pi < 2; pi++) {
+    check_matvec(pools[pi], 960, 240, 1, 1);   /* squeeze-excitation: ReLU after the first */
+    check_matvec(pools[pi], 240, 960, 1, 0);
+    check_matvec(pools[pi], 672, 168, 1, 1);
+    check_matvec(pools[pi], 168, 672, 1, 0);
+    check_matvec(pools[pi], 480, 120, 1, 2);
+    check_matvec(pools[pi], 960, 128, 0, 0);   /* LR-ASPP's pooled branch: no bias */
+    check_matvec(pools[pi], 72, 24, 1, 1);
+    check_matvec(pools[pi], 17, 33, 1, 2);     /* a masked last block */
+    check_matvec(pools[pi], 5, 7, 0, 1);
   }
   check_hswish();
   pthreadpool_destroy(pools[1]);

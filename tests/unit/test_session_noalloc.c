@@ -189,8 +189,10 @@ int main(void) {
   for (int i = 0; i < 3; i++) run_case(m, fr, 256, 144, 1.f, 256, 144, fmts[i], 1, 100);
   /* Frames of another size than the session's: resampled into the planned input buffer. */
   run_case(m, fr, 256, 144, 1.f, fw, fh, HR_PIX_RGB24, 1, 100);
-  /* The thread pool path (workers run kernels) allocates nothing either. */
+  /* The thread pool path (workers run kernels) allocates nothing either; on 4 threads the one-pixel
+   * 1x1 convolutions take our kernel over the pool (exec.c matvec_fits). */
   run_case(m, fr, 256, 144, 1.f, 256, 144, HR_PIX_NV12_FULL, 2, 10);
+  run_case(m, fr, 256, 144, 1.f, 256, 144, HR_PIX_NV12_FULL, 4, 10);
   /* ... and the contention fallback: runs alternating between the pool and the calling thread
    * alone, each timed and the thread's run queue delay read (src/session/tadapt.h) */
   setenv("HR_THREAD_FALLBACK", "alternate", 1);

@@ -142,6 +142,55 @@ out:
   hr_model_destroy(m);
 }
 
+/* On 4 threads or more the one-pixel 1x1 convolutions run as our kernel over the pool (exec.c
+ * matvec_fits, "xnnmatvec" in the op detail; 17 in RVM), on fewer as XNNPACK's operator: 4 threads
+ * against HR_MATVEC=xnn (XNNPACK's everywhere), real frames, state carried: the same bits, and the
+ * calling thread alone (HR_THREAD_FALLBACK=alternate: XNNPACK's op again) the same too. */
+static void test_matvec(void) {
+  enum { NF = 3 };
+  hr_model *m; hr_source *src; hr_frame fr[NF];
+  if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return; }
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = fr[0].width; p.height = fr[0].height; p.downsample_ratio = 0.25f; p.threads = 4; p.threads_fixed = true;
+  hr_session *s[3] = {NULL, NULL, NULL};
+  CHECK_EQ_INT(hr_session_create(m, &p, &s[0]), HR_OK);
+  setenv("HR_MATVEC", "xnn", 1);
+  CHECK_EQ_INT(hr_session_create(m, &p, &s[1]), HR_OK);
+  unsetenv("HR_MATVEC");
+  setenv("HR_THREAD_FALLBACK", "alternate", 1);
+  p.threads_fixed = false;
+  CHECK_EQ_INT(hr_session_create(m, &p, &s[2]), HR_OK);
+  unsetenv("HR_THREAD_FALLBACK");
+  if (!s[0] || !s[1] || !s[2]) goto out;
+  int nmv[3] = {0, 0, 0};
+  hr_plan_info pi;
+  hr_session_get_plan(s[0], &pi);
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < pi.n_ops; i++) nmv[k] += strstr(hr_session_op_detail(s[k], i), "xnnmatvec") != NULL;
+  printf("one-pixel 1x1 convolutions on our kernel: %d (HR_MATVEC=xnn: %d, alternating: %d)\n", nmv[0], nmv[1], nmv[2]);
+  CHECK(nmv[0] >= 10 && nmv[1] == 0 && nmv[2] == nmv[0]);
+  size_t n = (size_t)p.width * p.height;
+  float *a0 = malloc(n * sizeof *a0);
+  int diff = 0;
+  for (int i = 0; i < NF; i++) {
+    hr_outputs o[3];
+    CHECK_EQ_INT(hr_session_push(s[0], &fr[i], &o[0]), HR_OK);
+    memcpy(a0, o[0].alpha, n * sizeof *a0);
+    for (int k = 1; k < 3; k++) {
+      CHECK_EQ_INT(hr_session_push(s[k], &fr[i], &o[k]), HR_OK);
+      diff += memcmp(a0, o[k].alpha, n * sizeof *a0) != 0;
+    }
+    CHECK_EQ_INT(o[0].threads, 4);
+  }
+  CHECK_EQ_INT(diff, 0);
+  free(a0);
+out:
+  for (int k = 0; k < 3; k++) hr_session_destroy(s[k]);
+  hr_source_destroy(src);
+  hr_model_destroy(m);
+}
+
 /* hr_plan_info.threads: the one place the "0 means every CPU" rule is read (the CLI prints it) */
 static void test_plan_threads(void) {
   hr_model *m; hr_source *src; hr_frame fr[1];
@@ -170,5 +219,6 @@ int main(void) {
   test_policy();
   test_plan_threads();
   test_same_results();
+  test_matvec();
   return hr_test_finish("test_session_threads");
 }
