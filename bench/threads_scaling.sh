@@ -34,6 +34,15 @@
 # 10.58x by medians, per round 7.16-11.69x. The 1-thread runs fall in two groups (122.7, 126.9
 # against 155.6-206.8): the host's one-core speed moves by half, 16 threads' hardly. The same
 # day's earlier call: 1 thread 144.0-234.7 over 6 runs, 16 threads 16.6-18.6.
+# 2026-12-03 (same host kind, `bench --frames 15 --threads 1|16 --ops-all`, 3 rounds alternating, the
+# CLI of 5680b57): 1 thread 112.06 / 114.71 / 113.57 ms, 16 threads 13.45 / 14.98 / 16.22 -> 8.3x /
+# 7.7x / 7.0x (the 16-thread runs slowing round by round). By kernel, round 1: XNNPACK's own 85
+# operators 81.5 -> 9.2 ms (8.9x; conv3x3 9.8x, conv1x1 6.6x), element-wise 3.3x; every op on the
+# faster of 1 or 16 threads would save 0.35 ms. So the frame cannot reach 10x on this host unless
+# our kernels scale better than linearly. The 17 one-pixel 1x1 convolutions (squeeze-excitation,
+# LR-ASPP) ran on one thread; since 8ff8c7a they run over the pool from 4 threads (hr__k_matvec):
+# their sum at 16 threads 0.55-0.62 -> 0.18-0.24 ms (4 rounds alternating with HR_MATVEC=xnn; the
+# frames' medians, 16.4-20.5 ms, too noisy to show it).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}
