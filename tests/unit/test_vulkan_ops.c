@@ -258,7 +258,7 @@ int main(void) {
   memcpy(nv3, nv, sizeof nv3);
   hr_frame f3 = {.fmt = HR_PIX_NV12_FULL, .width = 46, .height = 34, .planes = {nv3, nv3 + 46 * 34}, .strides = {46, 46}};
   /* every convolution kernel the size heuristic or the tuner may pick, in turn over the ops */
-  setenv("HR_VK_CONV", "cycle", 1); /* op i takes kernel i mod 15 (where it applies) */
+  setenv("HR_VK_CONV", "cycle", 1); /* op i takes kernel i mod 16 (where it applies; depthwise ones: one output a thread or four pixels) */
   setenv("HR_VK_MEANSK", "2", 1);   /* the means' kernel for long reductions (2 outputs a workgroup) */
   run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, every convolution kernel in turn, HR_VK_MEANSK=2");
   unsetenv("HR_VK_MEANSK");

@@ -33,6 +33,12 @@ static const uint32_t spv_conv4[] =
 static const uint32_t spv_conv4_h[] =
 #include "conv4_h.spv.h"
     ;
+static const uint32_t spv_convdw4[] =
+#include "convdw4.spv.h"
+    ;
+static const uint32_t spv_convdw4_h[] =
+#include "convdw4_h.spv.h"
+    ;
 static const uint32_t spv_convsk[] =
 #include "convsk.spv.h"
     ;
@@ -142,7 +148,7 @@ static const uint32_t spv_fgflr_h[] =
 #include "fgflr_h.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8, P_CONVRED, P_MEANSK, P_MEANSK2, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_RESIZE4, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P_FGFLR, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8, P_CONVDW4, P_CONVRED, P_MEANSK, P_MEANSK2, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_RESIZE4, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P_FGFLR, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
 #define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4, 0}
@@ -152,7 +158,7 @@ enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_
  * workgroups (constant 4) */
 static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm, split; } shaders[P__COUNT] = {
     SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 32),   SH(convt, "convt", 64),
-    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convsk, "convsk8", 8), SH(convred, "convred", 0), SH(meansk, "meansk", 8), SH(meansk, "meansk2", 2),   SH(binary, "binary", 0),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convsk, "convsk8", 8), SH(convdw4, "convdw4", 0), SH(convred, "convred", 0), SH(meansk, "meansk", 8), SH(meansk, "meansk2", 2),   SH(binary, "binary", 0),
     SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 1), SH(resize, "resize4", 4),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
     SH(concat, "concat", 0),   SH(fgflr, "fgflr", 0),
@@ -168,12 +174,14 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 #define MAX_PIPES 512
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-#define NCK 15 /* convolution kernels: one output per thread, 4x4-blocked, split reduction (32 outputs a workgroup), tiled 64/32/16 (4x4 a thread),
+#define NCK 16 /* convolution kernels: one output per thread, 4x4-blocked, split reduction (32 outputs a workgroup), tiled 64/32/16 (4x4 a thread),
                  tiled 32x32 / 64x16 (2x2 a thread), tiled 32x32 split 4 ways along K in the workgroup, tensor-core
                  128x32 / 128x16 (convmma.comp: HR_VK_MMA=1 where the device has VK_NV_cooperative_matrix's 16x16x16 fp16 -> fp32),
                  tiled 32x32 split along K across workgroups then a reduction (convt.comp SPLIT + convred.comp: two dispatches),
                  direct 3x3 stride 1 from a staged input patch, 16 / 32 channels a workgroup (convd3.comp),
-                 split reduction with 8 outputs a workgroup (convsk.comp OPW = 8: the single-pixel layers) */
+                 split reduction with 8 outputs a workgroup (convsk.comp OPW = 8: the single-pixel layers),
+                 depthwise four pixels a thread (convdw4.comp; with HR_VK_DW4=1 a depthwise one chooses between
+                 it and one output a thread) */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -526,7 +534,7 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8, P_CONVDW4};
 /* Split-K across workgroups (P_CONVTS): the small layers, whose 32x32 tiles fill few of the GPU's
  * workgroup slots over a long reduction (23x30 pixels x 960 -> 160: 110 tiles, K = 960), get S
  * workgroups a tile, each over a slice of K (at least 64 long), S * tiles about 528 (4 a
@@ -754,6 +762,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       else if (cv && !strcmp(cv, "conv4") && can4) kind = P_CONV4;
       else if (cv && !strcmp(cv, "sk") && !dw) kind = P_CONVSK;
       else if (cv && !strcmp(cv, "sk8") && !dw) kind = P_CONVSK8;
+      else if (cv && !strcmp(cv, "dw4") && dw) kind = P_CONVDW4;
       else if (cv && !strcmp(cv, "tiled") && !dw) kind = P_CONVT;
       else if (cv && !strcmp(cv, "tiled32") && !dw) kind = P_CONVT32;
       else if (cv && !strcmp(cv, "tiled16") && !dw) kind = P_CONVT16;
@@ -792,8 +801,16 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
           d->alt[13] = ((o->dims[3] + 31) / 32) * tx * ((ty + 7) / 8) * LOCAL;
         }
       }
-      for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind) { if (!dw) set_conv_kind(d, c); }
-      if (cv && !strcmp(cv, "cycle") && !dw) { /* tests: each kernel in turn, so one plan runs them all */
+      else if ((getenv("HR_VK_DW4") && *getenv("HR_VK_DW4") == '1') || cv) {
+        /* depthwise: one output a thread, or four pixels of a row (convdw4.comp), the tuner choosing.
+         * Offered only with HR_VK_DW4=1 (and where HR_VK_CONV forces kernels: the tests) until it is
+         * timed on a GPU; RVM's depthwise layers take 0.31 ms of the H200's 2.29 (one output a
+         * thread: 23x30x960 5x5 37 us, 0.9 TFLOP/s). */
+        d->alt[0] = n_out;
+        d->alt[15] = (n_out / o->dims[2]) * ((o->dims[2] + 3) / 4);
+      }
+      for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind && d->alt[c] >= 0) set_conv_kind(d, c);
+      if (cv && !strcmp(cv, "cycle") && d->alt[0] >= 0) { /* tests: each kernel in turn, so one plan runs them all */
         int c = i % NCK;
         while (d->alt[c] < 0) c = (c + 1) % NCK;
         set_conv_kind(d, c);
@@ -1936,9 +1953,9 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   v->tuned_timed = T;
   if (getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
-            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32, %d split-reduction 8 a workgroup\n",
+            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32, %d split-reduction 8 a workgroup, %d depthwise 4 pixels a thread\n",
             T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7], picks[8], picks[9], picks[10], picks[11], picks[12],
-            picks[13], picks[14]);
+            picks[13], picks[14], picks[15]);
 out:
   free(ts); free(timed); free(same); free(keys);
   if (qp) vkDestroyQueryPool(v->dev, qp, NULL);
