@@ -31,7 +31,10 @@
 # process may use, at most 16; 1: one after another, as before 2026-12-02); HR_VK_VERBOSE=1 prints
 # "N pipelines compiled in X ms over T threads" and the dispatch count at create (stderr).
 # Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0 (views off), HR_VK_FOLDS=0 (the
-# 2026-12-02 round's folds off: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =0 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N.
+# 2026-12-02 round's folds off: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =0 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N,
+# HR_VK_MEANSK=8 (long means 8 outputs a workgroup, as before 2026-12-03), HR_VK_RESIZE4=0 (resizes one
+# channel a thread), HR_VK_DW4=1 (the depthwise kernel of four pixels a thread offered to the tuner; not
+# yet timed on the H200).
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
 # NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame

@@ -89,8 +89,8 @@ hr_status hr__dwconv_init(hr__dwconv *d, const float *w, const float *bias, int 
 void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o, const hr__dw_epi *e);
 /* A 1x1 convolution on one pixel, i.e. a fully connected layer (RVM's squeeze-excitation and LR-ASPP
  * pooled branches: K 72..960 in, N 24..960 out): y[n] = clamp(b[n] + sum_k x[k] w[k][n], lo, hi)
- * with TF's K x N weights and the bias (N, or NULL: zero) read in place, in tasks of 16 outputs over
- * the pool. The values of XNNPACK's 1x16 AVX-512 GEMM bit for bit (bias, one fused multiply-add per
+ * with TF's K x N weights and the bias (N, or NULL: zero) read in place, in tasks of 1-16 blocks
+ * of 16 outputs over the pool (about one task a thread). The values of XNNPACK's 1x16 AVX-512 GEMM bit for bit (bias, one fused multiply-add per
  * input channel in order, max then min), which ran these on one thread: a one-pixel GEMM has a
  * single row tile. hr__k_matvec_fits: AVX-512F, and HR_MATVEC is not "xnn" (the A/B switch). */
 int hr__k_matvec_fits(void);

@@ -337,9 +337,8 @@ void hr__k_hswish(float *y, int64_t n) { hswish16(y, n); }
 /* Outputs n0 .. n0 + 16 G - 1 of a one-pixel 1x1 convolution (kernels.h, hr__matvec), G blocks of
  * 16 side by side (G chains in flight: one chain is bound by the multiply-add's latency, and a row's
  * 16 G weights are read as one run: a single block's 64 bytes a row were read at half the speed of
- * XNNPACK's packed blocks): each
- * output as XNNPACK's f32 GEMM 1x16 AVX-512 kernel computes it, the bias, then acc = x[k] w[k] + acc
- * for k in order, max, min. */
+ * XNNPACK's packed blocks): each output as XNNPACK's f32 GEMM 1x16 AVX-512 kernel computes it,
+ * the bias, then acc = x[k] w[k] + acc for k in order, max, min. */
 HR__AVX512 static inline __attribute__((always_inline)) void mv_blocks(const hr__matvec *mv, const float *x, float *y, int n0, const int G) {
   __mmask16 m[16];
   __m512 acc[16];

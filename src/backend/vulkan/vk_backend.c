@@ -751,8 +751,9 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|sk8|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16|split|direct forces one, cycle takes each in turn) */
-      const char *cv = getenv("HR_VK_CONV");
+       * (HR_VK_CONV=naive|conv4|sk|sk8|dw4|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16|split|direct forces one,
+       * cycle takes each in turn) */
+      const char *cv = getenv("HR_VK_CONV"), *dw4 = getenv("HR_VK_DW4");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
       int64_t t4 = o->dims[0] * o->dims[1] * ((o->dims[2] + 3) / 4) * (o->dims[3] / 4), red = (int64_t)KH * KW * x->dims[3];
       int64_t npx = n_out / o->dims[3], tiles = ((npx + 63) / 64) * ((o->dims[3] + 63) / 64);
@@ -801,7 +802,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
           d->alt[13] = ((o->dims[3] + 31) / 32) * tx * ((ty + 7) / 8) * LOCAL;
         }
       }
-      else if ((getenv("HR_VK_DW4") && *getenv("HR_VK_DW4") == '1') || cv) {
+      else if ((dw4 && *dw4 == '1') || cv) {
         /* depthwise: one output a thread, or four pixels of a row (convdw4.comp), the tuner choosing.
          * Offered only with HR_VK_DW4=1 (and where HR_VK_CONV forces kernels: the tests) until it is
          * timed on a GPU; RVM's depthwise layers take 0.31 ms of the H200's 2.29 (one output a
