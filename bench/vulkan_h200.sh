@@ -397,6 +397,7 @@ int main(int argc, char **argv) {
   hr_session_params p;
   hr_session_params_default(&p);
   p.width = W; p.height = H; p.downsample_ratio = ratio; p.backend = HR_BACKEND_VULKAN;
+  p.alpha_u8 = getenv("U8") && atoi(getenv("U8"));   /* the 8-bit matte read back (a quarter of the bytes) */
   hr_session *s;
   double t0 = now_ms();
   hr_status st = hr_session_create(m, &p, &s);
@@ -441,33 +442,41 @@ int main(int argc, char **argv) {
     }
   }
   qsort(wall, N, sizeof *wall, cmpd); qsort(dev, N, sizeof *dev, cmpd); qsort(hcp, N, sizeof *hcp, cmpd); qsort(hsub, N, sizeof *hsub, cmpd);
-  printf("{\"fp16\":%d,\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
+  printf("{\"alpha_u8\":%d,\"fp16\":%d,\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
          "\"wall_ms_median\":%.3f,\"wall_ms_p99\":%.3f,\"wall_ms_min\":%.3f,\"frame_copy_ms_median\":%.3f,\"submit_to_fence_ms_median\":%.3f,\"gpu_ms_median\":%.3f,\"gpu_ms_p99\":%.3f,\"fps_median\":%.0f,\"gpu_ms_by_class\":{",
-         hr__vk_fp16(s->bimpl), W, H, ratio, pi.proc_width, pi.proc_height, pi.gflop, pi.n_ops, N, t_create, wall[N / 2], wall[(int)(N * 0.99)], wall[0], hcp[N / 2], hsub[N / 2],
+         (int)p.alpha_u8, hr__vk_fp16(s->bimpl), W, H, ratio, pi.proc_width, pi.proc_height, pi.gflop, pi.n_ops, N, t_create, wall[N / 2], wall[(int)(N * 0.99)], wall[0], hcp[N / 2], hsub[N / 2],
          dev[N / 2], dev[(int)(N * 0.99)], 1e3 / wall[N / 2]);
   for (int c = 0; c < ncls; c++) printf("%s\"%s\":%.3f", c ? "," : "", cls[c], cls_us[c] / NP / 1e3);
   printf("}");
   /* correctness on this device: the same frames from a fresh state through XNNPACK */
   if (NC > 0) {
     hr_session *x;
-    hr_session_params q = p; q.backend = HR_BACKEND_XNNPACK;
+    hr_session_params q = p; q.backend = HR_BACKEND_XNNPACK; q.alpha_u8 = false;
     if (hr_session_create(m, &q, &x)) { fprintf(stderr, "xnnpack session failed\n"); return 1; }
     hr_session_set_profiling(s, false);
   hr_session_reset(s);
     double worst_mean = 0, worst_max = 0;
     size_t npx = (size_t)W * H;
     float *va = malloc(sizeof(float) * npx);
+    int byte_max = 0;
     for (int i = 0; i < NC; i++) {
       hr_outputs ox;
       if (hr_session_push(s, &fr[i % NF], &o)) return 1;
-      memcpy(va, o.alpha, sizeof(float) * npx);
+      if (o.alpha_u8) for (size_t k = 0; k < npx; k++) va[k] = o.alpha_u8[k] / 255.f;
+      else memcpy(va, o.alpha, sizeof(float) * npx);
       if (hr_session_push(x, &fr[i % NF], &ox)) return 1;
+      for (size_t k = 0; o.alpha_u8 && k < npx; k++) { /* against XNNPACK's matte quantised the same way */
+        float c = ox.alpha[k] > 0.f ? ox.alpha[k] : 0.f; c = c < 1.f ? c : 1.f;
+        int d = abs((int)o.alpha_u8[k] - (int)(c * 255.f + 0.5f));
+        if (d > byte_max) byte_max = d;
+      }
       double sum = 0, mx = 0;
       for (size_t k = 0; k < npx; k++) { double d = fabs((double)va[k] - ox.alpha[k]); sum += d; if (d > mx || d != d) mx = d; }
       if (sum / npx > worst_mean) worst_mean = sum / npx;
       if (mx > worst_max) worst_max = mx;
     }
     printf(",\"vs_xnnpack_frames\":%d,\"mean_abs_dalpha\":%.3g,\"max_abs_dalpha\":%.3g", NC, worst_mean, worst_max);
+    if (p.alpha_u8) printf(",\"u8_max_byte_diff\":%d", byte_max);
     hr_session_destroy(x);
     free(va);
   }

@@ -111,6 +111,11 @@ typedef struct hr_session_params {
                                   to the new plan's size (bilinear, half-pixel centres), so the
                                   matte does not start over at a rung change of the live loop.
                                   Default false. */
+  bool alpha_u8;               /* the matte as 8 bits (hr_outputs.alpha_u8: round(clamp(a, 0, 1) x
+                                  255), what a display or a video encoder takes) instead of floats:
+                                  alpha and raw are then NULL. A GPU backend reads back a quarter of
+                                  the bytes (1920x1440: 2.8 MB, not 11). NaN and Inf, which the 8
+                                  bits cannot show, raise HR_EVENT_NONFINITE. Default false. */
 } hr_session_params;
 
 HR_API void hr_session_params_default(hr_session_params *p);
@@ -147,6 +152,7 @@ typedef struct hr_outputs {
   int threads;                 /* CPU threads the model ran on for this frame: the pool's, or 1 when
                                   the session fell back to the calling thread (threads_fixed); 0 on
                                   a GPU backend */
+  const uint8_t *alpha_u8;     /* H x W, with params.alpha_u8 (else NULL): 0..255, row-major */
 } hr_outputs;
 
 HR_API enum {
@@ -154,6 +160,7 @@ HR_API enum {
   HR_EVENT_REPLANNED   = 1u << 1,  /* resolution / ratio changed: new plan, the state carried over
                                       resampled (HR_EVENT_STATE_RESET too when it was zeroed) */
   HR_EVENT_SCENE_CUT   = 1u << 2,  /* a hard cut was detected on this frame's input */
+  HR_EVENT_NONFINITE   = 1u << 3,  /* alpha_u8: the matte held NaN or Inf (NaN shows as 0) */
 };
 
 /* Run one frame through the model, carrying state. Performs no heap allocation once the session

@@ -4,13 +4,22 @@
 // guidance x = (r, g, b, mean) from the frame; out = A*x + b; pha = out[3] (clipped when asked),
 // fgr = out[0..2]. p: 0 n (H*W), 1 A, 2 b, 3 pha, 4 fgr (-1 none), 5 h, 6 w, 7 H, 8 W, 9 clip,
 // 10 pha's float offset in the read-back buffer. EPI (p[25]) 1: pha also written there (fp32, the
-// host's memory: no copy after the frame).
+// host's memory: no copy after the frame). EPI 2 (alpha_u8, no fgr): four pixels a thread, their
+// round(clamp(pha, 0, 1) x 255) packed into one uint of the read-back buffer at uint p[10] + i / 4,
+// and uint p[11] set to 1 when one was NaN or Inf (the host zeroes it before the frame).
 #include "common.glsl"
 #include "frame.glsl"
 layout(std430, binding = 2) writeonly buffer Out { float o[]; };
+layout(std430, binding = 2) writeonly buffer OutU { uint ou[]; };
 void pha_out(int i, float v) {
   stu(f32(3), p[3] + i, v);
   if (EPI == 1) o[p[10] + i] = v;
+}
+uint q8(float v) {
+  float c = v > 0.0 ? v : 0.0;
+  c = c < 1.0 ? c : 1.0;
+  precise float t = c * 255.0 + 0.5;
+  return uint(t);
 }
 float lerp4(bool f, int base, int w, int y0, int y1, float fy, int l, int r, float fx, int c) {
   float t = ldu(f, base + (y0 * w + l) * 4 + c), u = ldu(f, base + (y1 * w + l) * 4 + c);
@@ -20,9 +29,8 @@ float lerp4(bool f, int base, int w, int y0, int y1, float fy, int l, int r, flo
   precise float v = L + (R - L) * fx;
   return v;
 }
-void main() {
-  uint i = gid();
-  if (i >= uint(p[0])) return;
+// Alpha alone at pixel i (no fgr).
+float alpha_at(uint i) {
   int W = p[8], H = p[7], h = p[5], w = p[6];
   int x = int(i % uint(W)), y = int(i / uint(W));
   int l, r, y0, y1; float fx, fy;
@@ -31,22 +39,50 @@ void main() {
   vec3 px = fetch_px(x, y);
   precise float sum = px.x + px.y + px.z;
   precise float m = sum / 3.0;
+  float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, 3), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, 3);
+  precise float v = a * m + b;
+  if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+  return v;
+}
+void main() {
+  if (EPI == 2) {
+    uint i0 = gid() * 4u, word = 0u;
+    if (i0 >= uint(p[0])) return;
+    bool bad = false;
+    for (uint k = 0u; k < 4u; k++) {
+      if (i0 + k >= uint(p[0])) break;
+      float v = alpha_at(i0 + k);
+      stu(f32(3), p[3] + int(i0 + k), v);
+      bad = bad || isnan(v) || isinf(v);
+      word |= q8(v) << (8u * k);
+    }
+    ou[p[10] + int(i0 / 4u)] = word;
+    if (bad) ou[p[11]] = 1u;
+    return;
+  }
+  uint i = gid();
+  if (i >= uint(p[0])) return;
   if (p[4] < 0) {
-    float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, 3), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, 3);
-    precise float v = a * m + b;
-    if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
-    pha_out(int(i), v);
-  } else {
-    float xv[4] = float[4](px.x, px.y, px.z, m);
-    for (int c = 0; c < 4; c++) {
-      float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, c), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, c);
-      precise float v = a * xv[c] + b;
-      if (c == 3) {
-        if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
-        pha_out(int(i), v);
-      } else {
-        stu(f32(4), p[4] + int(i) * 3 + c, v);
-      }
+    pha_out(int(i), alpha_at(i));
+    return;
+  }
+  int W = p[8], H = p[7], h = p[5], w = p[6];
+  int x = int(i % uint(W)), y = int(i / uint(W));
+  int l, r, y0, y1; float fx, fy;
+  hp_taps(x, w, W, l, r, fx);
+  hp_taps(y, h, H, y0, y1, fy);
+  vec3 px = fetch_px(x, y);
+  precise float sum = px.x + px.y + px.z;
+  precise float m = sum / 3.0;
+  float xv[4] = float[4](px.x, px.y, px.z, m);
+  for (int c = 0; c < 4; c++) {
+    float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, c), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, c);
+    precise float v = a * xv[c] + b;
+    if (c == 3) {
+      if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+      pha_out(int(i), v);
+    } else {
+      stu(f32(4), p[4] + int(i) * 3 + c, v);
     }
   }
 }

@@ -30,6 +30,10 @@ typedef struct hr__backend {
   hr_status (*state_write)(hr_session *s, void *impl, int k, const void *src);
   /* Host pointer to value v's data after the last run (alpha, fgr): borrowed until the next run. */
   const float *(*output)(hr_session *s, void *impl, int v);
+  /* params.alpha_u8: the backend's own 8-bit alpha (value v) of the last run, and in *nonfinite how
+   * many values were NaN or Inf (or only whether some were: 0 or 1); with nonfinite NULL (at create)
+   * whether it makes one. NULL (the pointer or what it returns): the session converts output(). */
+  const uint8_t *(*output_u8)(hr_session *s, void *impl, int v, int64_t *nonfinite);
 } hr__backend;
 
 extern const hr__backend hr__backend_cpu;    /* XNNPACK and reference: exec.c's executor */

@@ -204,6 +204,40 @@ void hr__k_tanh_gru(pthreadpool_t pool, const float *x, const float *m, const fl
   pthreadpool_parallelize_1d_tile_1d(pool, tanh_gru_tile, &j, (size_t)n, HR__EW_TILE, 0);
 }
 
+/* Alpha to 8 bits: q = (int)(clamp(a, 0, 1) * 255 + 0.5), NaN to 0; counts the values that are not
+ * finite (a - a is not 0 for NaN and Inf). */
+HR__CLONES
+static int64_t u8_run(const float *restrict a, uint8_t *restrict q, int64_t n) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    float v = a[i], c = v > 0.f ? v : 0.f;
+    c = c < 1.f ? c : 1.f;
+    q[i] = (uint8_t)(int32_t)(c * 255.f + 0.5f);
+    bad += !(v - v == 0.f);
+  }
+  return bad;
+}
+#define HR__U8_PARTS 64
+typedef struct u8_job { const float *a; uint8_t *q; int64_t n, part; int64_t bad[HR__U8_PARTS]; } u8_job;
+static void u8_part(void *ctx, size_t k) {
+  u8_job *j = ctx;
+  int64_t i0 = j->part * (int64_t)k, i1 = i0 + j->part < j->n ? i0 + j->part : j->n;
+  j->bad[k] = i0 < i1 ? u8_run(j->a + i0, j->q + i0, i1 - i0) : 0;
+}
+
+int64_t hr__k_alpha_u8(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n) {
+  u8_job j = {.a = a, .q = q, .n = n};
+  int parts = pool ? (int)pthreadpool_get_threads_count(pool) * 4 : 1;
+  if (parts > HR__U8_PARTS) parts = HR__U8_PARTS;
+  if (n < 65536) parts = 1;
+  j.part = ((n + parts - 1) / parts + 63) & ~(int64_t)63;
+  if (parts > 1) pthreadpool_parallelize_1d(pool, u8_part, &j, (size_t)parts, 0);
+  else u8_part(&j, 0);
+  int64_t bad = 0;
+  for (int k = 0; k < parts; k++) bad += j.bad[k];
+  return bad;
+}
+
 /* TF ResizeBilinear taps with half-pixel centres, computed in float as TF does: for output o,
  * in = (o + 0.5) * (in_size / out_size) - 0.5; lo = max(floor(in), 0); hi = min(ceil(in), in_size - 1);
  * frac = in - floor(in). */

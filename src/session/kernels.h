@@ -16,6 +16,9 @@ void hr__k_pad(pthreadpool_t pool, const hr__tensor *in, const int32_t *pads, hr
 typedef struct hr__k_pxcopy { const float *src; float *dst; int64_t ss, ds, n; } hr__k_pxcopy;
 void hr__k_pixel_copies(pthreadpool_t pool, const hr__k_pxcopy *c, int nc, int64_t pixels);
 void hr__k_tanh(pthreadpool_t pool, const float *x, float *y, int64_t n);
+/* alpha_u8 (headroom.h): q[i] = (int)(clamp(a[i], 0, 1) * 255 + 0.5), NaN to 0, over the pool
+ * (NULL: this thread); returns how many a[i] were NaN or Inf. */
+int64_t hr__k_alpha_u8(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n);
 /* A ConvGRU's last three ops in one pass: y = tanh(x) * m + a, rounded as Tanh, Mul and AddV2 round
  * (bit-identical). y may be x, m or a exactly (not a partial overlap). */
 void hr__k_tanh_gru(pthreadpool_t pool, const float *x, const float *m, const float *a, float *y, int64_t n);

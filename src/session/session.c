@@ -10,6 +10,7 @@
 #include <malloc.h>
 #endif
 #include "session/session_impl.h"
+#include "session/kernels.h"
 #include "backend/vulkan/vk_memory.h"
 #include "session/kcache.h"
 #include "backend/backend.h"
@@ -81,6 +82,12 @@ static int64_t alpha_buf_bytes(const hr__plan *p) {
   const hr__tensor *a = &p->vals[p->alpha_val].t;
   return a->rank == 4 && a->dims[3] > 1 ? a->dims[1] * a->dims[2] * 4 : 0;
 }
+/* params.alpha_u8: the 8-bit plane (counted for every backend; a GPU one reads it back into its
+ * own mapped buffer and the session then allocates none). */
+static int64_t alpha8_bytes(const hr__plan *p, const hr_session_params *prm) {
+  const hr__tensor *a = &p->vals[p->alpha_val].t;
+  return prm->alpha_u8 ? a->dims[1] * a->dims[2] : 0;
+}
 
 /* The one rule for a session's kernel threads: params.threads, or every CPU this process may use. */
 static int session_threads(const hr_session_params *p) { return p->threads > 0 ? p->threads : (int)hr_cpu_count(); }
@@ -95,7 +102,7 @@ static void plan_info(const hr_model *m, const hr__plan *p, const hr_session_par
   info->weight_bytes = m->n_params * 4;
   info->arena_bytes = p->arena_bytes;
   for (int k = 0; k < p->n_state; k++) info->state_bytes += p->state_bytes[k];
-  info->io_bytes = src_buf_bytes(p, prm) + alpha_buf_bytes(p);
+  info->io_bytes = src_buf_bytes(p, prm) + alpha_buf_bytes(p) + alpha8_bytes(p, prm);
   info->kernel_bytes = kernel_bytes + p->meta_bytes;
   info->kernel_shared_bytes = kernel_shared_bytes;
   info->session_bytes = info->arena_bytes + info->state_bytes + info->io_bytes + info->kernel_bytes;
@@ -123,6 +130,7 @@ static void bundle_free(hr_session *b) {
   for (int k = 0; k < 8; k++) { free(b->state[k]); b->state[k] = NULL; }
   free(b->src_buf); b->src_buf = NULL;
   free(b->alpha_buf); b->alpha_buf = NULL;
+  free(b->alpha8); b->alpha8 = NULL;
   free(b->op_us); b->op_us = NULL;
   free(b->row_scratch); b->row_scratch = NULL;
   hr__plan_free(b->plan); b->plan = NULL;
@@ -139,13 +147,14 @@ static void bundle_move(hr_session *to, hr_session *from) {
   to->src_buf = from->src_buf;
   to->src_ptr = NULL; /* set again by the next push */
   to->alpha_buf = from->alpha_buf;
+  to->alpha8 = from->alpha8;
   to->bk = from->bk; to->bimpl = from->bimpl;
   to->op_us = from->op_us;
   to->row_scratch = from->row_scratch;
   to->kernel_bytes = from->kernel_bytes;
   to->kernel_shared_bytes = from->kernel_shared_bytes;
   from->plan = NULL; from->arena = NULL; memset(from->state, 0, sizeof from->state);
-  from->src_buf = NULL; from->src_ptr = NULL; from->alpha_buf = NULL; from->bk = NULL; from->bimpl = NULL;
+  from->src_buf = NULL; from->src_ptr = NULL; from->alpha_buf = NULL; from->alpha8 = NULL; from->bk = NULL; from->bimpl = NULL;
   from->op_us = NULL; from->row_scratch = NULL; from->kernel_bytes = from->kernel_shared_bytes = 0;
 }
 
@@ -290,6 +299,10 @@ static hr_status build(hr_session *s, int w, int h, float ratio, int carry, int 
                st == HR_ENOMEM ? "out of memory" : hr_status_name(st), plan->n_rops);
     goto fail;
   }
+  what = "8-bit alpha"; what_bytes = alpha8_bytes(plan, &s->p);
+  if (what_bytes && !(n->bk->output_u8 && n->bk->output_u8(n, n->bimpl, plan->alpha_val, NULL)) &&
+      !(n->alpha8 = alloc_aligned((size_t)what_bytes)))
+    goto nomem;
   if (carry && carried) *carried = carry_state(s, n);
   /* success: the new bundle takes the session's place, then the old one is released */
   bundle_move(&old, s);
@@ -530,6 +543,14 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
     out->alpha = s->alpha_buf;
   } else {
     out->alpha = a.data;
+  }
+  if (s->p.alpha_u8) {
+    int64_t bad = 0;
+    const uint8_t *q = s->alpha8 ? NULL : s->bk->output_u8(s, s->bimpl, p->alpha_val, &bad);
+    if (!q) bad = hr__k_alpha_u8(hr__session_threads(s, 0, p->n_rops) > 1 ? s->pool : NULL, out->alpha, s->alpha8, (int64_t)out->width * out->height), q = s->alpha8;
+    out->alpha_u8 = q;
+    out->alpha = NULL; out->raw = NULL;
+    if (bad) ev |= HR_EVENT_NONFINITE;
   }
   if (p->fgr_val >= 0) out->fgr = s->bk->output(s, s->bimpl, p->fgr_val);
   s->cur.planes[0] = NULL; /* the caller's frame is not kept */

@@ -19,7 +19,7 @@ static inline unsigned hr__ftz_begin(void) { return 0; }
 static inline void hr__ftz_end(unsigned c) { (void)c; }
 #endif
 
-/* The per-plan fields (plan, arena, state, src_buf, src_ptr, alpha_buf, bk, bimpl, op_us, row_scratch,
+/* The per-plan fields (plan, arena, state, src_buf, src_ptr, alpha_buf, alpha8, bk, bimpl, op_us, row_scratch,
  * kernel_bytes, kernel_shared_bytes, and ing when frames of another size are declared) form the
  * session's plan bundle: session.c's build() makes a new one in a scratch hr_session and moves it
  * in whole, so nothing may keep a pointer to the hr_session a bundle was made in. */
@@ -32,6 +32,7 @@ struct hr_session {
   float *src_buf;              /* materialised model input (W*H*3), NULL when the frame is read in place */
   const float *src_ptr;        /* what the src value points at for this frame */
   float *alpha_buf;            /* alpha extracted from multi-channel outputs (meet), else NULL */
+  uint8_t *alpha8;             /* params.alpha_u8: the 8-bit alpha when the backend makes none itself */
   const struct hr__backend *bk; /* how the plan runs (backend/backend.h) */
   void *bimpl;                 /* the backend's handle for this plan (the CPU one is an hr__exec) */
   pthreadpool_t pool;

@@ -193,6 +193,11 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     errf(err, err_len, "stream: budget_ms must be > 0 and max_rungs in 1..%d", HR_STREAM_MAX_RUNGS);
     st = HR_EINVAL; goto fail;
   }
+  if (s->sp.alpha_u8) {
+    /* the health monitor, the depth fusion and the tail-every-frame mode read the float matte */
+    errf(err, err_len, "stream: session.alpha_u8 is a session output (hr_session_push); a stream gives the float matte");
+    st = HR_ENOTSUP; goto fail;
+  }
   hr_model_info mi; hr_model_get_info(m, &mi);
   if (!s->sp.width) { s->sp.width = mi.fixed_width; s->sp.height = mi.fixed_height; }
   if (s->sp.width <= 0 || s->sp.height <= 0) { errf(err, err_len, "stream: no model input size (set session.width/height)"); st = HR_EINVAL; goto fail; }

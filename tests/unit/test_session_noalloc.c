@@ -72,6 +72,7 @@ static uint64_t fnv(const void *p, size_t n) {
 }
 
 #define NF 3 /* distinct frames, pushed in rotation (the input pointer changes every frame) */
+static int g_u8; /* run_case's sessions give the 8-bit matte (params.alpha_u8) */
 
 /* One case: session w x h at ratio, frames of format fmt made from src[] (at frame size fw x fh),
  * 5 warm-up frames, then n counted frames. */
@@ -80,6 +81,7 @@ static void run_case(hr_model *m, const hr_frame *src, int w, int h, float ratio
   hr_session_params p;
   hr_session_params_default(&p);
   p.width = w; p.height = h; p.downsample_ratio = ratio; p.threads = threads;
+  p.alpha_u8 = g_u8;
   hr_session *s = NULL;
   hr_status st = hr_session_create(m, &p, &s);
   CHECKF(st == HR_OK, "create %dx%d: %s", w, h, hr_status_name(st));
@@ -115,16 +117,16 @@ static void run_case(hr_model *m, const hr_frame *src, int w, int h, float ratio
   for (int i = 0; i < n; i++) {
     st = hr_session_push(s, &fr[(i + 5) % NF], &o);
     if (st) break;
-    for (int j = 0; j < o.width * o.height; j++) sum += o.alpha[j]; /* reading the outputs */
+    for (int j = 0; j < o.width * o.height; j++) sum += g_u8 ? o.alpha_u8[j] : o.alpha[j]; /* reading the outputs */
     copied += s->bytes_copied;
     for (int k = 0; k < s->plan->n_state; k++) moved += s->state[k] != state0[k];
   }
   count_stop();
   CHECK_EQ_INT(st, HR_OK);
   uint64_t h_after = fnv(s->state[0], (size_t)s->plan->state_bytes[0]);
-  printf("%4dx%-4d ratio %-4g %-6s frames %4dx%-4d threads %d: warm-up allocs %ld %ld %ld %ld %ld; %d frames: "
+  printf("%4dx%-4d ratio %-4g %-6s frames %4dx%-4d threads %d%s: warm-up allocs %ld %ld %ld %ld %ld; %d frames: "
          "%ld allocs, %ld frees, %lld bytes; input bytes converted %lld/frame; state bytes copied 0, moved %d\n",
-         w, h, ratio, hr_pixfmt_name(fmt), fw, fh, threads, warm_allocs[0], warm_allocs[1], warm_allocs[2], warm_allocs[3],
+         w, h, ratio, hr_pixfmt_name(fmt), fw, fh, threads, g_u8 ? " alpha_u8" : "", warm_allocs[0], warm_allocs[1], warm_allocs[2], warm_allocs[3],
          warm_allocs[4], n, n_alloc, n_free, bytes_alloc, (long long)(n ? copied / n : 0), moved);
   long frames_alloc = n_alloc, frames_free = n_free;
   /* positive control: the same window (a push) with one deliberate allocation and free in it */
@@ -200,6 +202,11 @@ int main(void) {
   unsetenv("HR_THREAD_FALLBACK");
   /* Camera size, 1920x1440 at ratio 0.25 (processing 480x360): a few frames, ~100 ms each. */
   for (int i = 0; i < 3; i++) run_case(m, fr, 1920, 1440, 0.25f, 1920, 1440, fmts[i], 1, 4);
+  /* The 8-bit matte (alpha_u8): converted over the pool into a buffer made with the plan. */
+  g_u8 = 1;
+  run_case(m, fr, 1920, 1440, 0.25f, 1920, 1440, HR_PIX_NV12_FULL, 2, 4);
+  run_case(m, fr, 256, 144, 1.f, 256, 144, HR_PIX_RGB24, 1, 10);
+  g_u8 = 0;
 
   for (int i = 0; i < NF; i++) free(keep[i]);
   hr_model_destroy(m);

@@ -300,6 +300,8 @@ typedef struct vk {
   int zero_pending;
   int mma;                    /* tensor-core convolutions (convmma.comp): VK_NV_cooperative_matrix, 16x16x16 fp16 -> fp32 */
   int alpha_direct;           /* the guided-filter tail writes alpha into rback itself (fgf.comp EPI 1) */
+  int alpha8;                 /* ... as 8 bits (alpha_u8, fgf.comp EPI 2), a NaN/Inf word after them */
+  int64_t alpha8_flag;        /* that word's byte offset in rback */
   char *fused;                /* per op: 1 = its activation runs in the previous op's (a convolution's) epilogue */
   int n_barriers;             /* in the frame's command buffer */
   int elide;                  /* barriers only between dependent dispatches (HR_VK_BARRIERS=all: after each) */
@@ -950,6 +952,13 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       const char *am = getenv("HR_VK_ALPHA");
       if (!(am && !strcmp(am, "copy")) && p->vals[r->out[0]].root == p->vals[p->alpha_val].root && hr__numel(o) == hr__numel(&p->vals[p->alpha_val].t)) {
         d->pc[25] = 1; d->pc[10] = 0; v->alpha_direct = 1;
+        /* alpha_u8: only the 8-bit alpha crosses to the host (a quarter of the bytes), four pixels
+         * a thread, and a word saying whether one was NaN or Inf after it */
+        if (s->p.alpha_u8 && r->n_out == 1) {
+          const int64_t n = hr__numel(o);
+          d->pc[25] = 2; d->pc[11] = (int32_t)((n + 3) / 4); v->alpha8 = 1;
+          set_grid(d, (n + 3) / 4);
+        }
       }
       d->pc[1] = (int32_t)voff(v, p, r->in[0]); d->pc[2] = (int32_t)voff(v, p, r->in[1]);
       d->pc[3] = (int32_t)voff(v, p, r->out[0]); d->pc[4] = r->n_out > 1 ? (int32_t)voff(v, p, r->out[1]) : -1;
@@ -2269,7 +2278,10 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   for (int k = 0; k < 2; k++) {
     v->out_off[k] = -1;
     if (v->out_val[k] < 0) continue;
-    v->out_off[k] = rb; rb = align256(rb + hr__numel(&p->vals[v->out_val[k]].t) * 4);
+    const int64_t n = hr__numel(&p->vals[v->out_val[k]].t);
+    v->out_off[k] = rb;
+    if (k == 0 && v->alpha8) v->alpha8_flag = rb + (n + 3) / 4 * 4;
+    rb = align256(rb + (k == 0 && v->alpha8 ? (n + 3) / 4 * 4 + 4 : n * 4));
   }
   if ((st = buf_take(s, v, &v->rback, pv ? &pv->rback : NULL, (VkDeviceSize)rb, use, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "output read-back buffer")))
     return st;
@@ -2435,6 +2447,7 @@ static hr_status vk_run(hr_session *s, void *impl) {
   if (v->zero_pending) cbs[n++] = v->cb_zero;
   v->op_times = v->ts_ok && s->profiling;
   cbs[n++] = v->op_times ? v->cb_prof : v->cb_main;
+  if (v->alpha8) *(volatile uint32_t *)((char *)v->rback.map + v->alpha8_flag) = 0; /* coherent: seen by the submit */
   /* hybrid wait: asleep for the last frame's wait less HR_VK_SPIN_MS (default 0.3 ms), then polling */
   double last = v->wait_ms[0] < v->wait_ms[1] ? v->wait_ms[0] : v->wait_ms[1];
   if ((st = submit_wait(s, v, cbs, n, v->spin, last - v->spin_ms))) return st;
@@ -2534,12 +2547,21 @@ static hr_status vk_state_write(hr_session *s, void *impl, int k, const void *sr
 static const float *vk_output(hr_session *s, void *impl, int id) {
   vk *v = impl;
   for (int k = 0; k < 2; k++)
-    if (v->out_val[k] == id) return (const float *)((char *)v->rback.map + v->out_off[k]);
+    if (v->out_val[k] == id && !(k == 0 && v->alpha8)) return (const float *)((char *)v->rback.map + v->out_off[k]);
   (void)s;
   return NULL;
 }
+/* The 8-bit alpha fgf.comp wrote into the read-back buffer, and its NaN/Inf word (zeroed by vk_run). */
+static const uint8_t *vk_output_u8(hr_session *s, void *impl, int id, int64_t *nonfinite) {
+  vk *v = impl;
+  (void)s;
+  if (!v->alpha8 || id != v->out_val[0]) return NULL;
+  if (nonfinite) *nonfinite = *(const volatile uint32_t *)((const char *)v->rback.map + v->alpha8_flag) != 0;
+  return (const uint8_t *)v->rback.map + v->out_off[0];
+}
 
-const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_create, vk_destroy, vk_run, vk_state_zero, vk_state_read, vk_state_write, vk_output};
+const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_create, vk_destroy, vk_run, vk_state_zero, vk_state_read, vk_state_write, vk_output,
+                                        vk_output_u8};
 
 /* ---- test hooks ---- */
 hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1) {

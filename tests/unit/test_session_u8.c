@@ -1,0 +1,182 @@
+/* The 8-bit matte (hr_session_params.alpha_u8) on real frames of the bedroom clip, state carried:
+ *  - XNNPACK, RVM at 320x240 ratio 0.5 on 2 threads and at 1920x1440 ratio 0.25 (NV12, the camera
+ *    path): every byte equals round(clamp(a, 0, 1) x 255) of the float matte of a session without
+ *    alpha_u8 fed the same frames; alpha and raw are NULL; no HR_EVENT_NONFINITE;
+ *  - meet (a two-channel segmenter: the session's softmax, then the 8 bits): the same;
+ *  - a frame with NaN pixels (RGBF32, read in place: the guided filter's guidance at those pixels
+ *    is NaN, so is the matte there): HR_EVENT_NONFINITE raised, the NaN pixels 0 in the 8 bits;
+ *    the same frame through the float session shows NaN there (the event is not raised without
+ *    alpha_u8: the float matte shows the NaN itself);
+ *  - Vulkan (lavapipe, validation layer on): the guided-filter tail writes the 8 bits into the
+ *    read-back buffer itself (no host conversion buffer in the session), each byte within 1 of
+ *    XNNPACK's quantised float matte (the float mattes differ by <= 1e-3), the NaN frame raises
+ *    the event there too;
+ *  - a stream refuses alpha_u8 (HR_ENOTSUP, saying why). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "headroom.h"
+#include "headroom/io.h"
+#include "headroom/stream.h"
+#include "hr_test_frames.h"
+#include "session/session_impl.h"
+#ifdef HR_HAVE_VULKAN
+#include "backend/backend.h"
+#endif
+
+#define NF 4
+
+static uint8_t q8(float a) { float c = a > 0.f ? a : 0.f; c = c < 1.f ? c : 1.f; return (uint8_t)(int)(c * 255.f + 0.5f); }
+
+static hr_session *session(hr_model *m, hr_backend be, int w, int h, float ratio, int threads, int u8) {
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = w; p.height = h; p.downsample_ratio = ratio; p.threads = threads; p.backend = be; p.alpha_u8 = u8;
+  hr_session *s = NULL;
+  char err[512] = "";
+  hr_status st = hr_session_create_err(m, &p, &s, err, sizeof err);
+  CHECKF(st == HR_OK, "create %dx%d r%g backend %d alpha_u8 %d: %s", w, h, ratio, (int)be, u8, err);
+  return s;
+}
+
+/* Push f to the float session a and the 8-bit session b; every byte within tol of a's quantised
+ * matte. Returns how many bytes differ at all. */
+static long compare(hr_session *a, hr_session *b, const hr_frame *f, int tol, const char *what, int i) {
+  hr_outputs oa, ob;
+  CHECK_EQ_INT(hr_session_push(a, f, &oa), HR_OK);
+  hr_status st = hr_session_push(b, f, &ob);
+  CHECKF(st == HR_OK, "%s frame %d: %s", what, i, hr_session_last_error(b));
+  if (st) return -1;
+  CHECK(oa.alpha && !oa.alpha_u8 && (oa.events & HR_EVENT_NONFINITE) == 0);
+  CHECKF(ob.alpha_u8 && !ob.alpha && !ob.raw, "%s frame %d: alpha_u8 %p alpha %p raw %p", what, i, (void *)ob.alpha_u8,
+         (void *)ob.alpha, (void *)ob.raw);
+  CHECK_EQ_INT(ob.events & HR_EVENT_NONFINITE, 0);
+  CHECK(oa.width == ob.width && oa.height == ob.height);
+  if (!ob.alpha_u8 || !oa.alpha) return -1;
+  long diff = 0, over = 0, lit = 0;
+  int worst = 0;
+  for (int k = 0; k < oa.width * oa.height; k++) {
+    int d = abs((int)q8(oa.alpha[k]) - (int)ob.alpha_u8[k]);
+    diff += d != 0; over += d > tol; lit += ob.alpha_u8[k] > 128;
+    if (d > worst) worst = d;
+  }
+  printf("%s frame %d (%dx%d): %ld bytes differ from the quantised float matte (max %d), %ld above 128\n", what, i, ob.width,
+         ob.height, diff, worst, lit);
+  CHECKF(over == 0, "%s frame %d: %ld bytes off by more than %d", what, i, over, tol);
+  CHECKF(lit > 0, "%s frame %d: no person in the matte", what, i);
+  return diff;
+}
+
+/* f (RGBF32, w x h) with a 9 x 7 block of NaN pixels at (x0, y0); the float session a shows NaN
+ * there and no event, the 8-bit session b 0 there and HR_EVENT_NONFINITE. */
+static void nan_frame(hr_session *a, hr_session *b, const hr_frame *rgb, int x0, int y0, const char *what) {
+  const int w = rgb->width, h = rgb->height;
+  float *px = malloc((size_t)w * h * 12);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w * 3; x++) px[(size_t)y * w * 3 + x] = ((const uint8_t *)rgb->planes[0])[y * rgb->strides[0] + x] / 255.f;
+  for (int y = y0; y < y0 + 7; y++)
+    for (int x = x0; x < x0 + 9; x++) px[((size_t)y * w + x) * 3 + 1] = NAN;
+  hr_frame f = {.fmt = HR_PIX_RGBF32, .width = w, .height = h, .planes = {px}, .strides = {(ptrdiff_t)w * 12}, .ts_ns = rgb->ts_ns};
+  hr_outputs oa, ob;
+  if (a) {
+    CHECK_EQ_INT(hr_session_push(a, &f, &oa), HR_OK);
+    CHECKF(isnan(oa.alpha[(size_t)(y0 + 3) * w + x0 + 4]), "%s: float matte %g at a NaN pixel", what, oa.alpha[(size_t)(y0 + 3) * w + x0 + 4]);
+    CHECK_EQ_INT(oa.events & HR_EVENT_NONFINITE, 0);
+  }
+  hr_status st = hr_session_push(b, &f, &ob);
+  CHECKF(st == HR_OK, "%s: %s", what, hr_session_last_error(b));
+  if (!st) {
+    CHECKF(ob.events & HR_EVENT_NONFINITE, "%s: NaN pixels, no HR_EVENT_NONFINITE (events 0x%x)", what, ob.events);
+    CHECK_EQ_INT(ob.alpha_u8[(size_t)(y0 + 3) * w + x0 + 4], 0);
+    printf("%s: NaN block -> events 0x%x, byte %d there\n", what, ob.events, ob.alpha_u8[(size_t)(y0 + 3) * w + x0 + 4]);
+  }
+  free(px);
+}
+
+int main(void) {
+  char mp[1024], meetp[1024], dp[1024], err[512];
+  if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp)) SKIP("HR_MODEL_DIR unset");
+  if (!hr_test_path("HR_MODEL_DIR", "meet.json", meetp, sizeof meetp)) SKIP("HR_MODEL_DIR unset");
+  if (!hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", dp, sizeof dp)) SKIP("HR_DATA_DIR unset");
+  hr_model *m, *meet;
+  if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
+  if (hr_model_load(meetp, &meet, err, sizeof err)) FATAL("cannot load %s: %s", meetp, err);
+
+  /* XNNPACK at 320x240 r0.5, 2 threads: the bytes equal the float matte's, frame by frame */
+  enum { W = 320, H = 240 };
+  static uint8_t rgb[NF][W * H * 3], nv12[NF][W * H * 3 / 2];
+  hr_frame fr_rgb[NF], fr_nv12[NF];
+  if (hr_test_small_frames(dp, W, H, NF, rgb[0], nv12[0], fr_rgb, fr_nv12, err, sizeof err)) FATAL("%s: %s", dp, err);
+  hr_session *xa = session(m, HR_BACKEND_XNNPACK, W, H, 0.5f, 2, 0), *xb = session(m, HR_BACKEND_XNNPACK, W, H, 0.5f, 2, 1);
+  if (!xa || !xb) FATAL("sessions");
+  CHECK(xb->alpha8 != NULL);   /* the CPU converts on the host */
+  for (int i = 0; i < NF; i++) CHECK_EQ_INT(compare(xa, xb, &fr_nv12[i], 0, "xnnpack 320x240 nv12", i), 0);
+  nan_frame(xa, xb, &fr_rgb[0], 101, 77, "xnnpack NaN frame");
+  hr_session_destroy(xa); hr_session_destroy(xb);
+
+  /* meet: 2-channel output, softmax on the host, then the 8 bits */
+  {
+    hr_session *ma = session(meet, HR_BACKEND_XNNPACK, 0, 0, 0.f, 1, 0), *mb = session(meet, HR_BACKEND_XNNPACK, 0, 0, 0.f, 1, 1);
+    if (!ma || !mb) FATAL("meet sessions");
+    for (int i = 0; i < 2; i++) CHECK_EQ_INT(compare(ma, mb, &fr_rgb[i], 0, "meet", i), 0);
+    hr_session_destroy(ma); hr_session_destroy(mb);
+  }
+
+  /* the camera path: 1920x1440 NV12 at ratio 0.25, 2 frames */
+  {
+    enum { CW = 1920, CH = 1440 };
+    uint8_t *big_rgb = malloc((size_t)2 * CW * CH * 3), *big_nv = malloc((size_t)2 * CW * CH * 3 / 2);
+    hr_frame br[2], bn[2];
+    if (hr_test_small_frames(dp, CW, CH, 2, big_rgb, big_nv, br, bn, err, sizeof err)) FATAL("%s: %s", dp, err);
+    hr_session *ba = session(m, HR_BACKEND_XNNPACK, CW, CH, 0.25f, 2, 0), *bb = session(m, HR_BACKEND_XNNPACK, CW, CH, 0.25f, 2, 1);
+    if (!ba || !bb) FATAL("1920x1440 sessions");
+    for (int i = 0; i < 2; i++) CHECK_EQ_INT(compare(ba, bb, &bn[i], 0, "xnnpack 1920x1440 nv12", i), 0);
+    hr_session_destroy(ba); hr_session_destroy(bb);
+    free(big_rgb); free(big_nv);
+  }
+
+  /* a stream refuses it, and says why */
+  {
+    hr_stream_params sp;
+    hr_stream_params_default(&sp);
+    sp.session.width = W; sp.session.height = H; sp.session.alpha_u8 = true;
+    hr_stream *st = NULL;
+    char serr[256] = "";
+    CHECK_EQ_INT(hr_stream_create(m, &sp, &st, serr, sizeof serr), HR_ENOTSUP);
+    CHECK(st == NULL && strstr(serr, "alpha_u8"));
+    printf("stream: %s\n", serr);
+  }
+
+#ifdef HR_HAVE_VULKAN
+  /* Vulkan (lavapipe) at 128x96 r0.5: the tail's own 8 bits, within 1 of XNNPACK's */
+  hr_test_vulkan_env(1);
+  {
+    enum { VW = 128, VH = 96 };
+    static uint8_t vr[NF][VW * VH * 3], vn[NF][VW * VH * 3 / 2];
+    hr_frame vfr[NF], vfn[NF];
+    if (hr_test_small_frames(dp, VW, VH, NF, vr[0], vn[0], vfr, vfn, err, sizeof err)) FATAL("%s: %s", dp, err);
+    hr_status st;
+    hr_session *probe = hr_test_rvm_session(m, HR_BACKEND_VULKAN, VW, VH, 0.5f, &st);
+    if (st == HR_ENOTSUP) SKIP("no Vulkan device named '%s' here", getenv("HR_VULKAN_DEVICE"));
+    hr_session_destroy(probe);
+    hr_session *xa = session(m, HR_BACKEND_XNNPACK, VW, VH, 0.5f, 1, 0), *vb = session(m, HR_BACKEND_VULKAN, VW, VH, 0.5f, 1, 1);
+    if (!xa || !vb) FATAL("sessions");
+    CHECKF(vb->alpha8 == NULL, "the Vulkan session converts on the host (alpha8 %p): the tail should write the 8 bits", (void *)vb->alpha8);
+    long d = 0;
+    for (int i = 0; i < NF; i++) d += compare(xa, vb, &vfn[i], 1, "vulkan 128x96 nv12", i);
+    nan_frame(NULL, vb, &vfr[0], 40, 30, "vulkan NaN frame");
+    /* the NaN word is cleared before every frame: after a reset, a clean frame raises nothing */
+    CHECK_EQ_INT(hr_session_reset(vb), HR_OK);
+    hr_outputs o;
+    CHECK_EQ_INT(hr_session_push(vb, &vfn[1], &o), HR_OK);
+    CHECKF((o.events & HR_EVENT_NONFINITE) == 0, "a clean frame after the NaN one: events 0x%x", o.events);
+    printf("vulkan: %ld bytes of %d differ by 1 from XNNPACK's over %d frames\n", d, VW * VH * NF, NF);
+    CHECKF(hr__vk_validation_messages() == 0, "%d validation messages", hr__vk_validation_messages());
+    hr_session_destroy(xa); hr_session_destroy(vb);
+  }
+#endif
+  hr_model_destroy(m);
+  hr_model_destroy(meet);
+  return hr_test_finish("test_session_u8");
+}
