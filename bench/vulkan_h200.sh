@@ -33,8 +33,10 @@
 # Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0 (views off), HR_VK_FOLDS=0 (the
 # 2026-12-02 round's folds off: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =0 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N,
 # HR_VK_MEANSK=8 (long means 8 outputs a workgroup, as before 2026-12-03), HR_VK_RESIZE4=0 (resizes one
-# channel a thread), HR_VK_DW4=1 (the depthwise kernel of four pixels a thread offered to the tuner; not
-# yet timed on the H200).
+# channel a thread), HR_VK_DW4=0 (the depthwise kernel of four pixels a thread not offered to the tuner).
+# U8=1: the session gives the 8-bit matte (hr_session_params.alpha_u8; the tail writes it into the
+# read-back buffer, a quarter of the bytes over PCIe); the check then also reports the largest byte
+# difference from XNNPACK's matte quantised the same way (u8_max_byte_diff).
 #
 # Measured 2026-12-01 on one NVIDIA H200 (driver 580.159.04, Vulkan through Debian's loader), RVM,
 # NV12 frames of the sam2-bedroom clip scaled to size, 300 frames after 20 warm-up, per frame
@@ -334,6 +336,19 @@
 #     the new kernels). Alpha vs XNNPACK (3 frames): mean 1.13e-7, max 2.48e-3.
 #   1920x1440 r0.5: 6.202 -> 5.915 ms (GPU 5.819 -> 5.569); 1920x1080 r0.25: 2.341 -> 2.186 ms
 #   (GPU 1.911 -> 1.834).
+# 2026-12-03, session 16 (H200, driver 580.159.04, fp32, 300 frames, the 08bf4fc vkbench; 1920x1440
+# r0.25, four settings alternating, two rounds, median / p99 ms, GPU ms):
+#   default then (float matte, HR_VK_DW4=0): 2.605 / 2.814, GPU 2.283;  2.600 / 2.692, GPU 2.285
+#   U8=1:                                     2.451 / 2.620, GPU 2.131;  2.454 / 2.541, GPU 2.130
+#   HR_VK_DW4=1:                              2.495 / 2.615, GPU 2.189;  2.524 / 2.658, GPU 2.187
+#   U8=1 HR_VK_DW4=1:                         2.322 / 2.447, GPU 2.033;  2.334 / 2.494, GPU 2.038 (431 fps)
+#   by class, U8=1 HR_VK_DW4=1: conv3x3 0.862, conv1x1 0.714, elementwise 0.241, depthwise 0.210 (0.310
+#   without dw4), copy 0.139, resize 0.077, refiner 0.059 (0.215 with the float matte); frame copy
+#   0.137-0.141 ms, submit to fence 2.160-2.176. Alpha vs XNNPACK (2 frames): float 1.1e-7 / 1.05e-3;
+#   8 bits within 1 of XNNPACK's quantised matte. So dw4 is on by default since (HR_VK_DW4=0 off).
+#   Same call, U8=1 (dw4 off): 1920x1440 r0.5 5.806 / 5.900 ms (GPU 5.430); 1920x1080 r0.25 2.028 /
+#   2.205 ms (GPU 1.717, 493 fps). run-live (float matte, PNGs): 400 of 400 at 480x360, 0 dropped,
+#   latency p50 8.9 / p99 14.0 ms, device_ms p50 4.56 / p99 5.77.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

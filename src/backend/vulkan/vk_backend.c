@@ -180,8 +180,8 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
                  tiled 32x32 split along K across workgroups then a reduction (convt.comp SPLIT + convred.comp: two dispatches),
                  direct 3x3 stride 1 from a staged input patch, 16 / 32 channels a workgroup (convd3.comp),
                  split reduction with 8 outputs a workgroup (convsk.comp OPW = 8: the single-pixel layers),
-                 depthwise four pixels a thread (convdw4.comp; with HR_VK_DW4=1 a depthwise one chooses between
-                 it and one output a thread) */
+                 depthwise four pixels a thread (convdw4.comp; the tuner chooses between it and one output a
+                 thread, HR_VK_DW4=0: the latter only) */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -804,11 +804,10 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
           d->alt[13] = ((o->dims[3] + 31) / 32) * tx * ((ty + 7) / 8) * LOCAL;
         }
       }
-      else if ((dw4 && *dw4 == '1') || cv) {
-        /* depthwise: one output a thread, or four pixels of a row (convdw4.comp), the tuner choosing.
-         * Offered only with HR_VK_DW4=1 (and where HR_VK_CONV forces kernels: the tests) until it is
-         * timed on a GPU; RVM's depthwise layers take 0.31 ms of the H200's 2.29 (one output a
-         * thread: 23x30x960 5x5 37 us, 0.9 TFLOP/s). */
+      else if (!(dw4 && *dw4 == '0') || cv) {
+        /* depthwise: one output a thread, or four pixels of a row (convdw4.comp), the tuner choosing
+         * (HR_VK_DW4=0: the first only). H200, 1920x1440 r0.25, 2026-12-03, two rounds alternating:
+         * depthwise 0.310 -> 0.209 ms of GPU, the frame 2.603 -> 2.510 ms median. */
         d->alt[0] = n_out;
         d->alt[15] = (n_out / o->dims[2]) * ((o->dims[2] + 3) / 4);
       }
