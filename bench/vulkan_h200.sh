@@ -34,6 +34,8 @@
 # 2026-12-02 round's folds off: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =0 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N,
 # HR_VK_MEANSK=8 (long means 8 outputs a workgroup, as before 2026-12-03), HR_VK_RESIZE4=0 (resizes one
 # channel a thread), HR_VK_DW4=0 (the depthwise kernel of four pixels a thread not offered to the tuner).
+# REG=1: the frames' memory registered with the session (hr_session_register_memory): the GPU copies
+# each frame from where it lies (VK_EXT_external_memory_host), the CPU copies nothing.
 # U8=1: the session gives the 8-bit matte (hr_session_params.alpha_u8; the tail writes it into the
 # read-back buffer, a quarter of the bytes over PCIe); the check then also reports the largest byte
 # difference from XNNPACK's matte quantised the same way (u8_max_byte_diff).
@@ -349,6 +351,17 @@
 #   Same call, U8=1 (dw4 off): 1920x1440 r0.5 5.806 / 5.900 ms (GPU 5.430); 1920x1080 r0.25 2.028 /
 #   2.205 ms (GPU 1.717, 493 fps). run-live (float matte, PNGs): 400 of 400 at 480x360, 0 dropped,
 #   latency p50 8.9 / p99 14.0 ms, device_ms p50 4.56 / p99 5.77.
+# Then the frames in memory registered with the session (REG=1, hr_session_register_memory: the GPU
+# copies each frame from where it lies, VK_EXT_external_memory_host; dw4 on; three rounds alternating):
+#   U8=1:       2.396 / 2.328 / 2.302 ms median (p99 2.503 / 2.413 / 2.534), GPU 2.029-2.036, frame copy 0.13-0.19
+#   U8=1 REG=1: 2.173 / 2.189 / 2.176 ms median (p99 2.201 / 2.216 / 2.227), GPU 2.024-2.036, frame copy 0.02 (460 fps)
+#   float: 2.524 / 2.604 (GPU 2.174); float REG=1: 2.330 / 2.556 (GPU 2.190)
+#   U8=1 REG=1: 1920x1440 r0.5 5.056 / 5.110 ms (GPU 4.915); 1920x1080 r0.25 1.775 / 1.825 ms (GPU 1.667,
+#   563 fps; U8=1 alone 2.000). run-live (float matte, PNGs, dw4 on): 400 of 400 at 480x360, 0 dropped,
+#   latency p50 9.5 / p99 13.1 ms.
+#   Still 0.18 ms from 2.0 at 1920x1440 r0.25: the GPU's 2.03 ms (conv3x3 0.86, conv1x1 0.71,
+#   elementwise 0.24, depthwise 0.21, copy 0.14, resize 0.08, tail 0.06) and ~0.13 ms from submit to
+#   fence beyond it (the GPU's 4.1 MB copy of the frame from host memory, ~80 us, and the wake-up).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -418,6 +431,10 @@ int main(int argc, char **argv) {
   hr_status st = hr_session_create(m, &p, &s);
   double t_create = now_ms() - t0;
   if (st) { fprintf(stderr, "vulkan session: %s: %s\n", hr_status_name(st), s ? hr_session_last_error(s) : ""); return 1; }
+  /* REG=1: the frames' memory registered (hr_session_register_memory): the GPU copies them from where they lie */
+  const int reg = getenv("REG") && atoi(getenv("REG"));
+  for (int i = 0; i < NF && reg; i++)
+    if (hr_session_register_memory(s, fb[i], (size_t)W * H * 3 / 2)) { fprintf(stderr, "register: %s\n", hr_session_last_error(s)); return 1; }
   hr_plan_info pi; hr_session_get_plan(s, &pi);
   hr_outputs o;
   for (int i = 0; i < WU; i++) if (hr_session_push(s, &fr[i % NF], &o)) { fprintf(stderr, "push: %s\n", hr_session_last_error(s)); return 1; }
@@ -457,9 +474,9 @@ int main(int argc, char **argv) {
     }
   }
   qsort(wall, N, sizeof *wall, cmpd); qsort(dev, N, sizeof *dev, cmpd); qsort(hcp, N, sizeof *hcp, cmpd); qsort(hsub, N, sizeof *hsub, cmpd);
-  printf("{\"alpha_u8\":%d,\"fp16\":%d,\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
+  printf("{\"reg\":%d,\"bytes_copied\":%lld,\"alpha_u8\":%d,\"fp16\":%d,\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
          "\"wall_ms_median\":%.3f,\"wall_ms_p99\":%.3f,\"wall_ms_min\":%.3f,\"frame_copy_ms_median\":%.3f,\"submit_to_fence_ms_median\":%.3f,\"gpu_ms_median\":%.3f,\"gpu_ms_p99\":%.3f,\"fps_median\":%.0f,\"gpu_ms_by_class\":{",
-         (int)p.alpha_u8, hr__vk_fp16(s->bimpl), W, H, ratio, pi.proc_width, pi.proc_height, pi.gflop, pi.n_ops, N, t_create, wall[N / 2], wall[(int)(N * 0.99)], wall[0], hcp[N / 2], hsub[N / 2],
+         reg, (long long)o.bytes_copied, (int)p.alpha_u8, hr__vk_fp16(s->bimpl), W, H, ratio, pi.proc_width, pi.proc_height, pi.gflop, pi.n_ops, N, t_create, wall[N / 2], wall[(int)(N * 0.99)], wall[0], hcp[N / 2], hsub[N / 2],
          dev[N / 2], dev[(int)(N * 0.99)], 1e3 / wall[N / 2]);
   for (int c = 0; c < ncls; c++) printf("%s\"%s\":%.3f", c ? "," : "", cls[c], cls_us[c] / NP / 1e3);
   printf("}");

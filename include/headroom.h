@@ -197,6 +197,23 @@ HR_API hr_status hr_session_resume(hr_session *s, int width, int height, float d
 /* Whether the session holds no plan (suspended, or after a failed resume). false for NULL. */
 HR_API bool hr_session_is_suspended(const hr_session *s);
 
+/* Zero-copy frames on a GPU backend. Memory that the application's frames will lie in (a camera's
+ * buffer pool, a mapped file) registered here is imported by the device (Vulkan:
+ * VK_EXT_external_memory_host). A frame whose planes all lie inside registered ranges, rows packed
+ * (each stride the row's bytes rounded up to 4), is then copied to the device by the GPU from where
+ * it lies: the CPU copies nothing (hr_outputs.bytes_copied 0). Other frames go through the staging
+ * buffer as before. A range is rounded out to the device's import alignment (whole pages, which
+ * must belong to one mapping) and must stay mapped until unregistered or the session destroyed; a
+ * frame in it must not be written while a push reads it. Up to 16 ranges; they survive replans.
+ * Returns HR_OK on the CPU backends (they read frames in place anyway) and for a range registered
+ * already; HR_ENOTSUP when the device cannot import host memory (frames are then copied as
+ * before); HR_EINVAL for NULL or 0 bytes; HR_ERANGE past 16 ranges; HR_ENOMEM / HR_EIO when the
+ * import fails. The last error says which. */
+HR_API hr_status hr_session_register_memory(hr_session *s, const void *ptr, size_t len);
+/* Forget the range registered at ptr (HR_EINVAL when none was); the device lets go of it once the
+ * GPU is done with it. */
+HR_API hr_status hr_session_unregister_memory(hr_session *s, const void *ptr);
+
 /* State snapshot, llama.cpp style: ask the size, save into the caller's buffer, load validates
  * everything (magic, version, model fingerprint, shapes, checksum) before changing anything. */
 HR_API size_t hr_session_state_size(const hr_session *s);

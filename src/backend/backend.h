@@ -34,6 +34,9 @@ typedef struct hr__backend {
    * many values were NaN or Inf (or only whether some were: 0 or 1); with nonfinite NULL (at create)
    * whether it makes one. NULL (the pointer or what it returns): the session converts output(). */
   const uint8_t *(*output_u8)(hr_session *s, void *impl, int v, int64_t *nonfinite);
+  /* Make the backend's imports of host memory match s->reg (hr_session_register_memory): import
+   * the ranges it lacks, release those no longer there. NULL: the backend reads frames in place. */
+  hr_status (*sync_memory)(hr_session *s, void *impl);
 } hr__backend;
 
 extern const hr__backend hr__backend_cpu;    /* XNNPACK and reference: exec.c's executor */

@@ -31,7 +31,7 @@ static const float *cpu_output(hr_session *s, void *impl, int v) {
 }
 
 const hr__backend hr__backend_cpu = {"cpu", 1, cpu_create, cpu_destroy, cpu_run, cpu_state_zero, cpu_state_read,
-                                     cpu_state_write, cpu_output, NULL};
+                                     cpu_state_write, cpu_output, NULL, NULL};
 
 const hr__backend *hr__backend_for(const hr_session_params *p) {
   return p->backend == HR_BACKEND_VULKAN ? &hr__backend_vulkan : &hr__backend_cpu;

@@ -246,6 +246,7 @@ static hr_status build(hr_session *s, int w, int h, float ratio, int carry, int 
   memset(&scratch, 0, sizeof scratch);
   hr_session *n = &scratch;
   n->m = s->m; n->p = s->p; n->pool = s->pool; n->profiling = s->profiling;
+  memcpy(n->reg, s->reg, sizeof n->reg); n->n_reg = s->n_reg;   /* the backend imports them at create */
   hr_session old; /* then the session's current bundle, released once the new one is in place */
   memset(&old, 0, sizeof old);
   int own_ing = !frame_matches(&s->p, w, h);
@@ -400,6 +401,28 @@ void hr_session_destroy(hr_session *s) {
   hr__ingest_plan_free(&s->ing);
   free(s->prev_luma);
   free(s);
+}
+
+hr_status hr_session_register_memory(hr_session *s, const void *ptr, size_t len) {
+  if (!s) return HR_EINVAL;
+  if (!ptr || !len) return serr(s, HR_EINVAL, "register memory: %s", ptr ? "0 bytes" : "NULL pointer");
+  for (int k = 0; k < s->n_reg; k++)
+    if (s->reg[k].p == ptr && s->reg[k].n == len) return HR_OK;
+  if (s->n_reg == (int)(sizeof s->reg / sizeof s->reg[0]))
+    return serr(s, HR_ERANGE, "register memory: %d ranges registered already", s->n_reg);
+  s->reg[s->n_reg].p = ptr; s->reg[s->n_reg].n = len; s->n_reg++;
+  hr_status st = s->plan && s->bk->sync_memory ? s->bk->sync_memory(s, s->bimpl) : HR_OK;
+  if (st) s->n_reg--;   /* not registered: the backend said why in s->err */
+  return st;
+}
+
+hr_status hr_session_unregister_memory(hr_session *s, const void *ptr) {
+  if (!s) return HR_EINVAL;
+  int k = 0;
+  while (k < s->n_reg && s->reg[k].p != ptr) k++;
+  if (k == s->n_reg) return serr(s, HR_EINVAL, "unregister memory: %p was not registered", ptr);
+  s->reg[k] = s->reg[--s->n_reg];
+  return s->plan && s->bk->sync_memory ? s->bk->sync_memory(s, s->bimpl) : HR_OK;
 }
 
 hr_status hr_session_reset(hr_session *s) {

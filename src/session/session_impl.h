@@ -49,6 +49,8 @@ struct hr_session {
                                   unshared operators, our kernels' tables) */
   int64_t kernel_shared_bytes; /* measured: the model's shared templates this session's clones use */
   int64_t bytes_copied;        /* bytes copied by the library for the last frame (inputs converted) */
+  struct { const void *p; size_t n; } reg[16]; /* hr_session_register_memory's ranges (kept across plans) */
+  int n_reg;
   char backend_desc[256];       /* hr_session_backend */
   char err[512];
 };

@@ -2,7 +2,8 @@
  * the malloc family is wrapped, and an allocation counts as ours when its caller lies in this
  * executable (the library is linked in statically); the Vulkan loader's and driver's own (lavapipe
  * allocates at every submit) are counted apart and only reported. Frames pushed: NV12 and RGB24,
- * with a reset and a state save/load between them. Not under AddressSanitizer, which owns malloc
+ * with a reset and a state save/load between them; then a session giving the 8-bit matte
+ * (alpha_u8), its NV12 frame in memory registered with it (the GPU copies it from there). Not under AddressSanitizer, which owns malloc
  * (the frames are then pushed without counting). */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -80,9 +81,18 @@ int main(void) {
   size_t blen = hr_session_state_size(s);
   void *blob = malloc(blen);
   hr_outputs o;
+  /* and a session giving the 8-bit matte, its NV12 frame in registered memory (copied by the GPU
+   * from where it lies: the upload command re-recorded every frame) */
+  hr_session_params p8 = p;
+  p8.alpha_u8 = true;
+  hr_session *s8;
+  CHECK_EQ_INT(hr_session_create(m, &p8, &s8), HR_OK);
+  CHECK_EQ_INT(hr_session_register_memory(s8, nv, sizeof nv), HR_OK);
   /* warm-up: both formats once */
   CHECK_EQ_INT(hr_session_push(s, &fn, &o), HR_OK);
   CHECK_EQ_INT(hr_session_push(s, &fr, &o), HR_OK);
+  CHECK_EQ_INT(hr_session_push(s8, &fn, &o), HR_OK);
+  CHECK_EQ_INT(hr_session_push(s8, &fr, &o), HR_OK);
   __atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
   for (int i = 0; i < 3; i++) {
     CHECK_EQ_INT(hr_session_push(s, i & 1 ? &fr : &fn, &o), HR_OK);
@@ -93,6 +103,11 @@ int main(void) {
   }
   CHECK_EQ_INT(hr_session_reset(s), HR_OK);
   CHECK_EQ_INT(hr_session_push(s, &fn, &o), HR_OK);
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ_INT(hr_session_push(s8, i & 1 ? &fr : &fn, &o), HR_OK);
+    CHECK(o.alpha_u8 != NULL && o.alpha == NULL);
+    CHECK_EQ_INT(o.bytes_copied, i & 1 ? W * H * 3 : 0);
+  }
   __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
   long frames_ours = ours, frames_theirs = theirs;
   /* state save/load may allocate (a transfer buffer): not a per-frame path, only reported */
@@ -101,7 +116,7 @@ int main(void) {
   CHECK_EQ_INT(hr_session_state_save(s, blob, blen, &wr), HR_OK);
   CHECK_EQ_INT(hr_session_state_load(s, blob, blen), HR_OK);
   __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
-  printf("4 frames and a reset: %ld allocations in headroom's code, %ld in the Vulkan loader/driver%s\n", frames_ours, frames_theirs,
+  printf("4 frames, a reset, 3 frames with alpha_u8 (2 from registered memory): %ld allocations in headroom's code, %ld in the Vulkan loader/driver%s\n", frames_ours, frames_theirs,
          COUNTING ? "" : " (not counted under AddressSanitizer)");
   printf("state save + load: %ld in headroom's code, %ld in the loader/driver\n", ours - frames_ours, theirs - frames_theirs);
   CHECKF(frames_ours == 0, "%ld allocations in headroom's code during frames", frames_ours);
@@ -113,6 +128,7 @@ int main(void) {
   __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
   if (COUNTING) CHECKF(ours > before, "planning counted no allocation: the counter is blind");
   free(blob);
+  hr_session_destroy(s8);
   hr_session_destroy(s);
   hr_model_destroy(m);
   return hr_test_finish("test_vulkan_noalloc");

@@ -220,6 +220,13 @@ typedef struct vk_dev {
   int n_ptab;
   tune_pick *picks;
   int n_picks, cap_picks;
+  /* host memory imported for zero-copy frames (hr_session_register_memory; VK_EXT_external_memory_host):
+   * the registered range (p, n), the buffer over its pages [lo, lo + len) */
+  int hostimp;                /* the device has the extension (enabled at creation) */
+  VkDeviceSize imp_align;     /* minImportedHostPointerAlignment */
+  PFN_vkGetMemoryHostPointerPropertiesEXT get_hpp;
+  struct { const void *p; size_t n; uintptr_t lo; VkDeviceSize len; VkBuffer b; VkDeviceMemory m; } imp[16];
+  int n_imp;
 } vk_dev;
 
 typedef struct vk {
@@ -1520,15 +1527,35 @@ static hr_status make_device(hr_session *s, vk *v) {
    * XNNPACK's on average (fp32 storage; past the 1e-5 bound even with the split operands) */
   VkPhysicalDeviceCooperativeMatrixFeaturesNV encm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR enf16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR, .shaderFloat16 = VK_TRUE};
-  const char *dexts[2] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME};
+  const char *dexts[3] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME};
   const char *mm = getenv("HR_VK_MMA");
   if (mm && *mm == '1' && mma_ok(v)) {
     v->mma = 1;
     encm.pNext = (void *)di.pNext; enf16.pNext = &encm; di.pNext = &enf16;
-    di.enabledExtensionCount = 2; di.ppEnabledExtensionNames = dexts;
+    di.enabledExtensionCount = 2;
   }
+  /* host memory import, for frames in registered memory (hr_session_register_memory) */
+  uint32_t ne = 0;
+  vkEnumerateDeviceExtensionProperties(v->pd, NULL, &ne, NULL);
+  VkExtensionProperties *ep = ne ? malloc(sizeof *ep * ne) : NULL;
+  if (ep && vkEnumerateDeviceExtensionProperties(v->pd, NULL, &ne, ep) == VK_SUCCESS)
+    for (uint32_t k = 0; k < ne; k++)
+      if (!strcmp(ep[k].extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) v->sh->hostimp = 1;
+  free(ep);
+  if (v->sh->hostimp) {
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &hp};
+    vkGetPhysicalDeviceProperties2(v->pd, &p2);
+    v->sh->imp_align = hp.minImportedHostPointerAlignment ? hp.minImportedHostPointerAlignment : 4096;
+    dexts[di.enabledExtensionCount++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  }
+  if (di.enabledExtensionCount) di.ppEnabledExtensionNames = dexts;
   VKTRY(vkCreateDevice(v->pd, &di, NULL, &v->dev), "device creation");
   vkGetDeviceQueue(v->dev, v->qf, 0, &v->q);
+  if (v->sh->hostimp) {
+    v->sh->get_hpp = (PFN_vkGetMemoryHostPointerPropertiesEXT)vkGetDeviceProcAddr(v->dev, "vkGetMemoryHostPointerPropertiesEXT");
+    if (!v->sh->get_hpp) v->sh->hostimp = 0;
+  }
   return HR_OK;
 }
 
@@ -1989,6 +2016,7 @@ static void vk_destroy(void *impl) {
     if (v->qp) vkDestroyQueryPool(v->dev, v->qp, NULL);
     if (v->copy_pool) pthreadpool_destroy(v->copy_pool);
     buf_free(v, &v->dbuf); buf_free(v, &v->stage); buf_free(v, &v->rback); buf_free(v, &v->fbuf); buf_free(v, &v->sback);
+    for (int k = 0; last && v->sh && k < v->sh->n_imp; k++) { vkDestroyBuffer(v->dev, v->sh->imp[k].b, NULL); vkFreeMemory(v->dev, v->sh->imp[k].m, NULL); }
     if (last) vkDestroyDevice(v->dev, NULL);
   }
   if (last) {
@@ -2352,6 +2380,7 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   return st;
 }
 
+static hr_status vk_sync_memory(hr_session *s, void *impl);
 static hr_status vk_create(hr_session *s, void *prev, void **impl) {
   *impl = NULL;
   vk *v = calloc(1, sizeof *v);
@@ -2365,6 +2394,9 @@ static hr_status vk_create(hr_session *s, void *prev, void **impl) {
     return st;
   }
   s->kernel_bytes = (int64_t)(sizeof *v + sizeof *v->disp * (size_t)v->cap_disp + sizeof *v->voff * 2 * (size_t)s->plan->n_vals);
+  /* the session's registered memory, on a device of its own (an adopted one has it): best effort,
+   * a range not imported only means its frames are copied */
+  if (s->n_reg && vk_sync_memory(s, v)) s->err[0] = 0;
   *impl = v;
   return HR_OK;
 }
@@ -2402,10 +2434,21 @@ static hr_status upload_frame(hr_session *s, vk *v) {
       return HR_EINVAL;
   }
   h[0] = (uint32_t)f->fmt; h[1] = (uint32_t)w; h[2] = (uint32_t)H;
+  /* zero copy: every plane, rows packed, inside memory the device imported (registered) */
+  int zc = v->frame_dev && v->sh->n_imp > 0;
+  int zi[3] = {-1, -1, -1};
+  for (int k = 0; k < np && zc; k++) {
+    const size_t stride = (rowb[k] + 3) & ~(size_t)3;
+    const uintptr_t a = (uintptr_t)f->planes[k], e = a + stride * rows[k];
+    for (int q = 0; q < v->sh->n_imp && zi[k] < 0; q++)
+      if (a >= v->sh->imp[q].lo && e <= v->sh->imp[q].lo + v->sh->imp[q].len) zi[k] = q;
+    zc = zi[k] >= 0 && f->strides[k] == (ptrdiff_t)stride;
+  }
   size_t off = FRAME_HDR;
   for (int k = 0; k < np; k++) {
     size_t stride = (rowb[k] + 3) & ~(size_t)3;
     h[3 + k] = (uint32_t)off; h[6 + k] = (uint32_t)stride;
+    if (zc) { off += stride * rows[k]; continue; }
     /* rows in blocks over the copy pool (one thread copies 3-8 GB/s: 0.5-1.3 ms for a 1920x1440
      * NV12 frame; see copy_pool) */
     copy_job j = {(char *)v->stage.map + off, stride, f->planes[k], f->strides[k], rowb[k], rows[k], (rows[k] + 31) / 32};
@@ -2419,15 +2462,20 @@ static hr_status upload_frame(hr_session *s, vk *v) {
     h[9] = (uint32_t)k.yo;
     memcpy(&h[10], &k.ys, 4); memcpy(&h[11], &k.rv, 4); memcpy(&h[12], &k.gu, 4); memcpy(&h[13], &k.gv, 4); memcpy(&h[14], &k.bu, 4);
   }
-  s->bytes_copied += (int64_t)(off - FRAME_HDR);
+  if (!zc) s->bytes_copied += (int64_t)(off - FRAME_HDR);
   if (!v->frame_dev) return HR_OK;
   /* the copy of exactly these bytes to the device (re-recorded: the format may change per frame) */
   VKTRY(vkResetCommandBuffer(v->cb_up, 0), "command buffer reset");
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   VKTRY(vkBeginCommandBuffer(v->cb_up, &bi), "recording the upload");
   barrier(v->cb_up, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-  VkBufferCopy c = {.srcOffset = 0, .dstOffset = 0, .size = (VkDeviceSize)off};
+  VkBufferCopy c = {.srcOffset = 0, .dstOffset = 0, .size = zc ? FRAME_HDR : (VkDeviceSize)off};
   vkCmdCopyBuffer(v->cb_up, v->stage.b, v->fbuf.b, 1, &c);
+  for (int k = 0; k < np && zc; k++) { /* the planes from where they lie */
+    VkBufferCopy pc = {.srcOffset = (VkDeviceSize)((uintptr_t)f->planes[k] - v->sh->imp[zi[k]].lo), .dstOffset = h[3 + k],
+                       .size = (VkDeviceSize)h[6 + k] * rows[k]};
+    vkCmdCopyBuffer(v->cb_up, v->sh->imp[zi[k]].b, v->fbuf.b, 1, &pc);
+  }
   if (!v->overlap) /* else the tail waits for it (record_disp) */
     barrier(v->cb_up, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
   VKTRY(vkEndCommandBuffer(v->cb_up), "recording the upload");
@@ -2559,8 +2607,69 @@ static const uint8_t *vk_output_u8(hr_session *s, void *impl, int id, int64_t *n
   return (const uint8_t *)v->rback.map + v->out_off[0];
 }
 
+/* The device's imports of host memory made to match s->reg: those no longer registered released
+ * (after the GPU is idle), the new ones imported over their whole pages. */
+static hr_status vk_sync_memory(hr_session *s, void *impl) {
+  vk *v = impl;
+  vk_dev *d = v->sh;
+  for (int k = 0; k < d->n_imp;) {
+    int kept = 0;
+    for (int j = 0; j < s->n_reg && !kept; j++) kept = s->reg[j].p == d->imp[k].p && s->reg[j].n == d->imp[k].n;
+    if (kept) { k++; continue; }
+    vkDeviceWaitIdle(v->dev);
+    vkDestroyBuffer(v->dev, d->imp[k].b, NULL);
+    vkFreeMemory(v->dev, d->imp[k].m, NULL);
+    d->imp[k] = d->imp[--d->n_imp];
+  }
+  for (int j = 0; j < s->n_reg; j++) {
+    int have = 0;
+    for (int k = 0; k < d->n_imp && !have; k++) have = s->reg[j].p == d->imp[k].p && s->reg[j].n == d->imp[k].n;
+    if (have) continue;
+    if (!d->hostimp) {
+      snprintf(s->err, sizeof s->err, "Vulkan: %s cannot import host memory (no %s): frames are copied", v->props.deviceName,
+               VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+      return HR_ENOTSUP;
+    }
+    const uintptr_t a = (uintptr_t)d->imp_align, lo = (uintptr_t)s->reg[j].p & ~(a - 1);
+    const uintptr_t hi = ((uintptr_t)s->reg[j].p + s->reg[j].n + a - 1) & ~(a - 1);
+    VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+    VkResult r = d->get_hpp(v->dev, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, (void *)lo, &hp);
+    if (r != VK_SUCCESS || !hp.memoryTypeBits) {
+      snprintf(s->err, sizeof s->err, "Vulkan: the device cannot import %zu bytes at %p (VkResult %d)", s->reg[j].n, s->reg[j].p, (int)r);
+      return HR_EIO;
+    }
+    VkExternalMemoryBufferCreateInfo eb = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                           .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
+    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = &eb, .size = hi - lo,
+                             .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkBuffer b = VK_NULL_HANDLE;
+    VkDeviceMemory m = VK_NULL_HANDLE;
+    VKTRY(vkCreateBuffer(v->dev, &bi, NULL, &b), "a buffer over registered memory");
+    VkMemoryRequirements mr;
+    vkGetBufferMemoryRequirements(v->dev, b, &mr);
+    const int t = mem_type(v, mr.memoryTypeBits & hp.memoryTypeBits, 0, 0);
+    VkImportMemoryHostPointerInfoEXT ih = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+                                           .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, .pHostPointer = (void *)lo};
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &ih, .allocationSize = hi - lo,
+                               .memoryTypeIndex = (uint32_t)t};
+    r = t < 0 || mr.size > hi - lo ? VK_ERROR_FEATURE_NOT_PRESENT : vkAllocateMemory(v->dev, &ai, NULL, &m);
+    if (r == VK_SUCCESS) r = vkBindBufferMemory(v->dev, b, m, 0);
+    if (r != VK_SUCCESS) {
+      if (m) vkFreeMemory(v->dev, m, NULL);
+      vkDestroyBuffer(v->dev, b, NULL);
+      snprintf(s->err, sizeof s->err, "Vulkan: importing %zu bytes of host memory at %p failed (VkResult %d)", s->reg[j].n, s->reg[j].p, (int)r);
+      return HR_EIO;
+    }
+    d->imp[d->n_imp].p = s->reg[j].p; d->imp[d->n_imp].n = s->reg[j].n;
+    d->imp[d->n_imp].lo = lo; d->imp[d->n_imp].len = hi - lo;
+    d->imp[d->n_imp].b = b; d->imp[d->n_imp].m = m;
+    d->n_imp++;
+  }
+  return HR_OK;
+}
+
 const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_create, vk_destroy, vk_run, vk_state_zero, vk_state_read, vk_state_write, vk_output,
-                                        vk_output_u8};
+                                        vk_output_u8, vk_sync_memory};
 
 /* ---- test hooks ---- */
 hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1) {
