@@ -362,6 +362,9 @@
 #   Still 0.18 ms from 2.0 at 1920x1440 r0.25: the GPU's 2.03 ms (conv3x3 0.86, conv1x1 0.71,
 #   elementwise 0.24, depthwise 0.21, copy 0.14, resize 0.08, tail 0.06) and ~0.13 ms from submit to
 #   fence beyond it (the GPU's 4.1 MB copy of the frame from host memory, ~80 us, and the wake-up).
+#   Next call, U8=1 REG=1 against the same with HR_VK_WAIT=spin and with HR_VK_FP16=1 (two rounds):
+#   2.171 / 2.172 ms; spin 2.163 / 2.154 (the hybrid wait costs ~0.01 ms); fp16 storage 2.722 / 2.725
+#   (GPU 2.57: elementwise 0.37, copy 0.26, conv 1.86; the fp32 folds do not apply there).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
