@@ -87,7 +87,9 @@ int main(void) {
   p8.alpha_u8 = true;
   hr_session *s8;
   CHECK_EQ_INT(hr_session_create(m, &p8, &s8), HR_OK);
-  CHECK_EQ_INT(hr_session_register_memory(s8, nv, sizeof nv), HR_OK);
+  const hr_status rs = hr_session_register_memory(s8, nv, sizeof nv);
+  CHECKF(rs == HR_OK || rs == HR_ENOTSUP, "register: %s", hr_session_last_error(s8));
+  if (rs) printf("%s\n", hr_session_last_error(s8));   /* a device that cannot import: frames copied */
   /* warm-up: both formats once */
   CHECK_EQ_INT(hr_session_push(s, &fn, &o), HR_OK);
   CHECK_EQ_INT(hr_session_push(s, &fr, &o), HR_OK);
@@ -106,7 +108,7 @@ int main(void) {
   for (int i = 0; i < 3; i++) {
     CHECK_EQ_INT(hr_session_push(s8, i & 1 ? &fr : &fn, &o), HR_OK);
     CHECK(o.alpha_u8 != NULL && o.alpha == NULL);
-    CHECK_EQ_INT(o.bytes_copied, i & 1 ? W * H * 3 : 0);
+    CHECK_EQ_INT(o.bytes_copied, i & 1 ? W * H * 3 : rs ? W * H * 3 / 2 : 0);
   }
   __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
   long frames_ours = ours, frames_theirs = theirs;
