@@ -52,4 +52,13 @@ line=$(grep "model rvm" "$T/auto.log" || true)
 echo "auto: $line"
 echo "$line" | grep -Eq "xnnpack \(auto: no Vulkan GPU: .*\)|vulkan: .* \(auto\)" || { echo "FAIL: --backend auto did not say what it chose"; cat "$T/auto.log"; exit 1; }
 if echo "$line" | grep -q "vulkan: llvmpipe"; then echo "FAIL: auto took lavapipe"; exit 1; fi
+# the best configuration's switches through `headroom bench`: the 8-bit matte, the frame in registered
+# memory (the GPU copies it from there: 0 bytes copied by the CPU), and the same frame copied without them
+HR_VULKAN_DEVICE=llvmpipe "$CLI" bench --model "$MODEL" --size 128x96 --ratio 0.5 --format nv12 --frames 1 --warmup 1 \
+  --backend vulkan --alpha-u8 --register --json > "$T/b1.json" 2> "$T/b1.log" || { echo "FAIL: bench --alpha-u8 --register"; cat "$T/b1.log"; exit 1; }
+HR_VULKAN_DEVICE=llvmpipe "$CLI" bench --model "$MODEL" --size 128x96 --ratio 0.5 --format nv12 --frames 1 --warmup 1 \
+  --backend vulkan --json > "$T/b0.json" 2> "$T/b0.log" || { echo "FAIL: bench"; cat "$T/b0.log"; exit 1; }
+echo "bench: $(grep -o '"alpha_u8":[0-9]*,"registered":[0-9]*,"bytes_copied":[0-9]*' "$T/b1.json") / $(grep -o '"bytes_copied":[0-9]*' "$T/b0.json")"
+grep -q '"alpha_u8":1,"registered":1,"bytes_copied":0,' "$T/b1.json" || { echo "FAIL: registered frame copied"; cat "$T/b1.json" "$T/b1.log"; exit 1; }
+grep -q '"bytes_copied":18432,' "$T/b0.json" || { echo "FAIL: the unregistered frame's copy"; cat "$T/b0.json"; exit 1; }
 echo "vulkan_run: ok"

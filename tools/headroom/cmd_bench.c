@@ -21,6 +21,7 @@ int cmd_bench(int argc, char **argv) {
       return 2;
     }
   const char *model = NULL, *format = "rgbf32"; int w = 0, h = 0, frames = 20, threads = 0, json = 0, warm = 3, show_ops = 0;
+  int alpha_u8 = 0, reg = 0;
   float ratio = 0;
   hr_backend be = HR_BACKEND_XNNPACK;
   for (int i = 1; i < argc; i++) {
@@ -34,6 +35,8 @@ int cmd_bench(int argc, char **argv) {
     else if (!strcmp(a, "--backend") && v) { be = !strcmp(v, "reference") ? HR_BACKEND_REFERENCE : !strcmp(v, "vulkan") ? HR_BACKEND_VULKAN : HR_BACKEND_XNNPACK; i++; }
     else if (!strcmp(a, "--format") && v) { format = v; i++; }
     else if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--alpha-u8")) alpha_u8 = 1;   /* the 8-bit matte (hr_session_params.alpha_u8) */
+    else if (!strcmp(a, "--register")) reg = 1;        /* the frame's memory registered (hr_session_register_memory) */
     else if (!strcmp(a, "--ops")) show_ops = 30;
     else if (!strcmp(a, "--ops-all")) show_ops = 1 << 30;
     else { fprintf(stderr, "headroom bench: unknown option '%s'\n", a); return 2; }
@@ -46,6 +49,7 @@ int cmd_bench(int argc, char **argv) {
   hr_model_info mi; hr_model_get_info(m, &mi);
   p.width = w ? w : mi.fixed_width; p.height = h ? h : mi.fixed_height;
   p.downsample_ratio = ratio; p.threads = threads; p.threads_fixed = threads > 0; p.backend = be;
+  p.alpha_u8 = alpha_u8;
   hr_session *s = NULL;
   char cerr[512];
   hr_status cst = hr_session_create_err(m, &p, &s, cerr, sizeof cerr);
@@ -77,6 +81,17 @@ int cmd_bench(int argc, char **argv) {
     free(rgb);
     if (!fbuf) { fprintf(stderr, "headroom bench: out of memory\n"); free(img); hr_session_destroy(s); hr_model_destroy(m); return 1; }
     f = g;
+  }
+  if (reg) { /* the frame's planes, first byte to last, as a camera pool the application registers */
+    const char *lo = f.planes[0], *hi = lo;
+    for (int k = 0; k < 3 && f.planes[k]; k++) {
+      const int rows = k && (f.fmt == HR_PIX_NV12_FULL || f.fmt == HR_PIX_I420_FULL) ? (H + 1) / 2 : H;
+      const char *a = f.planes[k], *e = a + (size_t)f.strides[k] * rows;
+      if (a < lo) lo = a;
+      if (e > hi) hi = e;
+    }
+    hr_status rs = hr_session_register_memory(s, lo, (size_t)(hi - lo));
+    if (rs) fprintf(stderr, "headroom bench: --register: %s (%s); frames are copied\n", hr_session_last_error(s), hr_status_name(rs));
   }
   hr_outputs out;
   for (int i = 0; i < warm; i++) hr_session_push(s, &f, &out);
@@ -113,8 +128,9 @@ int cmd_bench(int argc, char **argv) {
   double gflops = pi.gflop / (med / 1e3);
   if (json) {
     printf("{\"model\":\"%s\",\"width\":%d,\"height\":%d,\"ratio\":%g,\"proc\":\"%dx%d\",\"threads\":%d,\"frames\":%d,"
-           "\"frames_alone\":%d,\"median_ms\":%.3f,\"p99_ms\":%.3f,\"fps\":%.2f,\"peak_rss_mb\":%.1f,\"plan_total_mb\":%.1f,\"gflop\":%.3f,\"gflops\":%.2f,\"classes\":{",
-           mi.name, W, H, pi.downsample_ratio, pi.proc_width, pi.proc_height, sthreads, frames, alone, med, p99, 1e3 / med,
+           "\"frames_alone\":%d,\"alpha_u8\":%d,\"registered\":%d,\"bytes_copied\":%lld,\"median_ms\":%.3f,\"p99_ms\":%.3f,\"fps\":%.2f,\"peak_rss_mb\":%.1f,\"plan_total_mb\":%.1f,\"gflop\":%.3f,\"gflops\":%.2f,\"classes\":{",
+           mi.name, W, H, pi.downsample_ratio, pi.proc_width, pi.proc_height, sthreads, frames, alone, alpha_u8, reg,
+           (long long)out.bytes_copied, med, p99, 1e3 / med,
            ru.ru_maxrss / 1024.0, pi.total_bytes / 1e6, pi.gflop, gflops);
     for (int c = 0, first = 1; c < NC; c++) {
       if (cus[c] <= 0) continue;
@@ -127,6 +143,8 @@ int cmd_bench(int argc, char **argv) {
     printf("%s %dx%d %s ratio %g (processing %dx%d), %d threads%s, %d frames", mi.name, W, H, format, pi.downsample_ratio, pi.proc_width,
            pi.proc_height, sthreads, p.threads_fixed || sthreads < 2 ? "" : " (or 1 when faster)", frames);
     if (alone) printf(", %d of them on 1 thread (the pool measured slower)", alone);
+    if (alpha_u8) printf(", 8-bit matte");
+    if (reg) printf(", frame in registered memory (%lld bytes copied a frame)", (long long)out.bytes_copied);
     printf("\n");
     printf("median %.2f ms  p99 %.2f ms  %.1f fps  peak RSS %.1f MB (plan %.1f MB)\n", med, p99, 1e3 / med, ru.ru_maxrss / 1024.0,
            pi.total_bytes / 1e6);
@@ -147,8 +165,8 @@ int cmd_bench(int argc, char **argv) {
       op_acc[best] = -1;
     }
   }
+  hr_session_destroy(s);   /* before the frame's memory: a device may have imported it (--register) */
   free(t); free(op_acc); free(img); free(fbuf);
-  hr_session_destroy(s);
   hr_model_destroy(m);
   return 0;
 }

@@ -84,7 +84,7 @@ static void usage(void) {
           "        [--input SRC [--input-format F]] [--realtime [--budget-ms MS] [--fixed] [--no-tail|--tail-every-frame]] [--fgr]\n"
           "                                                memory plan before running\n"
           "  run   --model M --input SRC --out DIR [--size WxH] [--ratio R|auto] [--frames N] [--raw] ...\n"
-          "  bench --model M --size WxH [--ratio R] [--format rgbf32|nv12|i420|bgra|rgb24] [--frames N] [--threads N] [--backend B] [--json] [--ops]\n"
+          "  bench --model M --size WxH [--ratio R] [--format rgbf32|nv12|i420|bgra|rgb24] [--frames N] [--threads N] [--backend B] [--alpha-u8] [--register] [--json] [--ops]\n"
           "Models: a TF.js graph-model .json, a folder holding one, or rvm|meet|selfie (from models/,\n"
           "  else from ~/.cache/headroom/models, which headroom-fetch-models fills).\n"
           "'headroom --version' prints the versions of headroom, XNNPACK and FFmpeg.\n"
