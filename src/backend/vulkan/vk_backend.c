@@ -2435,7 +2435,7 @@ static hr_status upload_frame(hr_session *s, vk *v) {
   }
   h[0] = (uint32_t)f->fmt; h[1] = (uint32_t)w; h[2] = (uint32_t)H;
   /* zero copy: every plane, rows packed, inside memory the device imported (registered) */
-  int zc = v->frame_dev && v->sh->n_imp > 0;
+  int zc = v->frame_dev && !v->overlap && v->sh->n_imp > 0;   /* HR_VK_OVERLAP's ingest reads the staging buffer */
   int zi[3] = {-1, -1, -1};
   for (int k = 0; k < np && zc; k++) {
     const size_t stride = (rowb[k] + 3) & ~(size_t)3;
