@@ -365,6 +365,9 @@
 #   Next call, U8=1 REG=1 against the same with HR_VK_WAIT=spin and with HR_VK_FP16=1 (two rounds):
 #   2.171 / 2.172 ms; spin 2.163 / 2.154 (the hybrid wait costs ~0.01 ms); fp16 storage 2.722 / 2.725
 #   (GPU 2.57: elementwise 0.37, copy 0.26, conv 1.86; the fp32 folds do not apply there).
+#   Through the CLI (`headroom bench --backend vulkan --format nv12 --frames 300 --warmup 20`, the
+#   cdf84d7 build, two rounds alternating): 2.58 / 2.53 ms median (p99 3.44 / 2.85); with
+#   `--alpha-u8 --register` 2.20 / 2.19 ms (p99 2.24 / 2.26, 455-457 fps); 1920x1080 1.81 ms (553 fps).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
