@@ -83,6 +83,31 @@ int main(void) {
     hr_session_destroy(vf);
     hr_session_destroy(xf);
   }
+  {  /* the foreground output too (fgf.comp's four channels a pixel): fgr and alpha within the bounds */
+    hr_session_params pf;
+    hr_session_params_default(&pf);
+    pf.width = W; pf.height = H; pf.downsample_ratio = 0.5f; pf.threads = 1; pf.want_fgr = true;
+    hr_session *xg = NULL, *vg = NULL;
+    CHECK_EQ_INT(hr_session_create(m, &pf, &xg), HR_OK);
+    pf.backend = HR_BACKEND_VULKAN;
+    CHECK_EQ_INT(hr_session_create(m, &pf, &vg), HR_OK);
+    if (!xg || !vg) FATAL("sessions with want_fgr");
+    for (int i = 0; i < 2; i++) {
+      hr_outputs ox, ov;
+      CHECK_EQ_INT(hr_session_push(xg, &fr_rgb[i], &ox), HR_OK);
+      CHECK_EQ_INT(hr_session_push(vg, &fr_rgb[i], &ov), HR_OK);
+      CHECK(ox.fgr && ov.fgr && ox.alpha && ov.alpha);
+      if (!ox.fgr || !ov.fgr || !ox.alpha || !ov.alpha) break;
+      double sf = 0, mf = 0, sa = 0, ma = 0;
+      for (int k = 0; k < W * H * 3; k++) { double d = fabs((double)ox.fgr[k] - ov.fgr[k]); sf += d; if (d > mf || d != d) mf = d; }
+      for (int k = 0; k < W * H; k++) { double d = fabs((double)ox.alpha[k] - ov.alpha[k]); sa += d; if (d > ma || d != d) ma = d; }
+      sf /= W * H * 3; sa /= W * H;
+      printf("want_fgr frame %d: fgr mean |d| %.3g max %.3g; alpha mean %.3g max %.3g\n", i, sf, mf, sa, ma);
+      CHECKF(sf <= 1e-5 && mf <= 1e-3 && sa <= 1e-5 && ma <= 1e-3, "want_fgr frame %d: fgr %.3g / %.3g, alpha %.3g / %.3g", i, sf, mf, sa, ma);
+    }
+    hr_session_destroy(xg);
+    hr_session_destroy(vg);
+  }
   /* Vulkan state -> XNNPACK: both continue from the Vulkan session's state */
   hr_test_state_xfer(v, x);
   for (int i = 0; i < 2; i++) compare(x, v, &fr_rgb[NF - 1 - i], "vk->xnn state", i);
