@@ -29,20 +29,30 @@ float lerp4(bool f, int base, int w, int y0, int y1, float fy, int l, int r, flo
   precise float v = L + (R - L) * fx;
   return v;
 }
-// Alpha alone at pixel i (no fgr).
-float alpha_at(uint i) {
-  int W = p[8], H = p[7], h = p[5], w = p[6];
+// Pixel i: its taps into the low-resolution A and b, and its guidance (r, g, b, mean).
+void taps_at(uint i, out int l, out int r, out int y0, out int y1, out float fx, out float fy, out float xv[4]) {
+  int W = p[8], H = p[7];
   int x = int(i % uint(W)), y = int(i / uint(W));
-  int l, r, y0, y1; float fx, fy;
-  hp_taps(x, w, W, l, r, fx);
-  hp_taps(y, h, H, y0, y1, fy);
+  hp_taps(x, p[6], W, l, r, fx);
+  hp_taps(y, p[5], H, y0, y1, fy);
   vec3 px = fetch_px(x, y);
   precise float sum = px.x + px.y + px.z;
   precise float m = sum / 3.0;
-  float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, 3), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, 3);
-  precise float v = a * m + b;
-  if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+  xv = float[4](px.x, px.y, px.z, m);
+}
+// Output channel c at those taps (channel 3, the alpha, clipped when asked).
+float out_at(int l, int r, int y0, int y1, float fx, float fy, float x, int c) {
+  int w = p[6];
+  float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, c), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, c);
+  precise float v = a * x + b;
+  if (c == 3 && p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
   return v;
+}
+// Alpha alone at pixel i (no fgr).
+float alpha_at(uint i) {
+  int l, r, y0, y1; float fx, fy, xv[4];
+  taps_at(i, l, r, y0, y1, fx, fy, xv);
+  return out_at(l, r, y0, y1, fx, fy, xv[3], 3);
 }
 void main() {
   if (EPI == 2) {
@@ -66,23 +76,8 @@ void main() {
     pha_out(int(i), alpha_at(i));
     return;
   }
-  int W = p[8], H = p[7], h = p[5], w = p[6];
-  int x = int(i % uint(W)), y = int(i / uint(W));
-  int l, r, y0, y1; float fx, fy;
-  hp_taps(x, w, W, l, r, fx);
-  hp_taps(y, h, H, y0, y1, fy);
-  vec3 px = fetch_px(x, y);
-  precise float sum = px.x + px.y + px.z;
-  precise float m = sum / 3.0;
-  float xv[4] = float[4](px.x, px.y, px.z, m);
-  for (int c = 0; c < 4; c++) {
-    float a = lerp4(f32(1), p[1], w, y0, y1, fy, l, r, fx, c), b = lerp4(f32(2), p[2], w, y0, y1, fy, l, r, fx, c);
-    precise float v = a * xv[c] + b;
-    if (c == 3) {
-      if (p[9] != 0) v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
-      pha_out(int(i), v);
-    } else {
-      stu(f32(4), p[4] + int(i) * 3 + c, v);
-    }
-  }
+  int l, r, y0, y1; float fx, fy, xv[4];
+  taps_at(i, l, r, y0, y1, fx, fy, xv);
+  for (int c = 0; c < 3; c++) stu(f32(4), p[4] + int(i) * 3 + c, out_at(l, r, y0, y1, fx, fy, xv[c], c));
+  pha_out(int(i), out_at(l, r, y0, y1, fx, fy, xv[3], 3));
 }

@@ -567,11 +567,15 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   } else {
     out->alpha = a.data;
   }
+  out->threads = hr__session_threads(s, 0, p->n_rops);
   if (s->p.alpha_u8) {
     int64_t bad = 0;
-    const uint8_t *q = s->alpha8 ? NULL : s->bk->output_u8(s, s->bimpl, p->alpha_val, &bad);
-    if (!q) bad = hr__k_alpha_u8(hr__session_threads(s, 0, p->n_rops) > 1 ? s->pool : NULL, out->alpha, s->alpha8, (int64_t)out->width * out->height), q = s->alpha8;
-    out->alpha_u8 = q;
+    if (s->alpha8) { /* the backend makes no 8-bit matte: converted here, on the threads the frame ran on */
+      bad = hr__k_alpha_u8(out->threads > 1 ? s->pool : NULL, out->alpha, s->alpha8, (int64_t)out->width * out->height);
+      out->alpha_u8 = s->alpha8;
+    } else {
+      out->alpha_u8 = s->bk->output_u8(s, s->bimpl, p->alpha_val, &bad);
+    }
     out->alpha = NULL; out->raw = NULL;
     if (bad) ev |= HR_EVENT_NONFINITE;
   }
@@ -581,7 +585,6 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   out->ingest_ms = t_ingest - t_start;
   out->infer_ms = now_ms() - t_ingest;
   out->bytes_copied = s->bytes_copied;
-  out->threads = hr__session_threads(s, 0, p->n_rops);
   out->frame_index = s->frame_index++;
   out->events = ev;
   return HR_OK;

@@ -2434,28 +2434,29 @@ static hr_status upload_frame(hr_session *s, vk *v) {
       return HR_EINVAL;
   }
   h[0] = (uint32_t)f->fmt; h[1] = (uint32_t)w; h[2] = (uint32_t)H;
+  size_t stride[3];   /* rows packed in the staging and frame buffers */
+  for (int k = 0; k < np; k++) stride[k] = (rowb[k] + 3) & ~(size_t)3;
   /* zero copy: every plane, rows packed, inside memory the device imported (registered) */
   int zc = v->frame_dev && !v->overlap && v->sh->n_imp > 0;   /* HR_VK_OVERLAP's ingest reads the staging buffer */
   int zi[3] = {-1, -1, -1};
   for (int k = 0; k < np && zc; k++) {
-    const size_t stride = (rowb[k] + 3) & ~(size_t)3;
-    const uintptr_t a = (uintptr_t)f->planes[k], e = a + stride * rows[k];
+    const uintptr_t a = (uintptr_t)f->planes[k], e = a + stride[k] * rows[k];
     for (int q = 0; q < v->sh->n_imp && zi[k] < 0; q++)
       if (a >= v->sh->imp[q].lo && e <= v->sh->imp[q].lo + v->sh->imp[q].len) zi[k] = q;
-    zc = zi[k] >= 0 && f->strides[k] == (ptrdiff_t)stride;
+    zc = zi[k] >= 0 && f->strides[k] == (ptrdiff_t)stride[k];
   }
   size_t off = FRAME_HDR;
   for (int k = 0; k < np; k++) {
-    size_t stride = (rowb[k] + 3) & ~(size_t)3;
-    h[3 + k] = (uint32_t)off; h[6 + k] = (uint32_t)stride;
-    if (zc) { off += stride * rows[k]; continue; }
-    /* rows in blocks over the copy pool (one thread copies 3-8 GB/s: 0.5-1.3 ms for a 1920x1440
-     * NV12 frame; see copy_pool) */
-    copy_job j = {(char *)v->stage.map + off, stride, f->planes[k], f->strides[k], rowb[k], rows[k], (rows[k] + 31) / 32};
-    size_t blocks = (rows[k] + j.per - 1) / j.per;
-    if (v->copy_pool && rows[k] * rowb[k] >= ((size_t)1 << 20)) pthreadpool_parallelize_1d(v->copy_pool, copy_rows, &j, blocks, 0);
-    else for (size_t b = 0; b < blocks; b++) copy_rows(&j, b);
-    off += stride * rows[k];
+    h[3 + k] = (uint32_t)off; h[6 + k] = (uint32_t)stride[k];
+    if (!zc) {
+      /* rows in blocks over the copy pool (one thread copies 3-8 GB/s: 0.5-1.3 ms for a 1920x1440
+       * NV12 frame; see copy_pool) */
+      copy_job j = {(char *)v->stage.map + off, stride[k], f->planes[k], f->strides[k], rowb[k], rows[k], (rows[k] + 31) / 32};
+      size_t blocks = (rows[k] + j.per - 1) / j.per;
+      if (v->copy_pool && rows[k] * rowb[k] >= ((size_t)1 << 20)) pthreadpool_parallelize_1d(v->copy_pool, copy_rows, &j, blocks, 0);
+      else for (size_t b = 0; b < blocks; b++) copy_rows(&j, b);
+    }
+    off += stride[k] * rows[k];
   }
   if (hr__fmt_is_yuv(f->fmt)) {
     hr__yuv_k k = hr__yuv_coeffs(f->fmt);
@@ -2609,22 +2610,28 @@ static const uint8_t *vk_output_u8(hr_session *s, void *impl, int id, int64_t *n
 
 /* The device's imports of host memory made to match s->reg: those no longer registered released
  * (after the GPU is idle), the new ones imported over their whole pages. */
+static int imported(const vk_dev *d, const void *p, size_t n) {
+  for (int k = 0; k < d->n_imp; k++)
+    if (d->imp[k].p == p && d->imp[k].n == n) return 1;
+  return 0;
+}
+static int registered(const hr_session *s, const void *p, size_t n) {
+  for (int j = 0; j < s->n_reg; j++)
+    if (s->reg[j].p == p && s->reg[j].n == n) return 1;
+  return 0;
+}
 static hr_status vk_sync_memory(hr_session *s, void *impl) {
   vk *v = impl;
   vk_dev *d = v->sh;
   for (int k = 0; k < d->n_imp;) {
-    int kept = 0;
-    for (int j = 0; j < s->n_reg && !kept; j++) kept = s->reg[j].p == d->imp[k].p && s->reg[j].n == d->imp[k].n;
-    if (kept) { k++; continue; }
+    if (registered(s, d->imp[k].p, d->imp[k].n)) { k++; continue; }
     vkDeviceWaitIdle(v->dev);
     vkDestroyBuffer(v->dev, d->imp[k].b, NULL);
     vkFreeMemory(v->dev, d->imp[k].m, NULL);
     d->imp[k] = d->imp[--d->n_imp];
   }
   for (int j = 0; j < s->n_reg; j++) {
-    int have = 0;
-    for (int k = 0; k < d->n_imp && !have; k++) have = s->reg[j].p == d->imp[k].p && s->reg[j].n == d->imp[k].n;
-    if (have) continue;
+    if (imported(d, s->reg[j].p, s->reg[j].n)) continue;
     if (!d->hostimp) {
       snprintf(s->err, sizeof s->err, "Vulkan: %s cannot import host memory (no %s): frames are copied", v->props.deviceName,
                VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
