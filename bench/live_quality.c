@@ -2,8 +2,10 @@
  * a raw NV12 clip (mapped, frames read in place like camera buffers) replayed at FPS on the wall
  * clock, newest frame wins: when a push ends, the next one takes the newest frame that has
  * "arrived"; frames that arrived meanwhile are dropped. The clip plays twice: the first pass lets
- * the controller settle (and the state warm up), the second is measured. Each delivered matte is quantised to 8
- * bits (what an application does to show or upload it; counted in the loop's time) and compared,
+ * the controller settle (and the state warm up), the second is measured. Each delivered matte is taken as 8
+ * bits (what an application shows or uploads: the stream's own, hr_stream_result.alpha_u8, copied
+ * into the clip's store; with --float the float matte quantised here by a plain loop, 2-3 ms at
+ * 1920x1440; both counted in the loop's time) and compared,
  * after the run, with the base-quality matte of the same frame: the clip run offline, every frame,
  * at the base ratio, state carried (twice as well; the second pass is kept). Reported over the frames after the controller settled (the
  * last rung change + 2): the share of pixels off by > 0.1, mean |d|, delivered fps, dropped
@@ -14,6 +16,7 @@
  *     mattes, the live runs on CPUs 0..N-1 only: a small machine on a large one)]
  *                [--base-ratio 0.266667] [--modes shrink,tail,tail-nowarp] [--net-budget-ms MS] [--label NAME]
  *     [--ratio R (the live runs at this processing ratio, no adaptation: modes compared at one rung)]
+ *     [--float (the stream's float matte, quantised here)]
  * Modes: shrink (the network on every frame at the rung that fits the budget), tail
  * (tail_every_frame: the network on a worker at its own rate, the tail on every frame, its older
  * coefficients warped along the motion unless HR_TAIL_WARP=0), tail-nowarp (tail with
@@ -54,12 +57,12 @@ static double quant(double *v, int n, double p) {
 
 int main(int argc, char **argv) {
   if (argc < 4) { fprintf(stderr, "usage: live_quality MODEL CLIP.nv12 WxH [options]\n"); return 2; }
-  int W = 0, H = 0, frames = 0, threads = 2, base_threads = 0, cpus = 0;
+  int W = 0, H = 0, frames = 0, threads = 2, base_threads = 0, cpus = 0, float_matte = 0;
   double fps = 60, budget = 1000.0 / 60.0, net_budget = 0, base_ratio = 512.0 / 1920.0, fixed_ratio = 0;
   const char *modes = "shrink,tail", *label = "";
   if (sscanf(argv[3], "%dx%d", &W, &H) != 2 || W <= 0 || H <= 0) { fprintf(stderr, "live_quality: bad size '%s'\n", argv[3]); return 2; }
-  for (int i = 4; i + 1 < argc; i += 2) {
-    const char *a = argv[i], *v = argv[i + 1];
+  for (int i = 4; i < argc; i += 2) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(a, "--fps")) fps = atof(v);
     else if (!strcmp(a, "--frames")) frames = atoi(v);
     else if (!strcmp(a, "--threads")) threads = atoi(v);
@@ -71,6 +74,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--cpus")) cpus = atoi(v);
     else if (!strcmp(a, "--label")) label = v;
     else if (!strcmp(a, "--ratio")) fixed_ratio = atof(v);
+    else if (!strcmp(a, "--float")) { float_matte = 1; i--; }
     else { fprintf(stderr, "live_quality: unknown option %s\n", a); return 2; }
   }
   int fd = open(argv[2], O_RDONLY);
@@ -94,8 +98,15 @@ int main(int argc, char **argv) {
   if (hr_model_load(argv[1], &m, err, sizeof err)) { fprintf(stderr, "live_quality: %s\n", err); return 1; }
   uint8_t *base = malloc((size_t)n * px), *live = malloc((size_t)n * px);
   double *lat = malloc(sizeof(double) * (size_t)n);
+  /* per delivered frame: the push, its stages (record), the matte into the store */
+  double *pushms = malloc(sizeof(double) * (size_t)n), *qms = malloc(sizeof(double) * (size_t)n), *inms = malloc(sizeof(double) * (size_t)n),
+         *infms = malloc(sizeof(double) * (size_t)n), *postms = malloc(sizeof(double) * (size_t)n);
   int *rung = malloc(sizeof(int) * (size_t)n), *got = malloc(sizeof(int) * (size_t)n);
-  if (!base || !live || !lat || !rung || !got) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
+  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
+  /* touched now: an application quantises into a buffer it reuses, it does not fault in 2.8 MB of fresh pages a
+   * frame (on a 2-CPU machine that took ~3 ms a frame from the loop being measured) */
+  memset(base, 0xff, (size_t)n * px);   /* not 0: GCC makes malloc + memset(0) a calloc, which touches nothing */
+  memset(live, 0xff, (size_t)n * px);
   /* the base-quality mattes */
   hr_session_params sp;
   hr_session_params_default(&sp);
@@ -132,6 +143,7 @@ int main(int argc, char **argv) {
     if (fixed_ratio > 0) { p.session.downsample_ratio = (float)fixed_ratio; p.adapt = false; }
     p.tail_every_frame = !strncmp(mode, "tail", 4);
     p.net_budget_ms = net_budget;
+    p.session.alpha_u8 = !float_matte;
     hr_stream *st = NULL;
     const char *warp_env = getenv("HR_TAIL_WARP");
     char warp_keep[16] = "";
@@ -158,9 +170,14 @@ int main(int argc, char **argv) {
         continue;
       }
       if (idx == last) { struct timespec ts = {0, (long)(((last + 1) / fps - t) * 1e9) + 1000}; nanosleep(&ts, NULL); continue; }
+      double tp = now_s();
       if (hr_stream_push(st, &fr[idx], &r)) { fprintf(stderr, "live_quality: %s frame %d: %s\n", mode, idx, hr_stream_last_error(st)); return 1; }
       if (r.alpha) {
-        quantise(r.alpha, live + (size_t)idx * px, px);
+        double tq = now_s();
+        if (r.alpha_u8) memcpy(live + (size_t)idx * px, r.alpha_u8, px);
+        else quantise(r.alpha, live + (size_t)idx * px, px);
+        pushms[delivered] = (tq - tp) * 1e3; qms[delivered] = (now_s() - tq) * 1e3;
+        inms[delivered] = r.record.ingest_ms; infms[delivered] = r.record.infer_ms; postms[delivered] = r.record.post_ms;
         lat[delivered] = (now_s() - t0 - idx / fps) * 1e3;
         rung[delivered] = r.rung;
         got[delivered] = idx;
@@ -192,10 +209,13 @@ int main(int argc, char **argv) {
            span ? 100.0 * (1 - (double)settled / span) : NAN, p50, p99);
     if (p.tail_every_frame) printf(", network runs %lld, coefficients %.1f frames old on average (max %lld)", (long long)ss.net_runs,
                                    age_sum / (delivered ? delivered : 1), (long long)age_max);
-    printf("\n");
+    printf("\n%s%s%-11s push p50 %.2f ms (ingest %.2f, infer %.2f, post %.2f), the 8-bit matte into the store %.2f ms (%s)\n", label,
+           *label ? ": " : "", mode, quant(pushms + from, settled, 0.5), quant(inms + from, settled, 0.5), quant(infms + from, settled, 0.5),
+           quant(postms + from, settled, 0.5), quant(qms + from, settled, 0.5), float_matte ? "quantised here" : "the stream's, copied");
     hr_stream_destroy(st);
   }
   free(base); free(live); free(lat); free(rung); free(got); free(fr);
+  free(pushms); free(qms); free(inms); free(infms); free(postms);
   hr_model_destroy(m);
   munmap((void *)clip, (size_t)n * fbytes);
   close(fd);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "headroom.h"
+#include "health/health_internal.h"
 
 #define HR__ENT_BINS 1024
 #define HR__FAIL_RING 32          /* most resets remembered for the FAILED rule (fail_resets < this) */
@@ -806,9 +807,29 @@ static void hr__window_cause(hr_health *h, uint32_t bit, uint32_t hist, int on_a
   else if (k <= off_at) h->causes &= ~bit;
 }
 
+static hr_status observe_output(hr_health *h, const float *alpha, int width, int height, const float *const *state,
+                                const size_t *state_len, int n_state, const double *pre_sum, int64_t pre_nonfinite,
+                                hr_health_verdict *out);
+
 hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, int height,
                                    const float *const *state, const size_t *state_len, int n_state,
                                    hr_health_verdict *out) {
+  return observe_output(h, alpha, width, height, state, state_len, n_state, NULL, 0, out);
+}
+
+hr_status hr__health_observe_output_scanned(hr_health *h, const float *alpha, int width, int height, double sum,
+                                            int64_t nonfinite, const float *const *state, const size_t *state_len,
+                                            int n_state, hr_health_verdict *out) {
+  return observe_output(h, alpha, width, height, state, state_len, n_state, &sum, nonfinite, out);
+}
+
+bool hr__health_full_scan(const hr_health *h) { return h && h->p.full_scan; }
+
+/* pre_sum: the caller made the full scan's pass (sum and NaN/Inf count of every pixel) while it
+ * passed over the matte for its own reasons; only the sampled rows are read here. */
+static hr_status observe_output(hr_health *h, const float *alpha, int width, int height, const float *const *state,
+                                const size_t *state_len, int n_state, const double *pre_sum, int64_t pre_nonfinite,
+                                hr_health_verdict *out) {
   if (!h) return HR_EINVAL;
   if (!alpha || width < 1 || height < 1 || width > 16384 || height > 16384 || n_state < 0 ||
       n_state > HR_HEALTH_MAX_STATE || (n_state > 0 && (!state || !state_len))) {
@@ -848,7 +869,11 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
   hr__acc acc;
   memset(&acc, 0, sizeof acc);
   double a_sum = 0.0;
-  if (P->full_scan) {
+  if (P->full_scan && pre_sum) {
+    for (int y = offy; y < height; y += S)
+      hr__sample_row(h, alpha + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
+    a_sum = *pre_sum;
+  } else if (P->full_scan) {
     for (int y = 0, ny = offy; y < height; y++) {
       const float *row = alpha + (size_t)y * width;
       if (y == ny) {
@@ -862,7 +887,7 @@ hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, 
       hr__sample_row(h, alpha + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
   }
   int64_t a_nonfinite = 0;
-  if (P->full_scan && !isfinite(a_sum)) a_nonfinite = hr__count_nonfinite(alpha, npix);
+  if (P->full_scan && !isfinite(a_sum)) a_nonfinite = pre_sum ? pre_nonfinite : hr__count_nonfinite(alpha, npix);
   const int k = acc.k;
   const int64_t n_inter = acc.inter, n_union = acc.uni, n_partial = acc.partial;
   const float dmax = acc.dmax;

@@ -205,11 +205,30 @@ void hr__k_tanh_gru(pthreadpool_t pool, const float *x, const float *m, const fl
 }
 
 /* Alpha to 8 bits: q = (int)(clamp(a, 0, 1) * 255 + 0.5), NaN to 0; counts the values that are not
- * finite (a - a is not 0 for NaN and Inf). */
+ * finite (a - a is not 0 for NaN and Inf). Sixteen at a time in GCC's vector types (the plain loop,
+ * float -> int -> byte with a 64-bit count, stayed scalar in every clone: 3.2 ms for 1920x1440 on
+ * one AVX-512 core); the same operations, so the same bytes. */
+typedef float hr__v16f __attribute__((vector_size(64)));
+typedef int32_t hr__v16i __attribute__((vector_size(64)));
+typedef uint8_t hr__v16b __attribute__((vector_size(16)));
 HR__CLONES
 static int64_t u8_run(const float *restrict a, uint8_t *restrict q, int64_t n) {
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n; i++) {
+  int64_t bad = 0, i = 0;
+  const hr__v16f zero = {0}, one = zero + 1.f;
+  hr__v16i nb = {0};
+  for (; i + 16 <= n; i += 16) {
+    hr__v16f v;
+    memcpy(&v, a + i, sizeof v);
+    const hr__v16i pos = v > zero;                                  /* false for NaN: NaN -> 0 */
+    hr__v16f c = (hr__v16f)((hr__v16i)v & pos);
+    const hr__v16i lt = c < one;
+    c = (hr__v16f)(((hr__v16i)c & lt) | ((hr__v16i)one & ~lt));
+    const hr__v16b b = __builtin_convertvector(__builtin_convertvector(c * 255.f + 0.5f, hr__v16i), hr__v16b);
+    memcpy(q + i, &b, sizeof b);
+    nb += (v - v == zero) + 1;                                      /* finite: -1 + 1 = 0 */
+  }
+  for (int k = 0; k < 16; k++) bad += nb[k];
+  for (; i < n; i++) {
     float v = a[i], c = v > 0.f ? v : 0.f;
     c = c < 1.f ? c : 1.f;
     q[i] = (uint8_t)(int32_t)(c * 255.f + 0.5f);
@@ -218,24 +237,69 @@ static int64_t u8_run(const float *restrict a, uint8_t *restrict q, int64_t n) {
   return bad;
 }
 #define HR__U8_PARTS 64
-typedef struct u8_job { const float *a; uint8_t *q; int64_t n, part; int64_t bad[HR__U8_PARTS]; } u8_job;
-static void u8_part(void *ctx, size_t k) {
-  u8_job *j = ctx;
-  int64_t i0 = j->part * (int64_t)k, i1 = i0 + j->part < j->n ? i0 + j->part : j->n;
-  j->bad[k] = i0 < i1 ? u8_run(j->a + i0, j->q + i0, i1 - i0) : 0;
+/* One pass over a matte for its reader: the 8-bit matte (q, when not NULL), the sum (float partials
+ * over blocks of HR__SCAN_BLOCK, eight lanes, then double) and the count of values that are not
+ * finite. A block is read from memory once: u8_run and the sum then read it from L1. */
+#define HR__SCAN_BLOCK 4096
+typedef float hr__v8f __attribute__((vector_size(32)));
+HR__CLONES
+static double sum_run(const float *restrict a, int64_t n) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n;) {
+    const int64_t end = n - i > HR__SCAN_BLOCK ? i + HR__SCAN_BLOCK : n;
+    hr__v8f v0 = {0}, v1 = {0};
+    for (; i + 16 <= end; i += 16) {
+      hr__v8f x0, x1;
+      memcpy(&x0, a + i, sizeof x0);
+      memcpy(&x1, a + i + 8, sizeof x1);
+      v0 += x0; v1 += x1;
+    }
+    v0 += v1;
+    float part = ((v0[0] + v0[1]) + (v0[2] + v0[3])) + ((v0[4] + v0[5]) + (v0[6] + v0[7]));
+    for (; i < end; i++) part += a[i];
+    total += part;
+  }
+  return total;
+}
+static int64_t count_bad(const float *a, int64_t n) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += !isfinite(a[i]);
+  return bad;
+}
+typedef struct scan_job { const float *a; uint8_t *q; int64_t n, part; double sum[HR__U8_PARTS]; int64_t bad[HR__U8_PARTS]; } scan_job;
+static void scan_part(void *ctx, size_t k) {
+  scan_job *j = ctx;
+  const int64_t i0 = j->part * (int64_t)k, i1 = i0 + j->part < j->n ? i0 + j->part : j->n;
+  double sum = 0.0;
+  int64_t bad = 0;
+  for (int64_t i = i0; i < i1; i += HR__SCAN_BLOCK) {
+    const int64_t m = i1 - i < HR__SCAN_BLOCK ? i1 - i : HR__SCAN_BLOCK;
+    if (j->q) bad += u8_run(j->a + i, j->q + i, m);
+    sum += sum_run(j->a + i, m);
+  }
+  /* without the bytes, the count only where the sum says there is something to count */
+  if (!j->q && i0 < i1 && !isfinite(sum)) bad = count_bad(j->a + i0, i1 - i0);
+  j->sum[k] = sum; j->bad[k] = bad;
 }
 
-int64_t hr__k_alpha_u8(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n) {
-  u8_job j = {.a = a, .q = q, .n = n};
+int64_t hr__k_alpha_scan(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n, double *sum) {
+  scan_job j = {.a = a, .q = q, .n = n};
   int parts = pool ? (int)pthreadpool_get_threads_count(pool) * 4 : 1;
   if (parts > HR__U8_PARTS) parts = HR__U8_PARTS;
   if (n < 65536) parts = 1;
   j.part = ((n + parts - 1) / parts + 63) & ~(int64_t)63;
-  if (parts > 1) pthreadpool_parallelize_1d(pool, u8_part, &j, (size_t)parts, 0);
-  else u8_part(&j, 0);
+  if (parts > 1) pthreadpool_parallelize_1d(pool, scan_part, &j, (size_t)parts, 0);
+  else scan_part(&j, 0);
+  double total = 0.0;
   int64_t bad = 0;
-  for (int k = 0; k < parts; k++) bad += j.bad[k];
+  for (int k = 0; k < parts; k++) { total += j.sum[k]; bad += j.bad[k]; }
+  *sum = total;
   return bad;
+}
+
+int64_t hr__k_alpha_u8(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n) {
+  double sum;
+  return hr__k_alpha_scan(pool, a, q, n, &sum);
 }
 
 /* TF ResizeBilinear taps with half-pixel centres, computed in float as TF does: for output o,

@@ -19,6 +19,10 @@ void hr__k_tanh(pthreadpool_t pool, const float *x, float *y, int64_t n);
 /* alpha_u8 (headroom.h): q[i] = (int)(clamp(a[i], 0, 1) * 255 + 0.5), NaN to 0, over the pool
  * (NULL: this thread); returns how many a[i] were NaN or Inf. */
 int64_t hr__k_alpha_u8(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n);
+/* A matte's one pass for the stream: the 8-bit matte as above into q (NULL: none), *sum = the sum of
+ * the n values (float partials over blocks, then double; NaN/Inf make it so), over the pool (NULL:
+ * this thread). Returns how many a[i] were NaN or Inf. */
+int64_t hr__k_alpha_scan(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n, double *sum);
 /* A ConvGRU's last three ops in one pass: y = tanh(x) * m + a, rounded as Tanh, Mul and AddV2 round
  * (bit-identical). y may be x, m or a exactly (not a partial overlap). */
 void hr__k_tanh_gru(pthreadpool_t pool, const float *x, const float *m, const float *a, float *y, int64_t n);

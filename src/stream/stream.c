@@ -16,6 +16,8 @@
 #include "stream/depth.h"
 #include "stream/ladder.h"
 #include "stream/tail.h"
+#include "session/kernels.h"
+#include "health/health_internal.h"
 
 struct hr_stream {
   hr_model *m;
@@ -53,6 +55,7 @@ struct hr_stream {
   int64_t read_replans;        /* stats.replans and the suspension they were read at */
   int read_suspended;
   hr__depth *depth;            /* depth fusion (depth.h), NULL when off */
+  uint8_t *u8;                 /* session.alpha_u8: the 8-bit matte (width x height), made at create */
   char err[512];
 };
 
@@ -124,6 +127,7 @@ void hr_stream_destroy(hr_stream *s) {
   hr_gov_destroy(s->gov);
   hr__depth_destroy(s->depth);
   free(s->copy);
+  free(s->u8);
   if (s->statm_fd >= 0) close(s->statm_fd);
   free(s);
 }
@@ -193,14 +197,18 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     errf(err, err_len, "stream: budget_ms must be > 0 and max_rungs in 1..%d", HR_STREAM_MAX_RUNGS);
     st = HR_EINVAL; goto fail;
   }
-  if (s->sp.alpha_u8) {
-    /* the health monitor, the depth fusion and the tail-every-frame mode read the float matte */
-    errf(err, err_len, "stream: session.alpha_u8 is a session output (hr_session_push); a stream gives the float matte");
-    st = HR_ENOTSUP; goto fail;
-  }
+  /* session.alpha_u8: the session still makes the float matte (the health monitor, the depth fusion
+   * and the tail-every-frame mode read it); the stream makes the bytes in the pass the health
+   * monitor's full scan makes over it (out_pass) */
+  const int want_u8 = s->sp.alpha_u8;
+  s->sp.alpha_u8 = s->p.session.alpha_u8 = false;
   hr_model_info mi; hr_model_get_info(m, &mi);
   if (!s->sp.width) { s->sp.width = mi.fixed_width; s->sp.height = mi.fixed_height; }
   if (s->sp.width <= 0 || s->sp.height <= 0) { errf(err, err_len, "stream: no model input size (set session.width/height)"); st = HR_EINVAL; goto fail; }
+  if (want_u8 && !(s->u8 = malloc((size_t)s->sp.width * (size_t)s->sp.height))) {
+    errf(err, err_len, "stream: out of memory for the %dx%d 8-bit matte", s->sp.width, s->sp.height);
+    st = HR_ENOMEM; goto fail;
+  }
   /* the ladder: rung 0 = the asked ratio (or auto), then smaller */
   float r0 = s->sp.downsample_ratio;
   if (r0 <= 0) { int side = s->sp.width > s->sp.height ? s->sp.width : s->sp.height; r0 = side > 512 ? 512.f / (float)side : 1.f; }
@@ -396,6 +404,27 @@ static void govern(hr_stream *s, hr_telemetry_record *rec) {
   }
 }
 
+/* The health monitor's look at the matte, and the 8-bit matte: one pass over every pixel for both
+ * (the sum and NaN/Inf count the monitor's full scan wants, and the bytes), over the session's
+ * threads when the frame ran on them (pool NULL: this thread; in tail-every-frame mode the
+ * network's run has them). */
+static void out_pass(hr_stream *s, hr_stream_result *out, pthreadpool_t pool, const float *const *sv, const size_t *sl, int ns,
+                     uint32_t *ev) {
+  const int w = out->width, h = out->height;
+  hr_health_verdict *hv = &out->health;
+  uint8_t *q = s->u8 && (int64_t)w * h <= (int64_t)s->sp.width * s->sp.height ? s->u8 : NULL;
+  if (!q && !hr__health_full_scan(s->health)) {
+    hr_health_observe_output(s->health, out->alpha, w, h, sv, sl, ns, hv);
+    return;
+  }
+  double sum;
+  const int64_t bad = hr__k_alpha_scan(pool, out->alpha, q, (int64_t)w * h, &sum);
+  if (hr__health_full_scan(s->health)) hr__health_observe_output_scanned(s->health, out->alpha, w, h, sum, bad, sv, sl, ns, hv);
+  else hr_health_observe_output(s->health, out->alpha, w, h, sv, sl, ns, hv);
+  out->alpha_u8 = q;
+  if (q && bad) *ev |= HR_EVENT_NONFINITE;
+}
+
 hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out) {
   if (!s || !f || !out) return HR_EINVAL;
   char why[256];
@@ -494,7 +523,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     const float *sv[8]; size_t sl[8];
     /* the state is read only while no network run writes it */
     int ns = split && !hr__tail_idle(&s->tail) ? 0 : hr_session_state_views(s->s, sv, sl, 8);
-    hr_health_observe_output(s->health, out->alpha, o.width, o.height, sv, sl, ns, hv);
+    out_pass(s, out, split ? NULL : o.threads > 1 ? s->s->pool : NULL, sv, sl, ns, &ev);
     if (hv->action == HR_HEALTH_ACTION_RESET_STATE) {
       if (split) s->tail.reset_pending = 1;   /* applied when the next run is posted: no wait here */
       else hr_session_reset(s->s);

@@ -11,7 +11,10 @@
  *    read-back buffer itself (no host conversion buffer in the session), each byte within 1 of
  *    XNNPACK's quantised float matte (the float mattes differ by <= 1e-3), the NaN frame raises
  *    the event there too;
- *  - a stream refuses alpha_u8 (HR_ENOTSUP, saying why). */
+ *  - a stream with alpha_u8 (per frame and tail every frame): the float matte as a stream without it
+ *    gives, bit for bit, and the bytes its quantisation; the health monitor's verdicts, its NaN
+ *    count and mean through the stream's one pass equal those of its own full scan; the NaN frame
+ *    raises HR_EVENT_NONFINITE there (not without alpha_u8: the floats show it). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -136,16 +139,74 @@ int main(void) {
     free(big_rgb); free(big_nv);
   }
 
-  /* a stream refuses it, and says why */
-  {
-    hr_stream_params sp;
-    hr_stream_params_default(&sp);
-    sp.session.width = W; sp.session.height = H; sp.session.alpha_u8 = true;
-    hr_stream *st = NULL;
-    char serr[256] = "";
-    CHECK_EQ_INT(hr_stream_create(m, &sp, &st, serr, sizeof serr), HR_ENOTSUP);
-    CHECK(st == NULL && strstr(serr, "alpha_u8"));
-    printf("stream: %s\n", serr);
+  /* a stream gives the bytes beside the float matte (its health monitor reads floats): two streams
+   * fed the same frames, one with alpha_u8; per-frame mode and tail every frame (the tail's matte) */
+  for (int tail = 0; tail < 2; tail++) {
+    hr_stream *sa = NULL, *sb = NULL;
+    for (int u8 = 0; u8 < 2; u8++) {
+      hr_stream_params sp;
+      hr_stream_params_default(&sp);
+      sp.session.width = W; sp.session.height = H; sp.session.downsample_ratio = 0.5f; sp.session.threads = 2;
+      sp.session.alpha_u8 = u8; sp.tail_every_frame = tail;
+      sp.budget_ms = 1000;   /* tail mode: every run fits, the push waits for its own frame's */
+      char serr[256] = "";
+      hr_status cst = hr_stream_create(m, &sp, u8 ? &sb : &sa, serr, sizeof serr);
+      CHECKF(cst == HR_OK, "stream (tail %d, alpha_u8 %d): %s", tail, u8, serr);
+    }
+    if (!sa || !sb) FATAL("streams");
+    long differ = 0, lit = 0;
+    for (int i = 0; i < NF + 1; i++) {
+      /* the last push: the NaN frame (RGBF32, read in place) */
+      float *px = NULL;
+      hr_frame f = fr_nv12[i % NF];
+      if (i == NF) {
+        px = malloc((size_t)W * H * 12);
+        for (int k = 0; k < W * H * 3; k++) px[k] = ((const uint8_t *)fr_rgb[0].planes[0])[k] / 255.f;
+        for (int y = 77; y < 84; y++)
+          for (int x = 101; x < 110; x++) px[((size_t)y * W + x) * 3 + 1] = NAN;
+        f = (hr_frame){.fmt = HR_PIX_RGBF32, .width = W, .height = H, .planes = {px}, .strides = {(ptrdiff_t)W * 12}, .ts_ns = fr_nv12[NF - 1].ts_ns + 33000000};
+      }
+      hr_stream_result ra, rb;
+      CHECK_EQ_INT(hr_stream_push(sa, &f, &ra), HR_OK);
+      hr_status pst = hr_stream_push(sb, &f, &rb);
+      CHECKF(pst == HR_OK, "stream push %d: %s", i, hr_stream_last_error(sb));
+      free(px);
+      if (pst || !ra.alpha || !rb.alpha) { CHECK(0); break; }
+      CHECK(ra.alpha_u8 == NULL && rb.alpha_u8 != NULL);
+      CHECK(ra.width == rb.width && ra.height == rb.height);
+      if (!rb.alpha_u8) break;
+      /* the float mattes are the same computation; the bytes are their quantisation */
+      CHECK_EQ_INT(memcmp(ra.alpha, rb.alpha, (size_t)ra.width * ra.height * 4) != 0, 0);
+      for (int k = 0; k < rb.width * rb.height; k++) { differ += q8(rb.alpha[k]) != rb.alpha_u8[k]; lit += rb.alpha_u8[k] > 128; }
+      /* the monitor saw the same matte through the stream's pass as through its own full scan */
+      CHECK_EQ_INT(ra.health.state, rb.health.state);
+      CHECK_EQ_INT((int)ra.health.output_ok, (int)rb.health.output_ok);
+      CHECK_EQ_INT(ra.health.signals.alpha_nonfinite, rb.health.signals.alpha_nonfinite);
+      /* and what it saw is the matte's: its NaN/Inf count and (when there are none) its mean */
+      double msum = 0;
+      long nonf = 0;
+      for (int k = 0; k < rb.width * rb.height; k++) { if (isfinite(rb.alpha[k])) msum += rb.alpha[k]; else nonf++; }
+      CHECK_EQ_INT(rb.health.signals.alpha_nonfinite, nonf);
+      if (!nonf)
+        CHECKF(fabs(rb.health.signals.alpha_mean - msum / (rb.width * rb.height)) <= 1e-6 * (1 + msum / (rb.width * rb.height)),
+               "alpha_mean %.9g, the matte's %.9g", rb.health.signals.alpha_mean, msum / (rb.width * rb.height));
+      CHECKF(fabsf(ra.health.confidence - rb.health.confidence) <= 1e-5f, "confidence %g vs %g", ra.health.confidence, rb.health.confidence);
+      if (i < NF) CHECK_EQ_INT(rb.events & HR_EVENT_NONFINITE, 0);
+      else {
+        const size_t at = (size_t)80 * W + 105;
+        CHECKF(isnan(rb.alpha[at]), "stream NaN frame: float matte %g at a NaN pixel", rb.alpha[at]);
+        CHECKF(rb.events & HR_EVENT_NONFINITE, "stream NaN frame: no HR_EVENT_NONFINITE (events 0x%x)", rb.events);
+        CHECK_EQ_INT(ra.events & HR_EVENT_NONFINITE, 0);
+        CHECK_EQ_INT(rb.alpha_u8[at], 0);
+        CHECK(rb.health.signals.alpha_nonfinite >= 63 && !rb.health.output_ok);
+        printf("stream (tail %d) NaN frame: events 0x%x, %lld non-finite pixels seen by the monitor in both, output_ok %d\n", tail,
+               rb.events, (long long)rb.health.signals.alpha_nonfinite, (int)rb.health.output_ok);
+      }
+    }
+    CHECK_EQ_INT(differ, 0);
+    CHECK(lit > 1000);   /* a person is there */
+    printf("stream (tail %d): %d frames, bytes = the quantised float matte (%ld differ), %ld above 128\n", tail, NF + 1, differ, lit);
+    hr_stream_destroy(sa); hr_stream_destroy(sb);
   }
 
 #ifdef HR_HAVE_VULKAN
