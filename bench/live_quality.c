@@ -212,6 +212,13 @@ int main(int argc, char **argv) {
     printf("\n%s%s%-11s push p50 %.2f ms (ingest %.2f, infer %.2f, post %.2f), the 8-bit matte into the store %.2f ms (%s)\n", label,
            *label ? ": " : "", mode, quant(pushms + from, settled, 0.5), quant(inms + from, settled, 0.5), quant(infms + from, settled, 0.5),
            quant(postms + from, settled, 0.5), quant(qms + from, settled, 0.5), float_matte ? "quantised here" : "the stream's, copied");
+    /* the measured pass's rung changes, each with the push times of the 3 frames before it */
+    for (int k = 1; k < delivered; k++)
+      if (rung[k] != rung[k - 1]) {
+        printf("%s%s%-11s rung %d -> %d at frame %d after pushes of", label, *label ? ": " : "", mode, rung[k - 1], rung[k], got[k]);
+        for (int q = k - 16 < 0 ? 0 : k - 16; q < k; q++) printf(" %.1f", pushms[q]);
+        printf(" ms\n");
+      }
     hr_stream_destroy(st);
   }
   free(base); free(live); free(lat); free(rung); free(got); free(fr);

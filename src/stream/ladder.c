@@ -47,7 +47,9 @@ static double recent_q(const hr__ladder *l, int m, double q) {
  *     over budget, the p90 of the last 12 is, or the p99 of the last 64 is (the budget bounds the
  *     tail too: in a live loop a frame over the period makes the next one wait, so the latency's
  *     p99 follows the processing time's): jump to the largest rung predicted (from that figure)
- *     to fit in 70% of the budget, at least one rung down. The p99 of 64 frames is taken as their
+ *     to fit in 70% of the budget, at least one rung down; on the last 2 frames alone, one rung
+ *     (a pair of slow frames from a host's hiccup sent a 1920x1440 loop on 2 CPUs from 0.107 to
+ *     0.064 for the rest of a clip: the climb back is slow by design). The p99 of 64 frames is taken as their
  *     second largest (TAIL_RANK), not the largest: one frame over the budget in 64 is an accident
  *     of the host (a page fault, a preemption, a disk flush) that a smaller rung would not have
  *     avoided, and the replan costs more than the frame did (on Vulkan a new plan is pipelines
@@ -67,16 +69,19 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   l->recent[l->n_recent++ % 64] = ms;
   int n = l->n_recent < 64 ? l->n_recent : 64, cur = l->cur;
   double basis = 0;   /* the cost that calls for a step down, 0: none */
+  int pair = 0;       /* the basis is the last two frames alone */
   if (n >= 2) {
     double a = l->recent[(l->n_recent - 1) % 64], b = l->recent[(l->n_recent - 2) % 64], lo = a < b ? a : b;
-    if (lo > 2 * budget) basis = lo;
+    if (lo > 2 * budget) basis = lo, pair = 1;
   }
   if (!basis && n >= 4) { double med = recent_q(l, 4, 0.5); if (med > budget) basis = med; }
   if (!basis && n >= 12) { double p90 = recent_q(l, 12, 0.9); if (p90 > budget) basis = p90; }
   if (!basis && n >= 64) { double p99 = recent_q(l, 64, TAIL_RANK); if (p99 > budget) basis = p99; }
   if (basis && l->budget_rung < l->n - 1) {
     int t = cur + 1;
-    while (t < l->n - 1 && basis * (l->ratio[t] * l->ratio[t]) / (l->ratio[cur] * l->ratio[cur]) > 0.7 * budget) t++;
+    /* two slow frames say the host slowed down, not by how much for how long (a hiccup of the
+     * host looks the same): one rung; if it lasts, the median of 4 moves on by prediction */
+    while (!pair && t < l->n - 1 && basis * (l->ratio[t] * l->ratio[t]) / (l->ratio[cur] * l->ratio[cur]) > 0.7 * budget) t++;
     if (t > l->budget_rung) l->budget_rung = t;
     if (l->up_at >= 0 && l->frames - l->up_at < 2 * l->up_wait) l->up_wait = l->up_wait * 2 > 1920 ? 1920 : l->up_wait * 2;
     l->up_at = -1; l->calm_since = l->frames;

@@ -69,5 +69,21 @@ int main(void) {
   ups = 0;
   for (int i = 0; i < 400; i++) ups += frame(&l, i % 64 == 10 ? 30.0 : 5.0);
   CHECK_EQ_INT(l.cur, 0);
+  /* (5) a pair of frames at 45 ms (over twice the budget) among 11 ms ones, a host's hiccup: one rung
+   * down, not the three that 45 ms scaled by the pixels predicts */
+  ladder_init(&l);
+  changes = 0;
+  for (int i = 0; i < 100; i++) changes += frame(&l, i == 80 || i == 81 ? 45.0 : 11.0);
+  CHECK_EQ_INT(changes, 1);
+  CHECK_EQ_INT(l.cur, 1);
+  /* ... while a lasting slowdown to 45 ms a frame at rung 0 (x 0.64 a rung: 28.8, 18.4, 11.8 ms)
+   * still reaches a rung within the budget in a few frames */
+  ladder_init(&l);
+  at = -1;
+  for (int i = 0; i < 40 && at < 0; i++) {
+    frame(&l, 45.0 * (l.ratio[l.cur] * l.ratio[l.cur]) / (l.ratio[0] * l.ratio[0]));
+    if (45.0 * (l.ratio[l.cur] * l.ratio[l.cur]) / (l.ratio[0] * l.ratio[0]) <= BUDGET) at = i;
+  }
+  CHECKF(at >= 0 && at <= 12, "a lasting 45 ms slowdown reached a rung within the budget at frame %d", at);
   return hr_test_finish("test_stream_ladder");
 }
