@@ -307,6 +307,7 @@ static gboolean gst_headroom_set_info(GstVideoFilter *filter, GstCaps *incaps, G
   p.session.width = w; p.session.height = h;
   p.session.downsample_ratio = self->ratio;
   p.session.threads = self->threads;
+  p.session.alpha_u8 = TRUE;   /* the matte meta's bytes, made in the stream's pass over the matte (the float one stays) */
   if (self->backend && !strcmp(self->backend, "reference")) p.session.backend = HR_BACKEND_REFERENCE;
   else if (self->backend && !strcmp(self->backend, "vulkan")) p.session.backend = HR_BACKEND_VULKAN;
   else if (self->backend && !strcmp(self->backend, "auto")) p.session.backend = HR_BACKEND_AUTO;
@@ -416,8 +417,8 @@ static void post_stats(GstHeadroom *self, const hr_stream_result *r, gint64 now)
 }
 
 /* The HeadroomMatteMeta of an output buffer: this frame's matte as GRAY8 (the compositor's own
- * 8-bit matte when it showed it, else quantised here the same way: round(alpha x 255), ties to
- * even) and the health verdict. */
+ * 8-bit matte when it showed it, else the stream's, hr_stream_result.alpha_u8, rounded the same
+ * way: round(alpha x 255), ties to even) and the health verdict. */
 static void attach_matte(GstHeadroom *self, GstBuffer *out, const hr_stream_result *r, const hr_composite_result *cr) {
   if (!gst_buffer_is_writable(out)) { GST_WARNING_OBJECT(self, "output buffer not writable: no matte meta"); return; }
   GstCustomMeta *cm = gst_buffer_add_custom_meta(out, HR_MATTE_META);
@@ -436,6 +437,8 @@ static void attach_matte(GstHeadroom *self, GstBuffer *out, const hr_stream_resu
     const guint8 *cm8 = cr && cr->action == HR_COMPOSITE_ACTION_MATTE ? hr_compositor_matte(self->comp) : NULL;
     if (cm8) {
       memcpy(mi.data, cm8, n);
+    } else if (r->alpha_u8) {   /* the stream's, same rounding */
+      memcpy(mi.data, r->alpha_u8, n);
     } else {
       for (gsize i = 0; i < n; i++) { float v = r->alpha[i]; mi.data[i] = (guint8)(v <= 0 ? 0 : v >= 1 ? 255 : lrintf(v * 255.f)); }
     }

@@ -112,7 +112,8 @@ typedef struct hr_session_params {
                                   matte does not start over at a rung change of the live loop.
                                   Default false. */
   bool alpha_u8;               /* the matte as 8 bits (hr_outputs.alpha_u8: round(clamp(a, 0, 1) x
-                                  255), what a display or a video encoder takes) instead of floats:
+                                  255), ties to even as lrintf, as headroom run's alpha PNGs; what a
+                                  display or a video encoder takes) instead of floats:
                                   alpha and raw are then NULL. A GPU backend reads back a quarter of
                                   the bytes (1920x1440: 2.8 MB, not 11). NaN and Inf, which the 8
                                   bits cannot show, raise HR_EVENT_NONFINITE. Default false. */

@@ -5,7 +5,7 @@
 // fgr = out[0..2]. p: 0 n (H*W), 1 A, 2 b, 3 pha, 4 fgr (-1 none), 5 h, 6 w, 7 H, 8 W, 9 clip,
 // 10 pha's float offset in the read-back buffer. EPI (p[25]) 1: pha also written there (fp32, the
 // host's memory: no copy after the frame). EPI 2 (alpha_u8, no fgr): four pixels a thread, their
-// round(clamp(pha, 0, 1) x 255) packed into one uint of the read-back buffer at uint p[10] + i / 4,
+// round(clamp(pha, 0, 1) x 255) (ties to even) packed into one uint of the read-back buffer at uint p[10] + i / 4,
 // and uint p[11] set to 1 when one was NaN or Inf (the host zeroes it before the frame).
 #include "common.glsl"
 #include "frame.glsl"
@@ -15,11 +15,11 @@ void pha_out(int i, float v) {
   stu(f32(3), p[3] + i, v);
   if (EPI == 1) o[p[10] + i] = v;
 }
-uint q8(float v) {
+uint q8(float v) {   // ties to even, as the CPU's (kernels.c u8_run) and headroom run's PNGs
   float c = v > 0.0 ? v : 0.0;
   c = c < 1.0 ? c : 1.0;
-  precise float t = c * 255.0 + 0.5;
-  return uint(t);
+  precise float t = c * 255.0;
+  return uint(roundEven(t));
 }
 float lerp4(bool f, int base, int w, int y0, int y1, float fy, int l, int r, float fx, int c) {
   float t = ldu(f, base + (y0 * w + l) * 4 + c), u = ldu(f, base + (y1 * w + l) * 4 + c);

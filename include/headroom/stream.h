@@ -184,7 +184,7 @@ typedef struct hr_stream_result {
    * the previous push; frame -1 when none), see the top of this file. record.depth_dt_ms and
    * record.depth_fused are this frame's when it was decided in this push, else null / false. */
   hr_stream_depth depth;
-  /* With params.session.alpha_u8: the matte as 8 bits (round(clamp(a, 0, 1) x 255), NaN as 0 and
+  /* With params.session.alpha_u8: the matte as 8 bits (round(clamp(a, 0, 1) x 255), ties to even, NaN as 0 and
    * HR_EVENT_NONFINITE raised), width x height, owned by the stream until the next push; else NULL.
    * Unlike a session's, the float alpha is there too (the health monitor, the depth fusion and the
    * tail read it): the bytes are made in the pass the health monitor's full scan makes over the

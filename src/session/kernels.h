@@ -16,7 +16,7 @@ void hr__k_pad(pthreadpool_t pool, const hr__tensor *in, const int32_t *pads, hr
 typedef struct hr__k_pxcopy { const float *src; float *dst; int64_t ss, ds, n; } hr__k_pxcopy;
 void hr__k_pixel_copies(pthreadpool_t pool, const hr__k_pxcopy *c, int nc, int64_t pixels);
 void hr__k_tanh(pthreadpool_t pool, const float *x, float *y, int64_t n);
-/* alpha_u8 (headroom.h): q[i] = (int)(clamp(a[i], 0, 1) * 255 + 0.5), NaN to 0, over the pool
+/* alpha_u8 (headroom.h): q[i] = round(clamp(a[i], 0, 1) * 255) (ties to even), NaN to 0, over the pool
  * (NULL: this thread); returns how many a[i] were NaN or Inf. */
 int64_t hr__k_alpha_u8(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n);
 /* A matte's one pass for the stream: the 8-bit matte as above into q (NULL: none), *sum = the sum of

@@ -24,13 +24,15 @@
 #include "headroom/stream.h"
 #include "hr_test_frames.h"
 #include "session/session_impl.h"
+#include "session/kernels.h"
 #ifdef HR_HAVE_VULKAN
 #include "backend/backend.h"
 #endif
 
 #define NF 4
 
-static uint8_t q8(float a) { float c = a > 0.f ? a : 0.f; c = c < 1.f ? c : 1.f; return (uint8_t)(int)(c * 255.f + 0.5f); }
+/* headroom run's alpha PNGs' rounding (sinks.c): lrintf, ties to even */
+static uint8_t q8(float a) { return (uint8_t)(!(a > 0) ? 0 : a >= 1 ? 255 : lrintf(a * 255.f)); }
 
 static hr_session *session(hr_model *m, hr_backend be, int w, int h, float ratio, int threads, int u8) {
   hr_session_params p;
@@ -105,6 +107,24 @@ int main(void) {
   hr_model *m, *meet;
   if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
   if (hr_model_load(meetp, &meet, err, sizeof err)) FATAL("cannot load %s: %s", meetp, err);
+
+  /* the rounding itself: exact ties (fl(v x 255) = k + 0.5) go to the even byte, as lrintf; on the
+   * vector path (16 at a time) and the tail of a call alike */
+  {
+    float v[40];
+    uint8_t q[40], want[40];
+    int nt = 0;
+    for (int k = 1; k < 254 && nt < 20; k++) {
+      float t = ((float)k + 0.5f) / 255.f;
+      if (t * 255.f == (float)k + 0.5f) { v[nt] = t; want[nt] = (uint8_t)(k % 2 ? k + 1 : k); nt++; }
+    }
+    CHECKF(nt >= 17, "only %d exact ties found", nt);
+    for (int i = 0; i < nt; i++) { v[nt + i] = v[i]; want[nt + i] = want[i]; }
+    CHECK_EQ_INT(hr__k_alpha_u8(NULL, v, q, 2 * nt), 0);
+    int off = 0;
+    for (int i = 0; i < 2 * nt; i++) off += q[i] != want[i] || q[i] != q8(v[i]);
+    CHECKF(off == 0, "%d of %d ties rounded otherwise than to even", off, 2 * nt);
+  }
 
   /* XNNPACK at 320x240 r0.5, 2 threads: the bytes equal the float matte's, frame by frame */
   enum { W = 320, H = 240 };

@@ -26,8 +26,10 @@ static int matte_read_elsewhere(const run_opts *o) {
          o->depth;
 }
 
+int writer_alpha8_wanted(const run_opts *o) { return !o->no_alpha && !matte_read_elsewhere(o); }
+
 int writer_alpha8_claim(const run_opts *o) {
-  alpha8_claimed = !o->no_alpha && !matte_read_elsewhere(o);
+  alpha8_claimed = writer_alpha8_wanted(o);
   return alpha8_claimed;
 }
 
@@ -155,7 +157,9 @@ int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t in
     s->res.alpha = NULL;
     s->res.raw = NULL;
   } else if (r->alpha && w->alpha8) {   /* only the alpha PNGs read it: 8 bits, no float copy */
-    quantise(s->alpha8, r->alpha, (size_t)r->width * (size_t)r->height);
+    /* the stream's own (made on its threads in the pass its health monitor makes; same rounding) */
+    if (r->alpha_u8) memcpy(s->alpha8, r->alpha_u8, (size_t)r->width * (size_t)r->height);
+    else quantise(s->alpha8, r->alpha, (size_t)r->width * (size_t)r->height);
     s->has_alpha8 = 1;
     s->res.alpha = NULL;
     s->res.raw = NULL;

@@ -44,6 +44,9 @@ typedef struct writer {
  * hr_stream_result.alpha in the slot is NULL and writer_alpha8() gives the 8-bit matte (NULL for a
  * suspended frame). Called before writer_start; 1 when claimed. */
 int writer_alpha8_claim(const run_opts *o);
+/* What writer_alpha8_claim will say, without claiming: run asks its stream for the 8-bit matte then
+ * (hr_stream_result.alpha_u8), which the slots copy instead of quantising on the loop's thread. */
+int writer_alpha8_wanted(const run_opts *o);
 /* The 8-bit matte of a frame handed to the sinks by this writer, or NULL (not claimed, suspended). */
 const uint8_t *writer_alpha8(const run_frame *f);
 
