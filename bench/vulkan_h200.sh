@@ -368,6 +368,10 @@
 #   Through the CLI (`headroom bench --backend vulkan --format nv12 --frames 300 --warmup 20`, the
 #   cdf84d7 build, two rounds alternating): 2.58 / 2.53 ms median (p99 3.44 / 2.85); with
 #   `--alpha-u8 --register` 2.20 / 2.19 ms (p99 2.24 / 2.26, 455-457 fps); 1920x1080 1.81 ms (553 fps).
+# 2026-12-03, session 17 (e5b3b46: the 8-bit matte rounds ties to even; headroom run takes the
+# stream's bytes for its alpha PNGs): U8=1 REG=1 1920x1440 r0.25 2.168 / 2.193 ms, GPU 2.025 (461 fps;
+# by class unchanged), 8 bits within 1 of XNNPACK's. run-live: 400 of 400 at 480x360, 0 dropped,
+# latency p50 7.9 / p99 9.8 / max 11.8 ms, device_ms p50 4.84 / p99 5.77, output_ms p50 7.7 / p99 10.5.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
