@@ -217,7 +217,9 @@ int main(int argc, char **argv) {
       if (rung[k] != rung[k - 1]) {
         printf("%s%s%-11s rung %d -> %d at frame %d after pushes of", label, *label ? ": " : "", mode, rung[k - 1], rung[k], got[k]);
         for (int q = k - 16 < 0 ? 0 : k - 16; q < k; q++) printf(" %.1f", pushms[q]);
-        printf(" ms\n");
+        printf(" ms (the last 3: infer/post");
+        for (int q = k - 3 < 0 ? 0 : k - 3; q < k; q++) printf(" %.1f/%.1f", infms[q], postms[q]);
+        printf(")\n");
       }
     hr_stream_destroy(st);
   }

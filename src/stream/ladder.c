@@ -26,10 +26,10 @@ int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, 
 
 static int cmp_dbl(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 
-/* q-quantile (nearest rank) of the last m samples of the ring */
-static double recent_q(const hr__ladder *l, int m, double q) {
+/* q-quantile (nearest rank) of the last m samples of a ring (l->recent or l->once) */
+static double ring_q(const hr__ladder *l, const double *ring, int m, double q) {
   double tmp[64];
-  for (int i = 0; i < m; i++) tmp[i] = l->recent[(l->n_recent - 1 - i) % 64];
+  for (int i = 0; i < m; i++) tmp[i] = ring[(l->n_recent - 1 - i) % 64];
   qsort(tmp, (size_t)m, sizeof(double), cmp_dbl);
   int k = (int)ceil(q * m) - 1;
   return tmp[k < 0 ? 0 : k >= m ? m - 1 : k];
@@ -53,7 +53,10 @@ static double recent_q(const hr__ladder *l, int m, double q) {
  *     second largest (TAIL_RANK), not the largest: one frame over the budget in 64 is an accident
  *     of the host (a page fault, a preemption, a disk flush) that a smaller rung would not have
  *     avoided, and the replan costs more than the frame did (on Vulkan a new plan is pipelines
- *     and tuning: hundreds of ms, tens of frames dropped). Two such frames are a pattern.
+ *     and tuning: hundreds of ms, tens of frames dropped). Two such frames are a pattern; two in a
+ *     row are one accident (the p90 and p99 rules count a run once: on a 2-CPU VM, stalls that
+ *     slowed two consecutive frames ~1.6x, every 30-50 frames, walked a 1920x1440 loop at 7-10 ms
+ *     a frame from 0.085 down to 0.048; three in a row move the median of 4).
  *   up, slow: after up_wait frames (and at least 64) on a rung, if the rung above is predicted to
  *     fit in 90% of the budget from the p90 of the last 32 frames, and within it from the p99 of
  *     the last 64. up_wait starts at 60 frames and doubles (to at
@@ -66,6 +69,8 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   l->frames++;
   l->since_change++;
   if (l->since_change <= 1) return;
+  const int prev_over = l->n_recent > 0 && l->recent[(l->n_recent - 1) % 64] > budget;
+  l->once[l->n_recent % 64] = ms > budget && prev_over ? budget : ms;
   l->recent[l->n_recent++ % 64] = ms;
   int n = l->n_recent < 64 ? l->n_recent : 64, cur = l->cur;
   double basis = 0;   /* the cost that calls for a step down, 0: none */
@@ -74,9 +79,11 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
     double a = l->recent[(l->n_recent - 1) % 64], b = l->recent[(l->n_recent - 2) % 64], lo = a < b ? a : b;
     if (lo > 2 * budget) basis = lo, pair = 1;
   }
-  if (!basis && n >= 4) { double med = recent_q(l, 4, 0.5); if (med > budget) basis = med; }
-  if (!basis && n >= 12) { double p90 = recent_q(l, 12, 0.9); if (p90 > budget) basis = p90; }
-  if (!basis && n >= 64) { double p99 = recent_q(l, 64, TAIL_RANK); if (p99 > budget) basis = p99; }
+  if (!basis && n >= 4) { double med = ring_q(l, l->recent, 4, 0.5); if (med > budget) basis = med; }
+  /* the tail rules count a run of slow frames once: a stall of the host (a preemption) often spans
+   * two frames at 60 fps, and is one accident, not two; a slowdown that lasts is the median's */
+  if (!basis && n >= 12) { double p90 = ring_q(l, l->once, 12, 0.9); if (p90 > budget) basis = p90; }
+  if (!basis && n >= 64) { double p99 = ring_q(l, l->once, 64, TAIL_RANK); if (p99 > budget) basis = p99; }
   if (basis && l->budget_rung < l->n - 1) {
     int t = cur + 1;
     /* two slow frames say the host slowed down, not by how much for how long (a hiccup of the
@@ -89,7 +96,7 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   }
   if (l->up_wait > 60 && l->frames - l->calm_since > 8 * l->up_wait) { l->up_wait /= 2; l->calm_since = l->frames; }
   if (cur > 0 && l->budget_rung >= cur && l->since_change >= l->up_wait && n >= 64) {
-    double p90 = recent_q(l, 32, 0.9), p99 = recent_q(l, 64, TAIL_RANK), up = (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]);
+    double p90 = ring_q(l, l->recent, 32, 0.9), p99 = ring_q(l, l->recent, 64, TAIL_RANK), up = (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]);
     if (p90 * up <= 0.9 * budget && p99 * up <= budget) {
       l->budget_rung = cur - 1;
       l->up_at = l->calm_since = l->frames;

@@ -9,6 +9,8 @@ typedef struct hr__ladder {
   int64_t bytes[HR_STREAM_MAX_RUNGS];  /* planned bytes without weights */
   int budget_rung, gov_rung, cur;      /* the controller's wish, the governor's cap, the rung in use */
   double recent[64];                   /* frame processing times since the last change (ring) */
+  double once[64];                     /* the same, each run of frames over the budget counted once: a
+                                          frame over it right after one over it is kept as the budget */
   int n_recent, since_change;
   /* the controller's memory of its up-steps (see hr__ladder_observe) */
   int up_wait;
