@@ -168,7 +168,9 @@ int main(void) {
       hr_stream_params_default(&sp);
       sp.session.width = W; sp.session.height = H; sp.session.downsample_ratio = 0.5f; sp.session.threads = 2;
       sp.session.alpha_u8 = u8; sp.tail_every_frame = tail;
-      sp.budget_ms = 1000;   /* tail mode: every run fits, the push waits for its own frame's */
+      sp.budget_ms = 1e5;   /* tail mode: every run fits, each push waits for its own frame's (as
+                             * test_stream_tail (5); at 1000 ms a loaded CI host let a push go on
+                             * with the last run's coefficients, so the two streams' mattes differed) */
       char serr[256] = "";
       hr_status cst = hr_stream_create(m, &sp, u8 ? &sb : &sa, serr, sizeof serr);
       CHECKF(cst == HR_OK, "stream (tail %d, alpha_u8 %d): %s", tail, u8, serr);
@@ -193,6 +195,8 @@ int main(void) {
       free(px);
       if (pst || !ra.alpha || !rb.alpha) { CHECK(0); break; }
       CHECK(ra.alpha_u8 == NULL && rb.alpha_u8 != NULL);
+      if (tail) CHECKF(ra.record.coef_age == 0 && rb.record.coef_age == 0, "push %d: coefficients %lld / %lld frames old", i,
+                       (long long)ra.record.coef_age, (long long)rb.record.coef_age);
       CHECK(ra.width == rb.width && ra.height == rb.height);
       if (!rb.alpha_u8) break;
       /* the float mattes are the same computation; the bytes are their quantisation */
