@@ -48,8 +48,8 @@ static double ring_q(const hr__ladder *l, const double *ring, int m, double q) {
  *     tail too: in a live loop a frame over the period makes the next one wait, so the latency's
  *     p99 follows the processing time's): jump to the largest rung predicted (from that figure)
  *     to fit in 70% of the budget, at least one rung down; on the last 2 frames alone, one rung
- *     (a pair of slow frames from a host's hiccup sent a 1920x1440 loop on 2 CPUs from 0.107 to
- *     0.064 for the rest of a clip: the climb back is slow by design). The p99 of 64 frames is taken as their
+ *     (scaled from a pair, a 45 ms hiccup among 11 ms frames jumped 3 rungs, and the climb back
+ *     is slow by design: test_stream_ladder (5)). The p99 of 64 frames is taken as their
  *     second largest (TAIL_RANK), not the largest: one frame over the budget in 64 is an accident
  *     of the host (a page fault, a preemption, a disk flush) that a smaller rung would not have
  *     avoided, and the replan costs more than the frame did (on Vulkan a new plan is pipelines
