@@ -648,6 +648,11 @@ static int fuse_gru_gates(hr_session *s, hr__exec *ex, int i) {
   return 1;
 }
 
+/* Value v is the model's alpha output itself (the alpha is an alias of all of v's bytes). */
+static int fgf_is_alpha(const hr__plan *p, int v) {
+  return p->alpha_val >= 0 && p->vals[v].root == p->vals[p->alpha_val].root && hr__numel(&p->vals[v].t) == hr__numel(&p->vals[p->alpha_val].t);
+}
+
 /* RVM's low-resolution guided filter (plan.h, hr__fgf_lr) as one kernel at its last op; the plan
  * kept its inputs alive through that op, and A and b must not meet them. */
 static hr_status fuse_fgf_lr(hr_session *s, hr__exec *ex) {
@@ -1421,7 +1426,16 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
             hr__k_resize_cat(kp, &k->rs, cs, k->n_src, &out[0]);
             break;
           }
-          case K_FGF: hr__k_fgf_tail(s, spool, &k->fgf, r, inp, out, r->n_out); break;
+          case K_FGF:
+            if (s->alpha8 && !s->alpha_buf && r->n_out == 1 && fgf_is_alpha(s->plan, r->out[0])) {
+              /* params.alpha_u8: the tail makes the bytes itself, the float matte is never stored */
+              s->alpha8_bad = hr__fgf_run_u8(&k->fgf, &s->cur, inp[0]->data, inp[1]->data, s->alpha8, r->syn.a.keep_dims, spool,
+                                             &s->alpha8_bsum);
+              s->alpha8_made = 1;
+            } else {
+              hr__k_fgf_tail(s, spool, &k->fgf, r, inp, out, r->n_out);
+            }
+            break;
           case K_DW1D: {
             const hr__attrs *ra = r->node ? &r->node->a : &r->syn.a;
             hr__k_dw1d(kp, ra, &in[0], &in[1], ra->fused_bias ? &in[2] : NULL, &out[0], k->wexp);

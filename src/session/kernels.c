@@ -215,11 +215,11 @@ typedef float hr__v16f __attribute__((vector_size(64)));
 typedef int32_t hr__v16i __attribute__((vector_size(64)));
 typedef uint8_t hr__v16b __attribute__((vector_size(16)));
 #define HR__RNE 12582912.f
-HR__CLONES
-static int64_t u8_run(const float *restrict a, uint8_t *restrict q, int64_t n) {
-  int64_t bad = 0, i = 0;
+/* The body of u8_run; with bsum, also the sum of the bytes (exact: an integer). */
+static inline __attribute__((always_inline)) int64_t u8_body(const float *restrict a, uint8_t *restrict q, int64_t n, int64_t *bsum) {
+  int64_t bad = 0, i = 0, bs = 0;
   const hr__v16f zero = {0}, one = zero + 1.f;
-  hr__v16i nb = {0};
+  hr__v16i nb = {0}, sb = {0};
   for (; i + 16 <= n; i += 16) {
     hr__v16f v;
     memcpy(&v, a + i, sizeof v);
@@ -228,19 +228,28 @@ static int64_t u8_run(const float *restrict a, uint8_t *restrict q, int64_t n) {
     const hr__v16i lt = c < one;
     c = (hr__v16f)(((hr__v16i)c & lt) | ((hr__v16i)one & ~lt));
     const hr__v16f r = (c * 255.f + HR__RNE) - HR__RNE;
-    const hr__v16b b = __builtin_convertvector(__builtin_convertvector(r, hr__v16i), hr__v16b);
+    const hr__v16i ri = __builtin_convertvector(r, hr__v16i);
+    const hr__v16b b = __builtin_convertvector(ri, hr__v16b);
     memcpy(q + i, &b, sizeof b);
     nb += (v - v == zero) + 1;                                      /* finite: -1 + 1 = 0 */
+    if (bsum) sb += ri;                                             /* <= 255 x 2^23 a lane: n < 2^27 */
   }
-  for (int k = 0; k < 16; k++) bad += nb[k];
+  for (int k = 0; k < 16; k++) { bad += nb[k]; bs += sb[k]; }
   for (; i < n; i++) {
     float v = a[i], c = v > 0.f ? v : 0.f;
     c = c < 1.f ? c : 1.f;
     q[i] = (uint8_t)(int32_t)((c * 255.f + HR__RNE) - HR__RNE);
+    bs += q[i];
     bad += !(v - v == 0.f);
   }
+  if (bsum) *bsum = bs;
   return bad;
 }
+HR__CLONES
+static int64_t u8_run(const float *restrict a, uint8_t *restrict q, int64_t n) { return u8_body(a, q, n, NULL); }
+/* The same with the bytes' sum (the guided-filter tail's 8-bit rows: fgf_u8_row). */
+HR__CLONES
+static int64_t u8_run_sum(const float *restrict a, uint8_t *restrict q, int64_t n, int64_t *bsum) { return u8_body(a, q, n, bsum); }
 /* One pass over a matte for its reader: the 8-bit matte (q, when not NULL), the sum (float partials
  * over blocks of HR__SCAN_BLOCK, eight lanes, then double) and the count of values that are not
  * finite. A block is read from memory once: u8_run and the sum then read it from L1. */
@@ -302,6 +311,17 @@ int64_t hr__k_alpha_scan(pthreadpool_t pool, const float *a, uint8_t *q, int64_t
   return bad;
 }
 
+int64_t hr__k_u8_sum(const uint8_t *q, int64_t n) {
+  uint64_t s = 0;
+  for (int64_t i = 0; i < n;) {   /* 32-bit lanes, emptied every 2^23 bytes */
+    const int64_t end = n - i > ((int64_t)1 << 23) ? i + ((int64_t)1 << 23) : n;
+    uint32_t p = 0;
+    for (; i < end; i++) p += q[i];
+    s += p;
+  }
+  return (int64_t)s;
+}
+
 int64_t hr__k_alpha_u8(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n) {
   double sum;
   return hr__k_alpha_scan(pool, a, q, n, &sum);
@@ -328,8 +348,9 @@ static void half_pixel_taps(int in_size, int out_size, int32_t *lo, int32_t *hi,
  * the guidance x = (r, g, b, mean(r,g,b)) is read from the frame's row y in place (or converted
  * into scratch); out = A*x + b. pha = out[3] (clipped to [0,1] when the graph clips it), fgr =
  * out[0..2]. */
-/* per chunk: the frame's row as planar R, G, B (3 W), the upsampled A and b rows (2 x 2 W) */
-static size_t fgf_per_chunk(int W) { return (size_t)W * 7 + 16; }
+/* per chunk: the frame's row as planar R, G, B (3 W), the upsampled A and b rows (2 x 2 W), the
+ * alpha row before its bytes (W, hr__fgf_run_u8), the chunk's byte sum and NaN/Inf count (2 int64) */
+static size_t fgf_per_chunk(int W) { return (size_t)W * 8 + 16; }
 
 size_t hr__fgf_bytes(int H, int W, int chunks) {
   return sizeof(int32_t) * ((size_t)W * 3 + 1) + sizeof(float) * (size_t)W + sizeof(int32_t) * (size_t)H * 2 +
@@ -370,6 +391,7 @@ typedef struct fgf_job {
   const hr_frame *frame;
   const float *A, *B;
   float *pha, *fgr;
+  uint8_t *q;          /* hr__fgf_run_u8: the bytes (pha unused) */
   int clip;
 } fgf_job;
 
@@ -451,23 +473,24 @@ static void fgf_chunk(void *ctx, size_t chunk) {
   float *src = g->scratch + g->per_chunk * chunk;
   float *ha[2] = {src + 3 * (size_t)W, src + 4 * (size_t)W}, *hb[2] = {src + 5 * (size_t)W, src + 6 * (size_t)W};
   int tag[2] = {-1, -1};
+  int64_t *res = (int64_t *)(void *)(src + 8 * (size_t)W), bsum = 0, bad = 0;   /* hr__fgf_run_u8's */
   for (int y = y_begin; y < y_end; y++) {
     const int j0 = g->y0[y], j1 = g->y1[y];
     const float fy = g->fy[y];
-    float *pha = j->pha + (size_t)y * W;
+    float *pha = j->q ? src + 7 * (size_t)W : j->pha + (size_t)y * W;   /* bytes: the row stays in L1 */
     if (!g->want_fgr) {
       const int k0 = fgf_hslot(j, j0, j1, tag, ha, hb), k1 = fgf_hslot(j, j1, j0, tag, ha, hb);
       /* a float RGB row is read where it lies; any other format is converted to planar rows */
       const float *px = j->frame->fmt == HR_PIX_RGBF32 ? hr__ingest_row_view(j->frame, y, src) : NULL;
       if (px) {
         /* AVX-512: whole blocks of 16 pixels; the rest (or everything elsewhere) by the loop */
-        const int x0 = hr__k_fgf_alpha_row_rgbf(px, W, ha[k0], ha[k1], hb[k0], hb[k1], fy, pha, j->clip);
+        const int x0 = hr__k_fgf_alpha_row_rgbf(px, W, ha[k0], ha[k1], hb[k0], hb[k1], fy, pha, j->clip, !j->q);
         if (x0 < W)
           fgf_alpha_row_px(W - x0, ha[k0] + x0, ha[k1] + x0, hb[k0] + x0, hb[k1] + x0, fy, px + 3 * (size_t)x0, pha + x0, j->clip);
       }
       else {
         /* NV12 on AVX-512: converted in registers (whole blocks of 16); the rest as planar rows */
-        const int x0 = hr__k_fgf_alpha_row_nv12(j->frame, y, W, ha[k0], ha[k1], hb[k0], hb[k1], fy, pha, j->clip);
+        const int x0 = hr__k_fgf_alpha_row_nv12(j->frame, y, W, ha[k0], ha[k1], hb[k0], hb[k1], fy, pha, j->clip, !j->q);
         if (!x0) {
           hr__ingest_row_planar(j->frame, y, src, src + W, src + 2 * (size_t)W);
           fgf_alpha_row(W, ha[k0], ha[k1], hb[k0], hb[k1], fy, src, src + W, src + 2 * (size_t)W, pha, j->clip);
@@ -499,14 +522,34 @@ static void fgf_chunk(void *ctx, size_t chunk) {
         if (fgr) { fgr[3 * x] = o[0]; fgr[3 * x + 1] = o[1]; fgr[3 * x + 2] = o[2]; }
       }
     }
+    if (j->q) {
+      int64_t rs;
+      bad += u8_run_sum(pha, j->q + (size_t)y * W, W, &rs);
+      bsum += rs;
+    }
   }
+  if (j->q) res[0] = bsum, res[1] = bad;
 }
 
 void hr__fgf_run(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, float *pha, float *fgr, int clip,
                  pthreadpool_t pool) {
-  fgf_job j = {g, frame, A, B, pha, fgr, clip};
+  fgf_job j = {g, frame, A, B, pha, fgr, NULL, clip};
   if (pool && g->chunks > 1) pthreadpool_parallelize_1d(pool, fgf_chunk, &j, (size_t)g->chunks, 0);
   else for (int c = 0; c < g->chunks; c++) fgf_chunk(&j, (size_t)c);
+}
+
+int64_t hr__fgf_run_u8(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, uint8_t *q, int clip,
+                       pthreadpool_t pool, int64_t *bsum) {
+  fgf_job j = {g, frame, A, B, NULL, NULL, q, clip};
+  if (pool && g->chunks > 1) pthreadpool_parallelize_1d(pool, fgf_chunk, &j, (size_t)g->chunks, 0);
+  else for (int c = 0; c < g->chunks; c++) fgf_chunk(&j, (size_t)c);
+  int64_t sum = 0, bad = 0;
+  for (int c = 0; c < g->chunks; c++) {
+    const int64_t *res = (const int64_t *)(const void *)(g->scratch + g->per_chunk * (size_t)c + 8 * (size_t)g->W);
+    sum += res[0]; bad += res[1];
+  }
+  *bsum = sum;
+  return bad;
 }
 
 void hr__k_fgf_tail(hr_session *s, pthreadpool_t pool, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out,

@@ -19,6 +19,8 @@ void hr__k_tanh(pthreadpool_t pool, const float *x, float *y, int64_t n);
 /* alpha_u8 (headroom.h): q[i] = round(clamp(a[i], 0, 1) * 255) (ties to even), NaN to 0, over the pool
  * (NULL: this thread); returns how many a[i] were NaN or Inf. */
 int64_t hr__k_alpha_u8(pthreadpool_t pool, const float *a, uint8_t *q, int64_t n);
+/* The sum of n bytes (this thread). */
+int64_t hr__k_u8_sum(const uint8_t *q, int64_t n);
 /* A matte's one pass for the stream: the 8-bit matte as above into q (NULL: none), *sum = the sum of
  * the n values (float partials over blocks, then double; NaN/Inf make it so), over the pool (NULL:
  * this thread). Returns how many a[i] were NaN or Inf. */
@@ -67,6 +69,12 @@ size_t hr__fgf_bytes(int H, int W, int chunks);
  * pha (H x W), fgr (H x W x 3, only when g->want_fgr). pool NULL: on the calling thread. */
 void hr__fgf_run(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, float *pha, float *fgr, int clip,
                  pthreadpool_t pool);
+/* The same, alpha only (no g->want_fgr), as the 8-bit matte q (H x W): each row made in the chunk's
+ * scratch and turned into bytes there (hr__k_alpha_u8's rounding, the same bytes as hr__fgf_run then
+ * hr__k_alpha_u8), so the float matte is never stored (1920x1440: 11 MB a frame not written and read
+ * back). Returns how many values were NaN or Inf; *bsum = the sum of the bytes. */
+int64_t hr__fgf_run_u8(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, uint8_t *q, int clip,
+                       pthreadpool_t pool, int64_t *bsum);
 void hr__k_fgf_tail(hr_session *s, pthreadpool_t pool, const hr__fgf *g, const hr__rop *r, const hr__tensor *const *in, hr__tensor *out,
                     int n_out);
 /* Depthwise conv with a 1-D kernel (KHx1 or 1xKW), multiplier 1, stride 1, no dilation, any zero

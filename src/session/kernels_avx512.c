@@ -39,13 +39,14 @@ HR__AVX512 static inline __m512 alpha16(__m512 R, __m512 G, __m512 B, const floa
  * the alpha of fgf_alpha_row: (ha0 + (ha1 - ha0) fy) m + (hb0 + (hb1 - hb0) fy), clipped to [0, 1]
  * as `v < 0 ? 0 : v > 1 ? 1 : v` (NaN and -0 kept) when clip is set. */
 HR__AVX512 static int alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0,
-                                     const float *hb1, float fy, float *pha, int clip) {
+                                     const float *hb1, float fy, float *pha, int clip, int stream) {
   const hr__ingest_rows rows = hr__ingest_rows_at(f, y);
   const hr__nv12_k16 c = hr__nv12_k16_make(f->fmt);
   const __m512 vfy = _mm512_set1_ps(fy);
-  /* the matte (H x W floats, larger than the caches at camera sizes) is streamed past the caches
-   * when its row is 64-byte aligned: no read for ownership of lines written whole */
-  const int nt = ((uintptr_t)pha & 63) == 0;
+  /* with stream, the matte (H x W floats, larger than the caches at camera sizes) is streamed past
+   * the caches when its row is 64-byte aligned: no read for ownership of lines written whole (not
+   * for a row read back at once: hr__fgf_run_u8's, read from memory again it cost 1.5 ms a frame) */
+  const int nt = stream && ((uintptr_t)pha & 63) == 0;
   int x = 0;
   for (; x + 16 <= W; x += 16) {
     __m512 R, G, B;
@@ -81,10 +82,10 @@ HR__AVX512 static rgb_split rgb_split_make(void) {
  * from three loads (prefetched HR__PF floats ahead), m = ((R + G) + B) / 3, then the alpha as
  * alpha_row_nv12 computes it; the matte streamed past the caches when its row is 64-byte aligned. */
 HR__AVX512 static int alpha_row_rgbf(const float *px, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1, float fy,
-                                     float *pha, int clip) {
+                                     float *pha, int clip, int stream) {
   const rgb_split sp = rgb_split_make();
   const __m512 vfy = _mm512_set1_ps(fy);
-  const int nt = ((uintptr_t)pha & 63) == 0;
+  const int nt = stream && ((uintptr_t)pha & 63) == 0;
   int x = 0;
   for (; x + 16 <= W; x += 16) {
     const float *p = px + 3 * (size_t)x;
@@ -399,17 +400,17 @@ int hr__k_lr_xrow(const float *sp, float *xp, int W) {
 }
 
 int hr__k_fgf_alpha_row_rgbf(const float *px, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1, float fy,
-                             float *pha, int clip) {
+                             float *pha, int clip, int stream) {
   if (!hr__cpu_avx512f()) return 0;
-  return alpha_row_rgbf(px, W, ha0, ha1, hb0, hb1, fy, pha, clip);
+  return alpha_row_rgbf(px, W, ha0, ha1, hb0, hb1, fy, pha, clip, stream);
 }
 
 int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,
-                             float fy, float *pha, int clip) {
+                             float fy, float *pha, int clip, int stream) {
   /* the CPU's features are read once (core/cpu.h: HR_NO_AVX512=1 takes none); the check is a load */
   if (!hr__fmt_is_nv12(f->fmt) || !hr__cpu_avx512bwvl())
     return 0;
-  return alpha_row_nv12(f, y, W, ha0, ha1, hb0, hb1, fy, pha, clip);
+  return alpha_row_nv12(f, y, W, ha0, ha1, hb0, hb1, fy, pha, clip, stream);
 }
 #else
 int hr__k_hswish_ok(void) { return 0; }
@@ -434,13 +435,13 @@ int hr__k_lr_xrow(const float *sp, float *xp, int W) {
   return 0;
 }
 int hr__k_fgf_alpha_row_rgbf(const float *px, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1, float fy,
-                             float *pha, int clip) {
-  (void)px; (void)W; (void)ha0; (void)ha1; (void)hb0; (void)hb1; (void)fy; (void)pha; (void)clip;
+                             float *pha, int clip, int stream) {
+  (void)px; (void)W; (void)ha0; (void)ha1; (void)hb0; (void)hb1; (void)fy; (void)pha; (void)clip; (void)stream;
   return 0;
 }
 int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,
-                             float fy, float *pha, int clip) {
-  (void)f; (void)y; (void)W; (void)ha0; (void)ha1; (void)hb0; (void)hb1; (void)fy; (void)pha; (void)clip;
+                             float fy, float *pha, int clip, int stream) {
+  (void)f; (void)y; (void)W; (void)ha0; (void)ha1; (void)hb0; (void)hb1; (void)fy; (void)pha; (void)clip; (void)stream;
   return 0;
 }
 #endif

@@ -11,13 +11,14 @@
 typedef struct hr__matvec { const float *w, *b; int K, N; float lo, hi; } hr__matvec;
 void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g);
 /* The guided-filter tail's alpha for row y of an NV12 frame (fgf_alpha_row with the guidance's
- * planar R, G, B rows made in registers): columns [0, return value), a multiple of 16. */
+ * planar R, G, B rows made in registers): columns [0, return value), a multiple of 16. stream: the
+ * row may go past the caches (non-temporal stores when 64-byte aligned), as a whole matte should. */
 int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1,
-                             float fy, float *pha, int clip);
+                             float fy, float *pha, int clip, int stream);
 /* The same for a float RGB guidance row (W pixels, R, G, B interleaved; fgf_alpha_row_px): columns
  * [0, return value), a multiple of 16. */
 int hr__k_fgf_alpha_row_rgbf(const float *px, int W, const float *ha0, const float *ha1, const float *hb0, const float *hb1, float fy,
-                             float *pha, int clip);
+                             float *pha, int clip, int stream);
 /* One low-resolution row of the guided filter's coefficient (a and b: the alpha's values, cs floats
  * apart, w of them) across the full width W: columns [0, return value), a multiple of 16, as
  * kernels.c's fgf_hrow gives them. */

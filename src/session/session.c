@@ -550,6 +550,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   }
   if (s->p.stateless && p->n_state > 0) s->bk->state_zero(s, s->bimpl);
   unsigned csr = hr__ftz_begin();
+  s->alpha8_made = 0;
   hr_status run_st = s->bk->run(s, s->bimpl);
   hr__ftz_end(csr);
   if (run_st) return run_st;
@@ -570,13 +571,17 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   out->threads = hr__session_threads(s, 0, p->n_rops);
   if (s->p.alpha_u8) {
     int64_t bad = 0;
-    if (s->alpha8) { /* the backend makes no 8-bit matte: converted here, on the threads the frame ran on */
+    if (s->alpha8 && s->alpha8_made) { /* the CPU's guided-filter tail made them */
+      bad = s->alpha8_bad;
+      out->alpha_u8 = s->alpha8;
+    } else if (s->alpha8) { /* the backend makes no 8-bit matte: converted here, on the threads the frame ran on */
       bad = hr__k_alpha_u8(out->threads > 1 ? s->pool : NULL, out->alpha, s->alpha8, (int64_t)out->width * out->height);
       out->alpha_u8 = s->alpha8;
     } else {
       out->alpha_u8 = s->bk->output_u8(s, s->bimpl, p->alpha_val, &bad);
     }
     out->alpha = NULL; out->raw = NULL;
+    s->alpha8_bad = bad;
     if (bad) ev |= HR_EVENT_NONFINITE;
   }
   if (p->fgr_val >= 0) out->fgr = s->bk->output(s, s->bimpl, p->fgr_val);
