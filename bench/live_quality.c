@@ -3,8 +3,8 @@
  * clock, newest frame wins: when a push ends, the next one takes the newest frame that has
  * "arrived"; frames that arrived meanwhile are dropped. The clip plays twice: the first pass lets
  * the controller settle (and the state warm up), the second is measured. Each delivered matte is taken as 8
- * bits (what an application shows or uploads: the stream's own, hr_stream_result.alpha_u8, copied
- * into the clip's store; with --float the float matte quantised here by a plain loop, 2-3 ms at
+ * bits (what an application shows or uploads: the stream's own, hr_stream_result.alpha_u8 with
+ * alpha_u8_only, copied into the clip's store; with --float the float matte quantised here by a plain loop, 2-3 ms at
  * 1920x1440; both counted in the loop's time) and compared,
  * after the run, with the base-quality matte of the same frame: the clip run offline, every frame,
  * at the base ratio, state carried (twice as well; the second pass is kept). Reported over the frames after the controller settled (the
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
     if (fixed_ratio > 0) { p.session.downsample_ratio = (float)fixed_ratio; p.adapt = false; }
     p.tail_every_frame = !strncmp(mode, "tail", 4);
     p.net_budget_ms = net_budget;
-    p.session.alpha_u8 = !float_matte;
+    p.session.alpha_u8 = p.alpha_u8_only = !float_matte;   /* the bytes alone (no float matte) */
     hr_stream *st = NULL;
     const char *warp_env = getenv("HR_TAIL_WARP");
     char warp_keep[16] = "";
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
       if (idx == last) { struct timespec ts = {0, (long)(((last + 1) / fps - t) * 1e9) + 1000}; nanosleep(&ts, NULL); continue; }
       double tp = now_s();
       if (hr_stream_push(st, &fr[idx], &r)) { fprintf(stderr, "live_quality: %s frame %d: %s\n", mode, idx, hr_stream_last_error(st)); return 1; }
-      if (r.alpha) {
+      if (r.alpha || r.alpha_u8) {
         double tq = now_s();
         if (r.alpha_u8) memcpy(live + (size_t)idx * px, r.alpha_u8, px);
         else quantise(r.alpha, live + (size_t)idx * px, px);

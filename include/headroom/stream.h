@@ -110,6 +110,13 @@ typedef struct hr_stream_params {
   int depth_width, depth_height; /* size of the depth frames (the pool is made for it; others are
                                   refused); 0 = the session's frame size (frame_width/height, else
                                   width/height). Default 0. */
+  /* With session.alpha_u8: the 8-bit matte alone, as a session gives it (result.alpha and raw
+   * NULL on the frames made so): the guided-filter tail writes the bytes itself on the CPU (in
+   * tail_every_frame mode too), a GPU backend reads back the bytes, and the health monitor reads
+   * them (k / 255), with the NaN/Inf count of the values they were made from. A W x H float matte
+   * is then neither stored nor read again each frame (1920x1440: 11 MB; 1.5 ms of a 2-CPU frame).
+   * Not with depth or inject (they read the float matte): there it stays. Default false. */
+  bool alpha_u8_only;
 } hr_stream_params;
 
 /* Defaults as documented above. */
@@ -186,9 +193,9 @@ typedef struct hr_stream_result {
   hr_stream_depth depth;
   /* With params.session.alpha_u8: the matte as 8 bits (round(clamp(a, 0, 1) x 255), ties to even, NaN as 0 and
    * HR_EVENT_NONFINITE raised), width x height, owned by the stream until the next push; else NULL.
-   * Unlike a session's, the float alpha is there too (the health monitor, the depth fusion and the
-   * tail read it): the bytes are made in the pass the health monitor's full scan makes over the
-   * matte, on the session's threads. width x height bytes made at create. */
+   * Unlike a session's, the float alpha is there too (unless params.alpha_u8_only): the bytes are
+   * made in the pass the health monitor's full scan makes over the matte, on the session's threads.
+   * width x height bytes made at create. */
   const uint8_t *alpha_u8;
 } hr_stream_result;
 

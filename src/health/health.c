@@ -734,15 +734,16 @@ static inline const uint8_t *hr__mrow(const hr_health *h, int y, int height, boo
  * against (then replacement of) the previous frame's samples. mrow (NULL: no motion map) is the
  * row of h->moving that covers this alpha row; a mask disagreement is looked up there (only those
  * few samples pay for the lookup). */
-static void hr__sample_row(hr_health *h, const float *row, int width, int offx, int S, bool temporal,
-                           const uint8_t *mrow, hr__acc *A) {
+static inline __attribute__((always_inline)) void hr__sample_row_any(hr_health *h, const float *row, const uint8_t *row8,
+                                                                     int width, int offx, int S, bool temporal,
+                                                                     const uint8_t *mrow, hr__acc *A) {
   const float lo = h->p.band_lo, hi = h->p.band_hi;
   float *prev = h->prev + A->k;
   int32_t unc = 0, fg_n = 0, partial = 0, inter = 0, uni = 0, nonfinite = 0, k = 0, xmov = 0;
   const int64_t tw = h->p.thumb_width;
   float ent = 0.0f, dsum = 0.0f, ssum = 0.0f, dmax = A->dmax;
   for (int x = offx; x < width; x += S, k++) {
-    float a = row[x];
+    float a = row ? row[x] : (float)row8[x] / 255.0f;
     if (!(a >= 0.0f)) { nonfinite += !(a == a) || isinf(a); a = 0.0f; }  /* NaN, -Inf, < 0 */
     if (a > 1.0f) { nonfinite += isinf(a); a = 1.0f; }
     ssum += a;
@@ -768,6 +769,16 @@ static void hr__sample_row(hr_health *h, const float *row, int width, int offx, 
   A->ent += ent; A->dsum += dsum; A->ssum += ssum;
   A->dmax = dmax;
   A->k += k;
+}
+
+static void hr__sample_row(hr_health *h, const float *row, int width, int offx, int S, bool temporal,
+                           const uint8_t *mrow, hr__acc *A) {
+  hr__sample_row_any(h, row, NULL, width, offx, S, temporal, mrow, A);
+}
+/* The same on the 8-bit matte (the value k / 255). */
+static void hr__sample_row8(hr_health *h, const uint8_t *row, int width, int offx, int S, bool temporal,
+                            const uint8_t *mrow, hr__acc *A) {
+  hr__sample_row_any(h, NULL, row, width, offx, S, temporal, mrow, A);
 }
 
 static void hr__fill_verdict(const hr_health *h, hr_health_verdict *v, hr_health_action action, bool changed,
@@ -807,31 +818,39 @@ static void hr__window_cause(hr_health *h, uint32_t bit, uint32_t hist, int on_a
   else if (k <= off_at) h->causes &= ~bit;
 }
 
-static hr_status observe_output(hr_health *h, const float *alpha, int width, int height, const float *const *state,
-                                const size_t *state_len, int n_state, const double *pre_sum, int64_t pre_nonfinite,
-                                hr_health_verdict *out);
+static hr_status observe_output(hr_health *h, const float *alpha, const uint8_t *alpha8, int width, int height,
+                                const float *const *state, const size_t *state_len, int n_state, const double *pre_sum,
+                                int64_t pre_nonfinite, hr_health_verdict *out);
 
 hr_status hr_health_observe_output(hr_health *h, const float *alpha, int width, int height,
                                    const float *const *state, const size_t *state_len, int n_state,
                                    hr_health_verdict *out) {
-  return observe_output(h, alpha, width, height, state, state_len, n_state, NULL, 0, out);
+  return observe_output(h, alpha, NULL, width, height, state, state_len, n_state, NULL, 0, out);
 }
 
 hr_status hr__health_observe_output_scanned(hr_health *h, const float *alpha, int width, int height, double sum,
                                             int64_t nonfinite, const float *const *state, const size_t *state_len,
                                             int n_state, hr_health_verdict *out) {
-  return observe_output(h, alpha, width, height, state, state_len, n_state, &sum, nonfinite, out);
+  return observe_output(h, alpha, NULL, width, height, state, state_len, n_state, &sum, nonfinite, out);
+}
+
+hr_status hr__health_observe_output_u8(hr_health *h, const uint8_t *alpha8, int width, int height, int64_t byte_sum,
+                                       int64_t nonfinite, const float *const *state, const size_t *state_len, int n_state,
+                                       hr_health_verdict *out) {
+  const double sum = (double)byte_sum / 255.0;
+  return observe_output(h, NULL, alpha8, width, height, state, state_len, n_state, &sum, nonfinite, out);
 }
 
 bool hr__health_full_scan(const hr_health *h) { return h && h->p.full_scan; }
 
 /* pre_sum: the caller made the full scan's pass (sum and NaN/Inf count of every pixel) while it
- * passed over the matte for its own reasons; only the sampled rows are read here. */
-static hr_status observe_output(hr_health *h, const float *alpha, int width, int height, const float *const *state,
-                                const size_t *state_len, int n_state, const double *pre_sum, int64_t pre_nonfinite,
-                                hr_health_verdict *out) {
+ * passed over the matte for its own reasons; only the sampled rows are read here. alpha8 (with
+ * pre_sum; alpha NULL): the matte is the 8-bit one, its NaN/Inf count the caller's in every mode. */
+static hr_status observe_output(hr_health *h, const float *alpha, const uint8_t *alpha8, int width, int height,
+                                const float *const *state, const size_t *state_len, int n_state, const double *pre_sum,
+                                int64_t pre_nonfinite, hr_health_verdict *out) {
   if (!h) return HR_EINVAL;
-  if (!alpha || width < 1 || height < 1 || width > 16384 || height > 16384 || n_state < 0 ||
+  if ((!alpha && !(alpha8 && pre_sum)) || width < 1 || height < 1 || width > 16384 || height > 16384 || n_state < 0 ||
       n_state > HR_HEALTH_MAX_STATE || (n_state > 0 && (!state || !state_len))) {
     snprintf(h->err, sizeof h->err, "observe_output: bad arguments (alpha %p %dx%d, %d state tensors, max %d)",
              (const void *)alpha, width, height, n_state, HR_HEALTH_MAX_STATE);
@@ -869,7 +888,11 @@ static hr_status observe_output(hr_health *h, const float *alpha, int width, int
   hr__acc acc;
   memset(&acc, 0, sizeof acc);
   double a_sum = 0.0;
-  if (P->full_scan && pre_sum) {
+  if (alpha8) {
+    for (int y = offy; y < height; y += S)
+      hr__sample_row8(h, alpha8 + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
+    a_sum = *pre_sum;
+  } else if (P->full_scan && pre_sum) {
     for (int y = offy; y < height; y += S)
       hr__sample_row(h, alpha + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
     a_sum = *pre_sum;
@@ -887,7 +910,8 @@ static hr_status observe_output(hr_health *h, const float *alpha, int width, int
       hr__sample_row(h, alpha + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
   }
   int64_t a_nonfinite = 0;
-  if (P->full_scan && !isfinite(a_sum)) a_nonfinite = pre_sum ? pre_nonfinite : hr__count_nonfinite(alpha, npix);
+  if (alpha8) a_nonfinite = pre_nonfinite;   /* the bytes' sum is finite: the count is the caller's */
+  else if (P->full_scan && !isfinite(a_sum)) a_nonfinite = pre_sum ? pre_nonfinite : hr__count_nonfinite(alpha, npix);
   const int k = acc.k;
   const int64_t n_inter = acc.inter, n_union = acc.uni, n_partial = acc.partial;
   const float dmax = acc.dmax;
@@ -896,7 +920,7 @@ static hr_status observe_output(hr_health *h, const float *alpha, int width, int
   h->prev_valid = true;
   s->sample_stride = S;
   s->n_samples = k;
-  s->alpha_nonfinite = P->full_scan ? a_nonfinite : acc.nonfinite;
+  s->alpha_nonfinite = P->full_scan || alpha8 ? a_nonfinite : acc.nonfinite;
   s->alpha_mean = P->full_scan && a_nonfinite == 0 ? (float)(a_sum / (double)npix) : (float)(acc.ssum / ns);
   s->uncertain_share = (float)acc.unc / ns;
   s->entropy = (float)(acc.ent / ns);

@@ -56,6 +56,8 @@ struct hr_stream {
   int read_suspended;
   hr__depth *depth;            /* depth fusion (depth.h), NULL when off */
   uint8_t *u8;                 /* session.alpha_u8: the 8-bit matte (width x height), made at create */
+  int u8only;                  /* params.alpha_u8_only in effect: the session (or the tail) makes the
+                                  bytes, no float matte */
   char err[512];
 };
 
@@ -201,7 +203,9 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
    * and the tail-every-frame mode read it); the stream makes the bytes in the pass the health
    * monitor's full scan makes over it (out_pass) */
   const int want_u8 = s->sp.alpha_u8;
-  s->sp.alpha_u8 = s->p.session.alpha_u8 = false;
+  s->u8only = want_u8 && s->p.alpha_u8_only && !s->p.depth && !s->p.inject;
+  /* alpha_u8_only: the session's bytes per frame; in tail-every-frame mode the tail's (tail.q8) */
+  s->sp.alpha_u8 = s->p.session.alpha_u8 = s->u8only && !s->p.tail_every_frame;
   hr_model_info mi; hr_model_get_info(m, &mi);
   if (!s->sp.width) { s->sp.width = mi.fixed_width; s->sp.height = mi.fixed_height; }
   if (s->sp.width <= 0 || s->sp.height <= 0) { errf(err, err_len, "stream: no model input size (set session.width/height)"); st = HR_EINVAL; goto fail; }
@@ -253,6 +257,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     const char *nice = getenv("HR_TAIL_NICE");   /* for measurements: the network thread's nice value */
     st = hr__tail_start(&s->tail, nice ? atoi(nice) : TAIL_NICE, err, err_len);
     if (st) goto fail;
+    s->tail.q8 = s->u8only ? s->u8 : NULL;
     s->tail_on = 1;
     const char *w = getenv("HR_TAIL_WAIT");   /* for measurements: 0 = always the newest published */
     s->tail_wait = !w || atoi(w) != 0;
@@ -483,6 +488,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     }
     hr_outputs o;
     hr_status st;
+    int64_t q8_sum = -1, q8_bad = 0;   /* o.alpha_u8 (alpha_u8_only): their sum (-1: not known) and NaN/Inf count */
     if (split) {
       hr__tail_out to;
       /* a network run that fits the frame's budget beside this push's own work is waited for:
@@ -492,6 +498,8 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
       if (st) return fail(s, st, "frame %lld: %s", (long long)n, s->tail.net_st ? s->tail.net_err : hr_session_last_error(s->s));
       memset(&o, 0, sizeof o);
       o.alpha = o.raw = to.alpha; o.raw_channels = 1;
+      o.alpha_u8 = to.alpha_u8; q8_sum = to.byte_sum; q8_bad = to.nonfinite;
+      if (q8_bad) o.events |= HR_EVENT_NONFINITE;
       o.width = to.width; o.height = to.height;
       o.ingest_ms = to.src_ms; o.infer_ms = to.wait_ms + to.tail_ms;
       s->tail_cost_ms = to.src_ms + to.tail_ms;
@@ -504,6 +512,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
         hr__ladder_observe(&s->lad, to.net_ms, net_budget(&s->p));
     } else {
       st = hr_session_push(s->s, &s->cur, &o);
+      if (!st && o.alpha_u8) { q8_bad = s->s->alpha8_bad; q8_sum = s->s->alpha8_made ? s->s->alpha8_bsum : -1; }
 #ifdef HR_HAVE_VULKAN
       if (!st && s->s->bk == &hr__backend_vulkan) {
         double dms = hr__vk_device_ms(s->s->bimpl);
@@ -523,7 +532,14 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     const float *sv[8]; size_t sl[8];
     /* the state is read only while no network run writes it */
     int ns = split && !hr__tail_idle(&s->tail) ? 0 : hr_session_state_views(s->s, sv, sl, 8);
-    out_pass(s, out, split ? NULL : o.threads > 1 ? s->s->pool : NULL, sv, sl, ns, &ev);
+    if (o.alpha_u8) {   /* alpha_u8_only: the bytes and their figures came with them */
+      const int64_t npx = (int64_t)o.width * o.height;
+      out->alpha_u8 = o.alpha_u8;
+      hr__health_observe_output_u8(s->health, o.alpha_u8, o.width, o.height, q8_sum >= 0 ? q8_sum : hr__k_u8_sum(o.alpha_u8, npx),
+                                   q8_bad, sv, sl, ns, hv);
+    } else {
+      out_pass(s, out, split ? NULL : o.threads > 1 ? s->s->pool : NULL, sv, sl, ns, &ev);
+    }
     if (hv->action == HR_HEALTH_ACTION_RESET_STATE) {
       if (split) s->tail.reset_pending = 1;   /* applied when the next run is posted: no wait here */
       else hr_session_reset(s->s);
@@ -544,7 +560,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     s->stats.suspended_frames++;
   }
   /* the budget controller, on this frame's processing time (not the change before it) */
-  if (s->p.adapt && !hr_session_is_suspended(s->s) && out->alpha && !isfinite(rec->net_ms))
+  if (s->p.adapt && !hr_session_is_suspended(s->s) && (out->alpha || out->alpha_u8) && !isfinite(rec->net_ms))
     hr__ladder_observe(&s->lad, now_ms() - t1, s->p.budget_ms);
   rec->post_ms = now_ms() - t_post;
   /* the verdict's reason outlives the monitor's next call: keep it with the result */
@@ -552,7 +568,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   hv->reason = s->reason;
   rec->health = hr_health_state_name(hv->state);
   rec->health_reason = s->reason;
-  rec->confidence = out->alpha ? hv->confidence : NAN;
+  rec->confidence = out->alpha || out->alpha_u8 ? hv->confidence : NAN;
   if ((unsigned)hv->state < 6) s->stats.health_frames[hv->state]++;
   if (s->depth) {   /* pair this frame's matte (the result's alpha) with depth; fuse what is decided */
     if (hr__depth_push_color(s->depth, n, s->cur.ts_ns, out->alpha, out->width, out->height, &out->depth, rec))

@@ -274,9 +274,14 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double
     A = t->warped; B = t->warped + n;
     o->warped = 1;
   }
-  hr__fgf_run(g, f, A, B, t->alpha, NULL, t->si.clip, NULL);
+  if (t->q8) {
+    o->nonfinite = hr__fgf_run_u8(g, f, A, B, t->q8, t->si.clip, NULL, &o->byte_sum);
+    o->alpha = NULL; o->alpha_u8 = t->q8;
+  } else {
+    hr__fgf_run(g, f, A, B, t->alpha, NULL, t->si.clip, NULL);
+    o->alpha = t->alpha; o->alpha_u8 = NULL;
+  }
   hr__ftz_end(csr);
-  o->alpha = t->alpha;
   o->width = t->si.W; o->height = t->si.H;
   o->src_ms = t1 - t0;
   o->wait_ms = t2 - t1;

@@ -56,6 +56,8 @@ typedef struct hr__tailrun {
   hr__fgf fgf[2];              /* the tail's tables: the current plan's, and the previous plan's
                                   while its coefficients are still on show */
   float *alpha;                /* H x W: the matte the tail writes (the stream's result) */
+  uint8_t *q8;                 /* set by the caller (its own, >= H x W bytes): the tail writes the
+                                  8-bit matte there instead (hr__fgf_run_u8; alpha unused) */
   size_t alpha_cap;
   /* motion compensation (see above) */
   int warp;                    /* on (HR_TAIL_WARP unset or not 0) */
@@ -71,7 +73,9 @@ typedef struct hr__tailrun {
 
 /* The tail's output for one frame. */
 typedef struct hr__tail_out {
-  const float *alpha;          /* H x W, valid until the next apply */
+  const float *alpha;          /* H x W, valid until the next apply; NULL with q8: */
+  const uint8_t *alpha_u8;     /* q8's bytes, with their sum and the NaN/Inf count behind them */
+  int64_t byte_sum, nonfinite;
   int width, height;
   int64_t coef_frame;          /* the frame whose network run made the coefficients used */
   double net_ms;               /* that run's time */

@@ -160,22 +160,25 @@ int main(void) {
   }
 
   /* a stream gives the bytes beside the float matte (its health monitor reads floats): two streams
-   * fed the same frames, one with alpha_u8; per-frame mode and tail every frame (the tail's matte) */
+   * fed the same frames, one with alpha_u8; per-frame mode and tail every frame (the tail's matte).
+   * A third with alpha_u8_only: the bytes alone, made by the guided-filter tail itself (the session's
+   * in per-frame mode, the stream's tail in tail mode), the monitor reading them */
   for (int tail = 0; tail < 2; tail++) {
-    hr_stream *sa = NULL, *sb = NULL;
-    for (int u8 = 0; u8 < 2; u8++) {
+    hr_stream *sa = NULL, *sb = NULL, *sc = NULL;
+    double cmax = 0, mmax = 0;   /* sc's confidence and alpha_mean against the float stream's */
+    for (int u8 = 0; u8 < 3; u8++) {
       hr_stream_params sp;
       hr_stream_params_default(&sp);
       sp.session.width = W; sp.session.height = H; sp.session.downsample_ratio = 0.5f; sp.session.threads = 2;
-      sp.session.alpha_u8 = u8; sp.tail_every_frame = tail;
+      sp.session.alpha_u8 = u8 > 0; sp.alpha_u8_only = u8 == 2; sp.tail_every_frame = tail;
       sp.budget_ms = 1e5;   /* tail mode: every run fits, each push waits for its own frame's (as
                              * test_stream_tail (5); at 1000 ms a loaded CI host let a push go on
                              * with the last run's coefficients, so the two streams' mattes differed) */
       char serr[256] = "";
-      hr_status cst = hr_stream_create(m, &sp, u8 ? &sb : &sa, serr, sizeof serr);
+      hr_status cst = hr_stream_create(m, &sp, u8 == 2 ? &sc : u8 ? &sb : &sa, serr, sizeof serr);
       CHECKF(cst == HR_OK, "stream (tail %d, alpha_u8 %d): %s", tail, u8, serr);
     }
-    if (!sa || !sb) FATAL("streams");
+    if (!sa || !sb || !sc) FATAL("streams");
     long differ = 0, lit = 0;
     for (int i = 0; i < NF + 1; i++) {
       /* the last push: the NaN frame (RGBF32, read in place) */
@@ -188,11 +191,33 @@ int main(void) {
           for (int x = 101; x < 110; x++) px[((size_t)y * W + x) * 3 + 1] = NAN;
         f = (hr_frame){.fmt = HR_PIX_RGBF32, .width = W, .height = H, .planes = {px}, .strides = {(ptrdiff_t)W * 12}, .ts_ns = fr_nv12[NF - 1].ts_ns + 33000000};
       }
-      hr_stream_result ra, rb;
+      hr_stream_result ra, rb, rc;
       CHECK_EQ_INT(hr_stream_push(sa, &f, &ra), HR_OK);
       hr_status pst = hr_stream_push(sb, &f, &rb);
       CHECKF(pst == HR_OK, "stream push %d: %s", i, hr_stream_last_error(sb));
+      hr_status cst = hr_stream_push(sc, &f, &rc);
+      CHECKF(cst == HR_OK, "stream push %d (alpha_u8_only): %s", i, hr_stream_last_error(sc));
       free(px);
+      if (cst || !rc.alpha_u8 || rc.alpha || rc.raw) { CHECKF(0, "alpha_u8_only push %d: alpha %p raw %p bytes %p", i, (const void *)rc.alpha, (const void *)rc.raw, (const void *)rc.alpha_u8); break; }
+      if (tail) CHECK(rc.record.coef_age == 0);
+      /* the same bytes without the float matte ever stored: the tail rounds each row as the pass does */
+      if (rb.alpha_u8) CHECK_EQ_INT(memcmp(rc.alpha_u8, rb.alpha_u8, (size_t)rc.width * rc.height) != 0, 0);
+      /* the monitor on the bytes: the same verdicts; its mean is the bytes' own */
+      CHECK_EQ_INT(rc.health.state, ra.health.state);
+      CHECK_EQ_INT((int)rc.health.output_ok, (int)ra.health.output_ok);
+      CHECK_EQ_INT(rc.health.signals.alpha_nonfinite, rb.health.signals.alpha_nonfinite);
+      CHECK_EQ_INT(rc.events & HR_EVENT_NONFINITE, rb.events & HR_EVENT_NONFINITE);
+      {
+        double bs = 0;
+        for (int k = 0; k < rc.width * rc.height; k++) bs += rc.alpha_u8[k];
+        const double bm = bs / 255.0 / (rc.width * rc.height);
+        if (!rc.health.signals.alpha_nonfinite)
+          CHECKF(fabs(rc.health.signals.alpha_mean - bm) <= 1e-6 * (1 + bm), "alpha_u8_only: alpha_mean %.9g, the bytes' %.9g",
+                 rc.health.signals.alpha_mean, bm);
+        const double dc = fabs(rc.health.confidence - ra.health.confidence), dm = fabs(rc.health.signals.alpha_mean - ra.health.signals.alpha_mean);
+        if (dc > cmax) cmax = dc;
+        if (dm > mmax && i < NF) mmax = dm;
+      }
       if (pst || !ra.alpha || !rb.alpha) { CHECK(0); break; }
       CHECK(ra.alpha_u8 == NULL && rb.alpha_u8 != NULL);
       if (tail) CHECKF(ra.record.coef_age == 0 && rb.record.coef_age == 0, "push %d: coefficients %lld / %lld frames old", i,
@@ -230,7 +255,12 @@ int main(void) {
     CHECK_EQ_INT(differ, 0);
     CHECK(lit > 1000);   /* a person is there */
     printf("stream (tail %d): %d frames, bytes = the quantised float matte (%ld differ), %ld above 128\n", tail, NF + 1, differ, lit);
-    hr_stream_destroy(sa); hr_stream_destroy(sb);
+    /* rounding moves each sampled value by <= 1/510: the mean by as much, the confidence a little */
+    CHECKF(mmax <= 0.5 / 255 + 1e-6, "alpha_u8_only: alpha_mean off the float stream's by %g", mmax);
+    CHECKF(cmax <= 1e-3, "alpha_u8_only: confidence off the float stream's by %g", cmax);
+    printf("stream (tail %d, alpha_u8_only): the same bytes and verdicts; alpha_mean within %.2g, confidence within %.2g of the float stream's\n",
+           tail, mmax, cmax);
+    hr_stream_destroy(sa); hr_stream_destroy(sb); hr_stream_destroy(sc);
   }
 
 #ifdef HR_HAVE_VULKAN

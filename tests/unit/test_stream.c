@@ -74,13 +74,15 @@ static void stream_vs_session(hr_model *m, const hr_frame *fr) {
   hr_session_destroy(ref);
 }
 
-/* (2) no allocation in steady-state pushes */
-static void stream_noalloc(hr_model *m, const hr_frame *fr) {
+/* (2) no allocation in steady-state pushes; u8: the 8-bit matte alone (alpha_u8_only), at ratio
+ * 0.5 so that the guided-filter tail makes it */
+static void stream_noalloc(hr_model *m, const hr_frame *fr, int u8) {
   hr_stream_params p;
   hr_stream_params_default(&p);
   p.session.width = 256; p.session.height = 144;
   p.session.frame_width = fr[0].width; p.session.frame_height = fr[0].height;
-  p.session.downsample_ratio = 1.f; p.session.threads = 1;
+  p.session.downsample_ratio = u8 ? 0.5f : 1.f; p.session.threads = 1;
+  p.session.alpha_u8 = p.alpha_u8_only = u8;
   p.governor = true;   /* profile none: the cgroup's limit if there is one */
   hr_stream *st = NULL;
   char err[512];
@@ -99,7 +101,9 @@ static void stream_noalloc(hr_model *m, const hr_frame *fr) {
   count_stop();
   free(probe);
   long control = n_alloc;
-  printf("stream push, 60 frames 960x540 -> 256x144 with health + governor: %ld allocations, %ld frees; control %ld\n", a, f, control);
+  if (u8) CHECK(r.alpha_u8 && !r.alpha);
+  printf("stream push, 60 frames 960x540 -> 256x144 with health + governor%s: %ld allocations, %ld frees; control %ld\n",
+         u8 ? ", the 8-bit matte alone" : "", a, f, control);
   if (HR_COUNTING) {
     CHECK_EQ_INT(a, 0);
     CHECK_EQ_INT(f, 0);
@@ -206,7 +210,8 @@ int main(void) {
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_stream"); }
   stream_vs_session(m, fr);
-  stream_noalloc(m, fr);
+  stream_noalloc(m, fr, 0);
+  stream_noalloc(m, fr, 1);
   stream_memory_pressure(m, fr);
   stream_admission_tail(m, fr);
   hr_source_destroy(src);

@@ -168,9 +168,10 @@ static void free_running(hr_model *m, const hr_frame *fr) {
 }
 
 /* (3) */
-static void noalloc(hr_model *m, const hr_frame *fr) {
+static void noalloc(hr_model *m, const hr_frame *fr, int u8) {
   hr_stream_params p;
   params(&p, &fr[0]);
+  p.session.alpha_u8 = p.alpha_u8_only = u8;   /* the tail writes the bytes alone */
   hr_stream *st = NULL;
   char err[512];
   CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
@@ -192,7 +193,9 @@ static void noalloc(hr_model *m, const hr_frame *fr) {
   long control = n_alloc;
   hr_stream_stats ss;
   hr_stream_get_stats(st, &ss);
-  printf("tail every frame, 40 pushes (%lld network runs in all): %ld allocations, %ld frees; control %ld\n", (long long)ss.net_runs, a, f, control);
+  if (u8) CHECK(r.alpha_u8 && !r.alpha);
+  printf("tail every frame%s, 40 pushes (%lld network runs in all): %ld allocations, %ld frees; control %ld\n",
+         u8 ? ", the 8-bit matte alone" : "", (long long)ss.net_runs, a, f, control);
   if (HR_COUNTING) {
     CHECK_EQ_INT(a, 0);
     CHECK_EQ_INT(f, 0);
@@ -259,7 +262,8 @@ int main(void) {
   split_equals_whole(m, fr, 0);
   split_equals_whole(m, fr, 1);
   free_running(m, fr);
-  noalloc(m, fr);
+  noalloc(m, fr, 0);
+  noalloc(m, fr, 1);
   refusals(m, fr);
   waits_when_it_fits(m, fr);
   hr_source_destroy(src);

@@ -156,7 +156,7 @@ int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t in
   if (w->alpha_unread) {   /* nothing reads it (sinks see every frame as without a matte) */
     s->res.alpha = NULL;
     s->res.raw = NULL;
-  } else if (r->alpha && w->alpha8) {   /* only the alpha PNGs read it: 8 bits, no float copy */
+  } else if ((r->alpha || r->alpha_u8) && w->alpha8) {   /* only the alpha PNGs read it: 8 bits, no float copy */
     /* the stream's own (made on its threads in the pass its health monitor makes; same rounding) */
     if (r->alpha_u8) memcpy(s->alpha8, r->alpha_u8, (size_t)r->width * (size_t)r->height);
     else quantise(s->alpha8, r->alpha, (size_t)r->width * (size_t)r->height);
