@@ -6,6 +6,7 @@
 #include <time.h>
 #include "headroom.h"
 #include "health/health_internal.h"
+#include "session/kernels.h"
 
 #define HR__ENT_BINS 1024
 #define HR__FAIL_RING 32          /* most resets remembered for the FAILED rule (fail_resets < this) */
@@ -618,31 +619,6 @@ typedef int32_t hr__v4i __attribute__((vector_size(16)));
 static inline hr__v4f hr__load4(const float *p) { hr__v4f v; memcpy(&v, p, sizeof v); return v; }
 #endif
 
-/* Sum of a float array (NaN/Inf anywhere makes it non-finite); float lanes flushed to double every
- * 8192 elements. */
-static double hr__sum(const float *x, size_t n) {
-  double total = 0.0;
-  size_t i = 0;
-  while (i < n) {
-    const size_t end = n - i > 8192 ? i + 8192 : n;
-    float part = 0.0f;
-#ifdef HR__VEC
-    hr__v4f a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
-    for (; i + 16 <= end; i += 16) {
-      a0 += hr__load4(x + i);
-      a1 += hr__load4(x + i + 4);
-      a2 += hr__load4(x + i + 8);
-      a3 += hr__load4(x + i + 12);
-    }
-    const hr__v4f a = (a0 + a1) + (a2 + a3);
-    part = (a[0] + a[1]) + (a[2] + a[3]);
-#endif
-    for (; i < end; i++) part += x[i];
-    total += part;
-  }
-  return total;
-}
-
 static int64_t hr__count_nonfinite(const float *x, size_t n) {
   int64_t c = 0;
   for (size_t i = 0; i < n; i++) c += !isfinite(x[i]);
@@ -881,7 +857,8 @@ static hr_status observe_output(hr_health *h, const float *alpha, const uint8_t 
   const bool use_map = temporal && h->moving_fresh;   /* motion map of this frame's input */
   h->moving_fresh = false;
 
-  /* --- alpha: one pass over the rows; sample rows are sampled first, then summed while hot --- */
+  /* --- alpha: the sampled rows, and with full_scan every pixel's sum and NaN/Inf count (the
+   * caller's when it passed over the matte itself; else the kernels' one pass, hr__k_alpha_scan) --- */
   const size_t npix = (size_t)width * height;
   const int S = h->stride;
   const int offx = S / 2 < width - 1 ? S / 2 : width - 1, offy = S / 2 < height - 1 ? S / 2 : height - 1;
@@ -892,26 +869,18 @@ static hr_status observe_output(hr_health *h, const float *alpha, const uint8_t 
     for (int y = offy; y < height; y += S)
       hr__sample_row8(h, alpha8 + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
     a_sum = *pre_sum;
-  } else if (P->full_scan && pre_sum) {
-    for (int y = offy; y < height; y += S)
-      hr__sample_row(h, alpha + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
-    a_sum = *pre_sum;
-  } else if (P->full_scan) {
-    for (int y = 0, ny = offy; y < height; y++) {
-      const float *row = alpha + (size_t)y * width;
-      if (y == ny) {
-        hr__sample_row(h, row, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
-        ny += S;
-      }
-      a_sum += hr__sum(row, (size_t)width);
-    }
   } else {
     for (int y = offy; y < height; y += S)
       hr__sample_row(h, alpha + (size_t)y * width, width, offx, S, temporal, hr__mrow(h, y, height, use_map), &acc);
   }
   int64_t a_nonfinite = 0;
-  if (alpha8) a_nonfinite = pre_nonfinite;   /* the bytes' sum is finite: the count is the caller's */
-  else if (P->full_scan && !isfinite(a_sum)) a_nonfinite = pre_sum ? pre_nonfinite : hr__count_nonfinite(alpha, npix);
+  if (alpha8) {
+    a_nonfinite = pre_nonfinite;   /* the bytes' sum is finite: the count is the caller's */
+  } else if (P->full_scan) {
+    if (pre_sum) a_sum = *pre_sum, a_nonfinite = pre_nonfinite;
+    else a_nonfinite = hr__k_alpha_scan(NULL, alpha, NULL, (int64_t)npix, &a_sum);
+    if (isfinite(a_sum)) a_nonfinite = 0;
+  }
   const int k = acc.k;
   const int64_t n_inter = acc.inter, n_union = acc.uni, n_partial = acc.partial;
   const float dmax = acc.dmax;
