@@ -212,6 +212,16 @@ int main(int argc, char **argv) {
     printf("\n%s%s%-11s push p50 %.2f ms (ingest %.2f, infer %.2f, post %.2f), the 8-bit matte into the store %.2f ms (%s)\n", label,
            *label ? ": " : "", mode, quant(pushms + from, settled, 0.5), quant(inms + from, settled, 0.5), quant(infms + from, settled, 0.5),
            quant(postms + from, settled, 0.5), quant(qms + from, settled, 0.5), float_matte ? "quantised here" : "the stream's, copied");
+    /* stalls: pushes of the measured pass over twice the median push (the host, or the loop) */
+    {
+      const double med = quant(pushms, delivered, 0.5);
+      int ns = 0;
+      double mx = 0;
+      for (int k = 0; k < delivered; k++)
+        if (pushms[k] > 2 * med) { ns++; if (pushms[k] > mx) mx = pushms[k]; }
+      printf("%s%s%-11s pushes over twice the median (%.2f ms): %d of %d, the largest %.1f ms\n", label, *label ? ": " : "", mode, med, ns,
+             delivered, mx);
+    }
     /* the measured pass's rung changes, each with the push times of the 3 frames before it */
     for (int k = 1; k < delivered; k++)
       if (rung[k] != rung[k - 1]) {
