@@ -46,10 +46,13 @@ static double ring_q(const hr__ladder *l, const double *ring, int m, double q) {
  *   down, fast: when the last 2 frames are both over twice the budget, the median of the last 4 is
  *     over budget, the p90 of the last 12 is, or the p99 of the last 64 is (the budget bounds the
  *     tail too: in a live loop a frame over the period makes the next one wait, so the latency's
- *     p99 follows the processing time's): jump to the largest rung predicted (from that figure)
- *     to fit in 70% of the budget, at least one rung down; on the last 2 frames alone, one rung
- *     (scaled from a pair, a 45 ms hiccup among 11 ms frames jumped 3 rungs, and the climb back
- *     is slow by design: test_stream_ladder (5)). The p99 of 64 frames is taken as their
+ *     p99 follows the processing time's): on the median, jump to the largest rung predicted (from
+ *     it) to fit in 70% of the budget, at least one rung down; on the tail figures and on the last 2
+ *     frames alone, one rung. A tail figure says that some frames are slow, not how much the
+ *     rung's load is over: scaled by the pixels, a pair at 45 ms among 11 ms frames jumped 3 rungs,
+ *     two stalls of 22 and 41 ms among 11 ms frames 2 (test_stream_ladder (5), (7)), and the climb
+ *     back is slow by design; if the rung is still over, the rule fires again on the next one's
+ *     frames, and a slowdown that lasts moves the median. The p99 of 64 frames is taken as their
  *     second largest (TAIL_RANK), not the largest: one frame over the budget in 64 is an accident
  *     of the host (a page fault, a preemption, a disk flush) that a smaller rung would not have
  *     avoided, and the replan costs more than the frame did (on Vulkan a new plan is pipelines
@@ -74,21 +77,22 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   l->recent[l->n_recent++ % 64] = ms;
   int n = l->n_recent < 64 ? l->n_recent : 64, cur = l->cur;
   double basis = 0;   /* the cost that calls for a step down, 0: none */
-  int pair = 0;       /* the basis is the last two frames alone */
+  int one = 0;        /* the basis is the last two frames or a tail figure: one rung */
   if (n >= 2) {
     double a = l->recent[(l->n_recent - 1) % 64], b = l->recent[(l->n_recent - 2) % 64], lo = a < b ? a : b;
-    if (lo > 2 * budget) basis = lo, pair = 1;
+    if (lo > 2 * budget) basis = lo, one = 1;
   }
   if (!basis && n >= 4) { double med = ring_q(l, l->recent, 4, 0.5); if (med > budget) basis = med; }
   /* the tail rules count a run of slow frames once: a stall of the host (a preemption) often spans
    * two frames at 60 fps, and is one accident, not two; a slowdown that lasts is the median's */
-  if (!basis && n >= 12) { double p90 = ring_q(l, l->once, 12, 0.9); if (p90 > budget) basis = p90; }
-  if (!basis && n >= 64) { double p99 = ring_q(l, l->once, 64, TAIL_RANK); if (p99 > budget) basis = p99; }
+  if (!basis && n >= 12) { double p90 = ring_q(l, l->once, 12, 0.9); if (p90 > budget) basis = p90, one = 1; }
+  if (!basis && n >= 64) { double p99 = ring_q(l, l->once, 64, TAIL_RANK); if (p99 > budget) basis = p99, one = 1; }
   if (basis && l->budget_rung < l->n - 1) {
     int t = cur + 1;
-    /* two slow frames say the host slowed down, not by how much for how long (a hiccup of the
-     * host looks the same): one rung; if it lasts, the median of 4 moves on by prediction */
-    while (!pair && t < l->n - 1 && basis * (l->ratio[t] * l->ratio[t]) / (l->ratio[cur] * l->ratio[cur]) > 0.7 * budget) t++;
+    /* slow frames among others say the host or the content slowed down, not by how much for how
+     * long (a hiccup of the host looks the same): one rung; if it lasts, the median of 4 moves on
+     * by prediction */
+    while (!one && t < l->n - 1 && basis * (l->ratio[t] * l->ratio[t]) / (l->ratio[cur] * l->ratio[cur]) > 0.7 * budget) t++;
     if (t > l->budget_rung) l->budget_rung = t;
     if (l->up_at >= 0 && l->frames - l->up_at < 2 * l->up_wait) l->up_wait = l->up_wait * 2 > 1920 ? 1920 : l->up_wait * 2;
     l->up_at = -1; l->calm_since = l->frames;
