@@ -307,7 +307,8 @@ static gboolean gst_headroom_set_info(GstVideoFilter *filter, GstCaps *incaps, G
   p.session.width = w; p.session.height = h;
   p.session.downsample_ratio = self->ratio;
   p.session.threads = self->threads;
-  p.session.alpha_u8 = TRUE;   /* the matte meta's bytes, made in the stream's pass over the matte (the float one stays) */
+  p.session.alpha_u8 = TRUE;   /* the matte meta's bytes, made in the stream's pass over the matte */
+  p.alpha_u8_only = self->copy_only;   /* composite=none: the bytes alone (the tail writes them; no float matte) */
   if (self->backend && !strcmp(self->backend, "reference")) p.session.backend = HR_BACKEND_REFERENCE;
   else if (self->backend && !strcmp(self->backend, "vulkan")) p.session.backend = HR_BACKEND_VULKAN;
   else if (self->backend && !strcmp(self->backend, "auto")) p.session.backend = HR_BACKEND_AUTO;
@@ -428,7 +429,7 @@ static void attach_matte(GstHeadroom *self, GstBuffer *out, const hr_stream_resu
                     "state", G_TYPE_STRING, hr_health_state_name(r->health.state), "reason", G_TYPE_STRING, r->health.reason ? r->health.reason : "",
                     "confidence", G_TYPE_DOUBLE, (double)r->health.confidence, "output-ok", G_TYPE_BOOLEAN, (gboolean)r->health.output_ok,
                     "shows", G_TYPE_STRING, cr ? hr_composite_action_name(cr->action) : "none", NULL);
-  if (!r->alpha) return;
+  if (!r->alpha && !r->alpha_u8) return;
   GstBuffer *mb = NULL;
   if (gst_buffer_pool_acquire_buffer(self->matte_pool, &mb, NULL) != GST_FLOW_OK || !mb) return;
   GstMapInfo mi;

@@ -209,7 +209,9 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
   hr_model_info mi; hr_model_get_info(m, &mi);
   if (!s->sp.width) { s->sp.width = mi.fixed_width; s->sp.height = mi.fixed_height; }
   if (s->sp.width <= 0 || s->sp.height <= 0) { errf(err, err_len, "stream: no model input size (set session.width/height)"); st = HR_EINVAL; goto fail; }
-  if (want_u8 && !(s->u8 = malloc((size_t)s->sp.width * (size_t)s->sp.height))) {
+  /* the stream's own bytes: made by its pass over a float matte, or by its tail (alpha_u8_only in
+   * tail-every-frame mode); per frame with alpha_u8_only the session's are the result */
+  if (want_u8 && !(s->u8only && !s->p.tail_every_frame) && !(s->u8 = malloc((size_t)s->sp.width * (size_t)s->sp.height))) {
     errf(err, err_len, "stream: out of memory for the %dx%d 8-bit matte", s->sp.width, s->sp.height);
     st = HR_ENOMEM; goto fail;
   }

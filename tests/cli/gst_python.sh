@@ -4,7 +4,8 @@
 # frames composited with blur, each matte read from the buffer's HeadroomMatteMeta (GstCustomMeta:
 # a GRAY8 GstBuffer and the health verdict); (2) --from alpha, 3 frames, the matte as the Y plane
 # of composite=alpha. Every matte is bit-identical to `headroom run`'s alpha PNG of the same frame
-# (same ratio and threads), and the pictures of (1) are composites, not the matte.
+# (same ratio and threads), and the pictures of (1) are composites, not the matte; (3) composite=none,
+# 3 frames: the element's stream makes the 8-bit matte alone (alpha_u8_only), the meta's matte the same.
 set -euo pipefail
 CLI=${HR_CLI:-build/headroom}
 BUILD=${HR_BUILD_DIR:-build}
@@ -34,6 +35,10 @@ grep -q "^frame 0: 960x540, .*; meta: warming-up, confidence 1.00, shows matte" 
 "${PRE[@]}" $PY "$SRC/examples/python/matte.py" "$IN" --frames 3 --ratio 0.25 --threads 2 --from alpha --out "$T/pya" > "$T/pya.txt" 2>&1 \
   || { echo "FAIL: matte.py --from alpha exited with $?"; cat "$T/pya.txt"; exit 1; }
 cat "$T/pya.txt"
+# composite=none: the element asks its stream for the 8-bit matte alone (alpha_u8_only: the tail writes it)
+"${PRE[@]}" $PY "$SRC/examples/python/matte.py" "$IN" --frames 3 --ratio 0.25 --threads 2 --composite none --out "$T/pyn" > "$T/pyn.txt" 2>&1 \
+  || { echo "FAIL: matte.py --composite none exited with $?"; cat "$T/pyn.txt"; exit 1; }
+grep -q "^frame 0: 960x540, .*; meta: warming-up, confidence 1.00, shows none" "$T/pyn.txt" || { echo "FAIL: composite=none: no meta verdict"; cat "$T/pyn.txt"; exit 1; }
 "$CLI" run --model "$HR_MODEL_DIR/rvm.json" --input "$IN" --out "$T/cli" --frames $N --ratio 0.25 --threads 2 --quiet 2> "$T/cli.err" \
   || { echo "FAIL: headroom run"; cat "$T/cli.err"; exit 1; }
 for p in "$T/cli"/alpha/*.png; do ffmpeg -v error -i "$p" -f rawvideo -pix_fmt gray "${p%.png}.gray"; done
@@ -52,6 +57,9 @@ for i in range(n):
         a = np.load(f"{T}/pya/{i:06d}.npy")
         da = int((a != c).sum()); bad += da
         line += f"; --from alpha: {da} differ"
+        nm = np.load(f"{T}/pyn/{i:06d}.npy")
+        dn = int((nm != c).sum()); bad += dn
+        line += f"; composite=none: {dn} differ"
     print(line)
     if same > m.size // 2: print(f"FAIL: frame {i}: the picture is the matte, not a composite"); bad += 1
 sys.exit(1 if bad else 0)

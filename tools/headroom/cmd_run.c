@@ -78,8 +78,9 @@ int cmd_run(int argc, char **argv) {
   p.session.stateless = o.stateless; p.session.scene_cut_reset = o.scene_cut; p.session.want_fgr = o.fgr;
   p.budget_ms = o.budget_ms; p.adapt = o.adapt; p.inject = o.inject;
   p.tail_every_frame = o.tail_every_frame != 0; p.net_budget_ms = o.net_budget_ms;
-  p.session.alpha_u8 = writer_alpha8_wanted(&o);   /* the alpha PNGs alone read the matte: as 8 bits */
-  p.alpha_u8_only = p.session.alpha_u8;             /* and no float matte at all */
+  /* the alpha PNGs alone read the matte (or nothing does, --no-alpha): as 8 bits and no float matte
+   * at all (the health monitor reads the bytes) */
+  p.session.alpha_u8 = p.alpha_u8_only = writer_float_unread(&o);
   p.governor = o.profile || o.ballast; p.governor_observe_only = o.no_governor;
   if (o.profile && hr_gov_profile_parse(o.profile, &p.profile, err, sizeof err)) { fprintf(stderr, "headroom run: --profile: %s\n", err); goto out; }
   if (depth_open(&cfg.depth, &o, &p, err, sizeof err)) { fprintf(stderr, "headroom run: --depth: %s\n", err); goto out; }

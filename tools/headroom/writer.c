@@ -28,6 +28,8 @@ static int matte_read_elsewhere(const run_opts *o) {
 
 int writer_alpha8_wanted(const run_opts *o) { return !o->no_alpha && !matte_read_elsewhere(o); }
 
+int writer_float_unread(const run_opts *o) { return !matte_read_elsewhere(o); }
+
 int writer_alpha8_claim(const run_opts *o) {
   alpha8_claimed = writer_alpha8_wanted(o);
   return alpha8_claimed;

@@ -47,6 +47,8 @@ int writer_alpha8_claim(const run_opts *o);
 /* What writer_alpha8_claim will say, without claiming: run asks its stream for the 8-bit matte then
  * (hr_stream_result.alpha_u8), which the slots copy instead of quantising on the loop's thread. */
 int writer_alpha8_wanted(const run_opts *o);
+/* 1 when no sink reads the float matte (the alpha PNGs at most, as 8 bits): the stream need not make it. */
+int writer_float_unread(const run_opts *o);
 /* The 8-bit matte of a frame handed to the sinks by this writer, or NULL (not claimed, suspended). */
 const uint8_t *writer_alpha8(const run_frame *f);
 
