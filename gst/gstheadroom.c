@@ -438,10 +438,8 @@ static void attach_matte(GstHeadroom *self, GstBuffer *out, const hr_stream_resu
     const guint8 *cm8 = cr && cr->action == HR_COMPOSITE_ACTION_MATTE ? hr_compositor_matte(self->comp) : NULL;
     if (cm8) {
       memcpy(mi.data, cm8, n);
-    } else if (r->alpha_u8) {   /* the stream's, same rounding */
+    } else if (r->alpha_u8) {   /* the stream's (the element always asks for them), same rounding */
       memcpy(mi.data, r->alpha_u8, n);
-    } else {
-      for (gsize i = 0; i < n; i++) { float v = r->alpha[i]; mi.data[i] = (guint8)(v <= 0 ? 0 : v >= 1 ? 255 : lrintf(v * 255.f)); }
     }
     gst_buffer_unmap(mb, &mi);
     gst_structure_set(s, "matte", GST_TYPE_BUFFER, mb, NULL);

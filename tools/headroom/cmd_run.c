@@ -140,7 +140,12 @@ int cmd_run(int argc, char **argv) {
     rec->frame = sl->index;
     hr_flow_stats fs; hr_flow_get_stats(flow, &fs);
     rec->dropped = fs.dropped + out_dropped;
-    if (writer_fill(&wr, ws, &r, sl->index, done)) { stop_why = "out of memory copying a frame for the outputs"; capture_release(&cap); break; }
+    const int wf = writer_fill(&wr, ws, &r, sl->index, done);
+    if (wf) {
+      stop_why = wf == -2 ? "internal error: the stream gave no 8-bit matte for the alpha PNGs" : "out of memory copying a frame for the outputs";
+      capture_release(&cap);
+      break;
+    }
     /* delivered: the outputs are in the writer's hands (latency ends here; output_ms is the writer's) */
     double t_end = cli_now_ms();
     ws->res.record.latency_ms = t_end - sl->t_cap;

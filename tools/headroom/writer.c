@@ -1,11 +1,7 @@
 /* The output thread of `headroom run`: runs the sinks on copies of delivered frames, in order, off
  * the live loop's thread. A frame a sink fails on is taken back from the sinks before it (unwrite)
  * and the run stops; frames queued behind it are not written. */
-#include <math.h>
 #include <stddef.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,26 +38,6 @@ const uint8_t *writer_alpha8(const run_frame *f) {
   if (!alpha8_claimed) return NULL;   /* every run_frame is a slot's (write_slot): only then looked into */
   const writer_slot *s = (const writer_slot *)(const void *)((const char *)f->res - offsetof(writer_slot, res));
   return s->alpha8 && s->has_alpha8 ? s->alpha8 : NULL;
-}
-
-/* The matte as the alpha PNGs write it (sinks.c's rounding: lrintf, ties to even; NaN -> 0). On the
- * live loop's thread, in place of the float copy: SSE2 converts with the same rounding (MXCSR's
- * round to nearest even), clamped first (MAXPS gives its second operand, 0, for NaN). */
-static void quantise(uint8_t *dst, const float *src, size_t n) {
-  size_t i = 0;
-#ifdef __SSE2__
-  const __m128 k = _mm_set1_ps(255.f), lo = _mm_setzero_ps(), hi = _mm_set1_ps(255.f);
-  for (; i + 16 <= n; i += 16) {
-    __m128i q[4];
-    for (int j = 0; j < 4; j++)
-      q[j] = _mm_cvtps_epi32(_mm_min_ps(_mm_max_ps(_mm_mul_ps(_mm_loadu_ps(src + i + 4 * j), k), lo), hi));
-    _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm_packus_epi16(_mm_packs_epi32(q[0], q[1]), _mm_packs_epi32(q[2], q[3])));
-  }
-#endif
-  for (; i < n; i++) {
-    float v = src[i];
-    dst[i] = (uint8_t)(v <= 0 ? 0 : v >= 1 ? 255 : lrintf(v * 255.f));
-  }
 }
 
 static void write_slot(writer *w, writer_slot *s) {
@@ -159,9 +135,10 @@ int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t in
     s->res.alpha = NULL;
     s->res.raw = NULL;
   } else if ((r->alpha || r->alpha_u8) && w->alpha8) {   /* only the alpha PNGs read it: 8 bits, no float copy */
-    /* the stream's own (made on its threads in the pass its health monitor makes; same rounding) */
-    if (r->alpha_u8) memcpy(s->alpha8, r->alpha_u8, (size_t)r->width * (size_t)r->height);
-    else quantise(s->alpha8, r->alpha, (size_t)r->width * (size_t)r->height);
+    /* the stream's own (run asks for them whenever the slots take them: writer_float_unread; the
+     * PNG sink's rounding) */
+    if (!r->alpha_u8) return -2;
+    memcpy(s->alpha8, r->alpha_u8, (size_t)r->width * (size_t)r->height);
     s->has_alpha8 = 1;
     s->res.alpha = NULL;
     s->res.raw = NULL;

@@ -56,7 +56,8 @@ const uint8_t *writer_alpha8(const run_frame *f);
 int writer_start(writer *w, run_cfg *cfg, void **data_ctx, void **record_ctx, hr_stats *st_out);
 /* A free slot: waits for one when wait, else NULL when none is free. */
 writer_slot *writer_acquire(writer *w, int wait);
-/* Copy what the sinks need of r into the slot (r's views are valid only until the next push). */
+/* Copy what the sinks need of r into the slot (r's views are valid only until the next push). 0; -1
+ * out of memory; -2 the slots take the 8-bit matte and r has none. */
 int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t index, int64_t done);
 void writer_submit(writer *w);
 /* Write what is queued, stop the thread, free the slots. NULL-safe on a writer never started. */
