@@ -37,6 +37,9 @@ static double ring_q(const hr__ladder *l, const double *ring, int m, double q) {
 
 /* The controller's p99 of its 64 frames: the second largest (nearest rank, 63/64). */
 #define TAIL_RANK (63.0 / 64)
+/* A rung's measured median is used for an up-step's prediction this many frames after it was left
+ * (60 s at 60 fps) */
+#define UP_SEEN 3600
 
 /* Budget controller on the frame processing time (ms). The first frame after a change is not
  * counted (it carries the new plan's setup). Rung costs are predicted from what the current rung
@@ -62,7 +65,14 @@ static double ring_q(const hr__ladder *l, const double *ring, int m, double q) {
  *     a frame from 0.085 down to 0.048; three in a row move the median of 4).
  *   up, slow: after up_wait frames (and at least 64) on a rung, if the rung above is predicted to
  *     fit in 90% of the budget from the p90 of the last 32 frames, and within it from the p99 of
- *     the last 64. up_wait starts at 60 frames and doubles (to at
+ *     the last 64. The prediction scales them by the pixels (ratio^2), or, when the rung above was
+ *     left within the last UP_SEEN frames, by the two rungs' measured medians (that rung's over its
+ *     stay, this one's over its last 32 frames), never below half the pixels' growth: ratio^2 ran
+ *     high by the costs that do not shrink with the ratio (bedroom at 1920x1440 on 2 CPUs: 0.085 ->
+ *     0.107 cost 1.42x, not 1.56x; 0.107 -> 0.133 1.28x), and a loop that a stall stepped down could
+ *     not climb back to a rung it had run within the budget (test_stream_ladder (8)). A rung
+ *     measured when the host was faster is climbed to and left again: its median is then the slow
+ *     one, and up_wait doubles. up_wait starts at 60 frames and doubles (to at
  *     most 1920) whenever a rung reached by an up-step has to be left within 2 x up_wait frames;
  *     it halves back (not below 60) after 8 x up_wait frames without a change.
  * Hysteresis: down when the p90 is over the budget; up only when the rung above is predicted at
@@ -72,6 +82,7 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   l->frames++;
   l->since_change++;
   if (l->since_change <= 1) return;
+  l->ring_rung = l->cur;
   const int prev_over = l->n_recent > 0 && l->recent[(l->n_recent - 1) % 64] > budget;
   l->once[l->n_recent % 64] = ms > budget && prev_over ? budget : ms;
   l->recent[l->n_recent++ % 64] = ms;
@@ -101,6 +112,10 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   if (l->up_wait > 60 && l->frames - l->calm_since > 8 * l->up_wait) { l->up_wait /= 2; l->calm_since = l->frames; }
   if (cur > 0 && l->budget_rung >= cur && l->since_change >= l->up_wait && n >= 64) {
     double p90 = ring_q(l, l->recent, 32, 0.9), p99 = ring_q(l, l->recent, 64, TAIL_RANK), up = (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]);
+    if (l->med[cur - 1] > 0 && l->frames - l->med_at[cur - 1] <= UP_SEEN) {   /* the rung above, measured */
+      const double r = l->med[cur - 1] / ring_q(l, l->recent, 32, 0.5), floor = 1 + 0.5 * (up - 1);
+      if (r < up) up = r > floor ? r : floor;
+    }
     if (p90 * up <= 0.9 * budget && p99 * up <= budget) {
       l->budget_rung = cur - 1;
       l->up_at = l->calm_since = l->frames;
@@ -108,4 +123,9 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   }
 }
 
-void hr__ladder_changed(hr__ladder *l) { l->n_recent = 0; l->since_change = 0; }
+void hr__ladder_changed(hr__ladder *l) {
+  /* the rung left: its median over the stay (the ring's last 64 frames) */
+  const int n = l->n_recent < 64 ? l->n_recent : 64, k = l->ring_rung;
+  if (n >= 12 && k >= 0 && k < l->n) { l->med[k] = ring_q(l, l->recent, n, 0.5); l->med_at[k] = l->frames; }
+  l->n_recent = 0; l->since_change = 0;
+}

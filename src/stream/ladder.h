@@ -12,6 +12,11 @@ typedef struct hr__ladder {
   double once[64];                     /* the same, each run of frames over the budget counted once: a
                                           frame over it right after one over it is kept as the budget */
   int n_recent, since_change;
+  int ring_rung;                       /* the rung the ring's frames ran on */
+  /* each rung's median frame time over its last stay (>= 12 frames; 0: none) and the frame count
+   * when it was left: the up-step's prediction (hr__ladder_observe) */
+  double med[HR_STREAM_MAX_RUNGS];
+  int64_t med_at[HR_STREAM_MAX_RUNGS];
   /* the controller's memory of its up-steps (see hr__ladder_observe) */
   int up_wait;
   int64_t frames, up_at, calm_since;

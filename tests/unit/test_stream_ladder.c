@@ -122,5 +122,41 @@ int main(void) {
   }
   CHECK_EQ_INT(l.cur, 1);
   CHECK_EQ_INT(changes, 1);
+  /* (8) the up-step from measured costs. A rung's cost has a part that does not shrink with the
+   * ratio, here 3 ms + 11 ms x (ratio / 0.2)^2: rung 1 (0.2) 14.0 ms, rung 2 (0.16) 10.04 ms. Scaled by the pixels, rung 1 is predicted at 10.04 x
+   * 1.5625 = 15.7 ms, over 90% of the budget (15.03): a loop that a stall pair stepped down from
+   * rung 1 never went back. Measured (14.0 / 10.04 = 1.39x), it climbs back after the wait and stays. */
+  ladder_init(&l);
+  l.budget_rung = l.cur = 1;
+  changes = 0;
+  int back_at = -1;
+  for (int i = 0; i < 400; i++) {
+    const double rr = l.ratio[l.cur] / 0.2, cost = 3.0 + 11.0 * rr * rr;
+    int c = frame(&l, i == 100 || i == 105 ? 40.0 : cost);
+    changes += c;
+    if (c && i > 105 && l.cur == 1 && back_at < 0) back_at = i;
+  }
+  CHECKF(back_at > 105 && back_at <= 106 + 64 + 2, "measured up-step: back on rung 1 at frame %d (want within the 64-frame window after the step down)", back_at);
+  CHECK_EQ_INT(changes, 2);
+  CHECK_EQ_INT(l.cur, 1);
+  /* ... a rung above never measured is still predicted by the pixels: from rung 2 at 10.04 ms a
+   * frame, no climb */
+  ladder_init(&l);
+  l.budget_rung = l.cur = 2;
+  changes = 0;
+  for (int i = 0; i < 400; i++) {
+    const double rr = l.ratio[l.cur] / 0.2;
+    changes += frame(&l, 3.0 + 11.0 * rr * rr);
+  }
+  CHECK_EQ_INT(changes, 0);
+  /* ... and the measured ratio is floored at half the pixels' growth (1.28x): with the rung above
+   * measured at 11 ms and this one running at 12.5 (the host slower since), the rung above is
+   * predicted at 12.5 x 1.28 = 16.0 ms, not 11: no climb */
+  ladder_init(&l);
+  l.cur = l.budget_rung = 2;
+  l.med[1] = 11.0; l.med_at[1] = 0;
+  changes = 0;
+  for (int i = 0; i < 300; i++) changes += frame(&l, 12.5);
+  CHECK_EQ_INT(changes, 0);
   return hr_test_finish("test_stream_ladder");
 }
