@@ -372,7 +372,7 @@
 # stream's bytes for its alpha PNGs): U8=1 REG=1 1920x1440 r0.25 2.168 / 2.193 ms, GPU 2.025 (461 fps;
 # by class unchanged), 8 bits within 1 of XNNPACK's. run-live: 400 of 400 at 480x360, 0 dropped,
 # latency p50 7.9 / p99 9.8 / max 11.8 ms, device_ms p50 4.84 / p99 5.77, output_ms p50 7.7 / p99 10.5.
-# 2026-12-03, session 18 (937c7f4: headroom run asks its stream for the 8-bit matte alone, so the
+# 2026-12-03, session 18 (5124cc0; since c768f2c headroom run asks its stream for the 8-bit matte alone, so the
 # Vulkan session reads back W x H bytes, not floats, and the health monitor reads them): U8=1 REG=1
 # 1920x1440 r0.25 2.191 / 2.225 ms (min 2.168), GPU 2.044 (456 fps; by class as before: conv3x3 0.862,
 # conv1x1 0.723, elementwise 0.241, depthwise 0.212, copy 0.139, resize 0.077, refiner 0.059), 8 bits
