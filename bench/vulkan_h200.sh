@@ -378,6 +378,10 @@
 # conv1x1 0.723, elementwise 0.241, depthwise 0.212, copy 0.139, resize 0.077, refiner 0.059), 8 bits
 # within 1 of XNNPACK's. run-live: 400 of 400 at 480x360, 0 dropped, latency p50 7.8 / p99 9.1 / max
 # 16.9 ms, device_ms p50 4.59 / p99 5.72, frame copy p50 0.29 ms, output_ms p50 8.8 / p99 11.0.
+# Then 28bd564 (the ladder's one-rung tail rules and measured up-steps): run-live 400 of 400 at
+# 480x360, latency p50 7.9 / p99 9.6 / max 11.1 ms; LIVE_ARGS="--budget-ms 4" (the loop walks its
+# rungs) 400 of 400 delivered, 0 dropped, latency p99 14.4 / max 15.9 ms (86x64 170 frames, 115x86
+# 44, 153x115 25, 192x144 13, 307x230 143, 480x360 5).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
