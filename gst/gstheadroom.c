@@ -429,18 +429,14 @@ static void attach_matte(GstHeadroom *self, GstBuffer *out, const hr_stream_resu
                     "state", G_TYPE_STRING, hr_health_state_name(r->health.state), "reason", G_TYPE_STRING, r->health.reason ? r->health.reason : "",
                     "confidence", G_TYPE_DOUBLE, (double)r->health.confidence, "output-ok", G_TYPE_BOOLEAN, (gboolean)r->health.output_ok,
                     "shows", G_TYPE_STRING, cr ? hr_composite_action_name(cr->action) : "none", NULL);
-  if (!r->alpha && !r->alpha_u8) return;
+  if (!r->alpha_u8) return;   /* no matte (a suspended frame): the element always asks for the bytes */
   GstBuffer *mb = NULL;
   if (gst_buffer_pool_acquire_buffer(self->matte_pool, &mb, NULL) != GST_FLOW_OK || !mb) return;
   GstMapInfo mi;
   if (gst_buffer_map(mb, &mi, GST_MAP_WRITE)) {
     gsize n = (gsize)self->w * self->h;
     const guint8 *cm8 = cr && cr->action == HR_COMPOSITE_ACTION_MATTE ? hr_compositor_matte(self->comp) : NULL;
-    if (cm8) {
-      memcpy(mi.data, cm8, n);
-    } else if (r->alpha_u8) {   /* the stream's (the element always asks for them), same rounding */
-      memcpy(mi.data, r->alpha_u8, n);
-    }
+    memcpy(mi.data, cm8 ? cm8 : r->alpha_u8, n);   /* the stream's bytes: the same rounding */
     gst_buffer_unmap(mb, &mi);
     gst_structure_set(s, "matte", GST_TYPE_BUFFER, mb, NULL);
   }

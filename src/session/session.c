@@ -571,7 +571,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   out->threads = hr__session_threads(s, 0, p->n_rops);
   if (s->p.alpha_u8) {
     int64_t bad = 0;
-    if (s->alpha8 && s->alpha8_made) { /* the CPU's guided-filter tail made them */
+    if (s->alpha8_made) { /* the CPU's guided-filter tail made them (into alpha8) */
       bad = s->alpha8_bad;
       out->alpha_u8 = s->alpha8;
     } else if (s->alpha8) { /* the backend makes no 8-bit matte: converted here, on the threads the frame ran on */

@@ -56,8 +56,6 @@ struct hr_stream {
   int read_suspended;
   hr__depth *depth;            /* depth fusion (depth.h), NULL when off */
   uint8_t *u8;                 /* session.alpha_u8: the 8-bit matte (width x height), made at create */
-  int u8only;                  /* params.alpha_u8_only in effect: the session (or the tail) makes the
-                                  bytes, no float matte */
   char err[512];
 };
 
@@ -199,19 +197,17 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     errf(err, err_len, "stream: budget_ms must be > 0 and max_rungs in 1..%d", HR_STREAM_MAX_RUNGS);
     st = HR_EINVAL; goto fail;
   }
-  /* session.alpha_u8: the session still makes the float matte (the health monitor, the depth fusion
-   * and the tail-every-frame mode read it); the stream makes the bytes in the pass the health
-   * monitor's full scan makes over it (out_pass) */
-  const int want_u8 = s->sp.alpha_u8;
-  s->u8only = want_u8 && s->p.alpha_u8_only && !s->p.depth && !s->p.inject;
-  /* alpha_u8_only: the session's bytes per frame; in tail-every-frame mode the tail's (tail.q8) */
-  s->sp.alpha_u8 = s->p.session.alpha_u8 = s->u8only && !s->p.tail_every_frame;
+  /* session.alpha_u8: the session makes the float matte (the health monitor, the depth fusion and
+   * fault injection read it) and the stream the bytes in the pass the health monitor's full scan
+   * makes over it (out_pass); with alpha_u8_only (no depth, no injection) the bytes alone: the
+   * session's per frame, the stream's tail's (tail.q8) in tail-every-frame mode */
+  const int want_u8 = s->sp.alpha_u8, u8only = want_u8 && s->p.alpha_u8_only && !s->p.depth && !s->p.inject;
+  s->sp.alpha_u8 = s->p.session.alpha_u8 = u8only && !s->p.tail_every_frame;
   hr_model_info mi; hr_model_get_info(m, &mi);
   if (!s->sp.width) { s->sp.width = mi.fixed_width; s->sp.height = mi.fixed_height; }
   if (s->sp.width <= 0 || s->sp.height <= 0) { errf(err, err_len, "stream: no model input size (set session.width/height)"); st = HR_EINVAL; goto fail; }
-  /* the stream's own bytes: made by its pass over a float matte, or by its tail (alpha_u8_only in
-   * tail-every-frame mode); per frame with alpha_u8_only the session's are the result */
-  if (want_u8 && !(s->u8only && !s->p.tail_every_frame) && !(s->u8 = malloc((size_t)s->sp.width * (size_t)s->sp.height))) {
+  /* the stream's own bytes (made by its pass or its tail), unless the session's are the result */
+  if (want_u8 && !s->sp.alpha_u8 && !(s->u8 = malloc((size_t)s->sp.width * (size_t)s->sp.height))) {
     errf(err, err_len, "stream: out of memory for the %dx%d 8-bit matte", s->sp.width, s->sp.height);
     st = HR_ENOMEM; goto fail;
   }
@@ -259,7 +255,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     const char *nice = getenv("HR_TAIL_NICE");   /* for measurements: the network thread's nice value */
     st = hr__tail_start(&s->tail, nice ? atoi(nice) : TAIL_NICE, err, err_len);
     if (st) goto fail;
-    s->tail.q8 = s->u8only ? s->u8 : NULL;
+    s->tail.q8 = u8only ? s->u8 : NULL;
     s->tail_on = 1;
     const char *w = getenv("HR_TAIL_WAIT");   /* for measurements: 0 = always the newest published */
     s->tail_wait = !w || atoi(w) != 0;
