@@ -47,6 +47,10 @@ float pf(int i) { return intBitsToFloat(p[i]); }
 // an activation (flags >> 12), + residual (p[29], at the output's own index oi). p[25] flags: 1 mul1,
 // 2 add, 4 relu, 8 relu6, 256 mul2, 128 residual; 16/32/64: mul1/add/mul2 a scalar, not per channel;
 // 512: instead of mul2, x a view of another value (a GRU's z), its pixel stride in bits 16 on.
+// 2048 (with 512 and 128): a GRU's new state, (1 - z) * h + z * c: the residual is h, times 1 - z.
+// 1024 (a squeeze-excitation's scale s, one output a channel): the 1x1 convolution after the
+// excitation reads W'[c][j] = W[c][j] * s[c] instead of W and the excitation's input unscaled;
+// row c (bits 16 on: its length) of W at p[26] written scaled to p[29] (neither used otherwise).
 // The constants are in the weights' range (f32(2)), the residual in f32(0)'s.
 layout(constant_id = 2) const int EPI = 0; // p[25], a constant of the pipeline
 float epi(float v, int oc, int oi) {
@@ -60,8 +64,14 @@ float epi(float v, int oc, int oi) {
   if ((fl & 8) != 0) v = min(max(v, 0.0), 6.0);
   if ((fl & 256) != 0) v = v * ldu(fw, p[28] + ((fl & 64) != 0 ? 0 : oc));
   // 512: x a view (fp32 storage) at p[28], its pixels fl >> 16 floats apart (oi = pixel * p[22] + oc)
-  if ((fl & 512) != 0) v = v * ldu(false, p[28] + ((oi - oc) / p[22]) * (fl >> 16) + oc);
+  float z = 0.0;
+  if ((fl & 512) != 0) { z = ldu(false, p[28] + ((oi - oc) / p[22]) * (fl >> 16) + oc); v = v * z; }
   v = act_post(v, (fl >> 12) & 15);
-  if ((fl & 128) != 0) v = v + ldu(f32(0), p[29] + oi);
+  if ((fl & 2048) != 0) v = (1.0 - z) * ldu(f32(0), p[29] + oi) + v;
+  else if ((fl & 128) != 0) v = v + ldu(f32(0), p[29] + oi);
+  if ((fl & 1024) != 0) {
+    int n = fl >> 16, w = p[26] + oc * n, o = p[29] + oc * n;
+    for (int j = 0; j < n; j++) stu(false, o + j, ldu(f32(2), w + j) * v);
+  }
   return v;
 }

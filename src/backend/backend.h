@@ -53,8 +53,11 @@ hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1);
 hr_status hr__vk_value_read(hr_session *s, void *impl, int v, void *dst);
 hr_status hr__vk_value_write(hr_session *s, void *impl, int v, const void *src);
 /* 1 when op i runs inside op i - 1 (an activation fused into a convolution's epilogue): run and
- * compare them together. */
+ * compare them together; 2: a Pad read as the next convolution's padding; 3: computed inside a
+ * later op, hr__vk_host(impl, i) (a GRU's (1 - z) * h in the candidate convolution's epilogue, a
+ * squeeze-excitation's x * s in the projection's weights): its output is never written. */
 int hr__vk_fused(void *impl, int i);
+int hr__vk_host(void *impl, int i);
 /* Host time of the last run: the frame's copy into the staging buffer, and submit to fence. */
 void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms);
 /* Warnings and errors the Khronos validation layer reported so far (HR_VULKAN_VALIDATION=1). */

@@ -80,7 +80,14 @@ static void run_plan(hr_model *m, int w, int h, float ratio, const hr_frame *f, 
      * into its epilogue): run together, the reference op by op, the last one's output compared */
     int g1 = i;
     if (hr__vk_fused(s->bimpl, i) == 2) g1++;
-    while (g1 + 1 < pl->n_rops && hr__vk_fused(s->bimpl, g1 + 1) == 1) g1++;
+    for (;;) { /* and an op computed inside a later one (fused 3): through that one and its chain */
+      while (g1 + 1 < pl->n_rops && hr__vk_fused(s->bimpl, g1 + 1) == 1) g1++;
+      int h = g1;
+      for (int q = i; q <= g1 + 1 && q < pl->n_rops; q++)
+        if (hr__vk_fused(s->bimpl, q) == 3 && hr__vk_host(s->bimpl, q) > h) h = hr__vk_host(s->bimpl, q);
+      if (h == g1) break;
+      g1 = h;
+    }
     if (g1 > i) {
       /* values made inside the group come from the reference's own outputs (the device never
        * writes them); the others are read back before the group runs */

@@ -309,7 +309,8 @@ typedef struct vk {
   int alpha_direct;           /* the guided-filter tail writes alpha into rback itself (fgf.comp EPI 1) */
   int alpha8;                 /* ... as 8 bits (alpha_u8, fgf.comp EPI 2), a NaN/Inf word after them */
   int64_t alpha8_flag;        /* that word's byte offset in rback */
-  char *fused;                /* per op: 1 = its activation runs in the previous op's (a convolution's) epilogue */
+  char *fused;                /* per op: 1 = its activation runs in the previous op's (a convolution's) epilogue; 3 = inside op host[i] (backend.h) */
+  int *host;
   int n_barriers;             /* in the frame's command buffer */
   int elide;                  /* barriers only between dependent dispatches (HR_VK_BARRIERS=all: after each) */
   int frame_w, frame_h;
@@ -322,6 +323,11 @@ typedef struct vk {
   int *vpar;
   int64_t *vdel, *vps;
   int pro;                    /* while lowering a binary op: the Sub folded into it (sub_fold), -1 */
+  /* squeeze-excitation folds (se_folds): the excitation's last convolution f also writes W' (at
+   * wq, floats: cin rows of ocp) = the weights of the 1x1 convolution j after x * s scaled by s
+   * per input channel; the Mul m (x * s) has no dispatch, j reads x and W' */
+  int n_sew;
+  struct sew { int f, m, j, x, ocp; int64_t wq, cin; } sew[16];
   int64_t scr_off, scr_n;     /* the split-K scratch (split_scratch): layout bytes into dbuf, floats; 0 floats: none */
   int64_t f32_bytes;          /* the fp32 range: bytes, and where it starts in dbuf */
   VkDeviceSize f32_base;
@@ -508,6 +514,7 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags 
 
 /* ---- the plan as dispatches ---- */
 static const hr__attrs *attrs_of(const hr__rop *r) { return r->node ? &r->node->a : &r->syn.a; }
+static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 
 /* Float offset of value v's data in dbuf, -1 if it has none there. */
 static int64_t voff(const vk *v, const hr__plan *p, int id) {
@@ -644,8 +651,10 @@ static int is_binary(hr__op op) {
   return op == HR_OP_MUL || op == HR_OP_ADD || op == HR_OP_ADDV2 || op == HR_OP_SUB || op == HR_OP_REALDIV || op == HR_OP_MINIMUM || op == HR_OP_MAXIMUM;
 }
 static int plain(const hr__plan *p, int x);
-/* The dispatch folds of 2026-12-02 (HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT): on
- * unless HR_VK_<NAME>=0, or HR_VK_FOLDS=0 for all of them (HR_VK_<NAME>=1 still turns one back on).
+/* The dispatch folds of 2026-12-02 (HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT) and
+ * of 2026-12-03 (HR_VK_GRUMIX: gru_mix, HR_VK_SEW: se_folds, HR_VK_CATRESIZE: cat_resize; 127 ->
+ * 111 dispatches for RVM): on unless HR_VK_<NAME>=0, or HR_VK_FOLDS=0 for all of them
+ * (HR_VK_<NAME>=1 still turns one back on).
  * Timed on the H200 the same day (1920x1440 NV12 r0.25, fp32, 300 frames, alternating in one run,
  * bench/vulkan_h200.sh): all four on, 127 dispatches, median 2.629 / 2.628 ms, GPU 2.342 / 2.340 ms;
  * off (views only), 166 dispatches, median 2.763-2.783 ms, GPU 2.513-2.515 ms; alpha vs XNNPACK
@@ -707,6 +716,22 @@ static int views_off(void) {
   const char *e = getenv("HR_VK_VIEWS");
   return e && *e == '0';
 }
+/* Whether concat op i, two sources along the channels, is read by the bilinear resize after it
+ * alone, so that the resize reads the sources where they lie and the concat has no dispatch
+ * (resize.comp p[12..15]; a RVM decoder block's passed-through half and its GRU's new state):
+ * fp32 storage, views on; HR_VK_CATRESIZE=0 turns it off. */
+static int cat_resize(const hr__plan *p, int fp16, int i) {
+  if (fp16 || views_off() || !fold_on("HR_VK_CATRESIZE") || i + 1 >= p->n_rops) return 0;
+  const hr__rop *r = &p->rops[i], *z = &p->rops[i + 1];
+  if (r->op != HR_OP_CONCAT || r->n_in != 3 || r->in_place_mask || z->op != HR_OP_RESIZE_BILINEAR || z->in[0] != r->out[0]) return 0;
+  int o = r->out[0];
+  if (p->vals[o].root != o || !plain(p, o) || p->vals[o].n_readers != 1 || p->vals[o].t.rank != 4 || last_axis(p, r->in[2], 4) != 3) return 0;
+  for (int k = 0; k < 2; k++) {
+    const hr__val *x = &p->vals[r->in[k]];
+    if (x->kind == V_CONST || x->t.dt != HR_DT_FLOAT || x->t.rank != 4 || x->t.dims[3] % 4) return 0;
+  }
+  return 1;
+}
 /* Whether concat op i runs as one dispatch (concat.comp): fp32 storage, views on, rank 4 along the
  * channels, at most 4 sources. */
 static int concat_one(const hr__plan *p, int fp16, int i) {
@@ -726,6 +751,7 @@ typedef struct vchain {
   int mul1, add, mul2, res; /* value ids, -1 */
   int pad;        /* the Pad op folded in before, -1 */
   int pad_in, pad_t, pad_l;
+  int gsub, gmul; /* a GRU's (1 - z) and (1 - z) * h, computed in the epilogue (flags 2048): no dispatch of their own; -1 */
 } vchain;
 
 /* Translate rop i into dispatches. Returns HR_ENOTSUP (s->err set) for what has no kernel here. */
@@ -944,6 +970,14 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       d->pc[6] = (int32_t)o->dims[1]; d->pc[7] = (int32_t)o->dims[2];
       d->pc[8] = a->half_pixel; d->pc[9] = a->align_corners;
       d->pc[10] = r->out_c_total > 0 ? r->out_c_total : C; d->pc[11] = r->out_c_total > 0 ? r->out_c_off : 0;
+      if (i > 0 && v->fused[i - 1] == 3 && v->host[i - 1] == i) { /* the concat before (cat_resize): its two sources where they lie */
+        const hr__rop *c = &p->rops[i - 1];
+        int a0 = c->in[0], a1 = c->in[1];
+        d->pc[1] = (int32_t)voff(v, p, a0); d->pc[12] = (int32_t)p->vals[a0].t.dims[3];
+        d->pc[13] = (int32_t)(v->vpar[a0] >= 0 ? v->vps[a0] : p->vals[a0].t.dims[3]);
+        d->pc[14] = (int32_t)voff(v, p, a1); d->pc[15] = (int32_t)(v->vpar[a1] >= 0 ? v->vps[a1] : p->vals[a1].t.dims[3]);
+        NEED(d->pc[1] >= 0 && d->pc[14] >= 0, "input without storage");
+      }
       return HR_OK;
     }
     case HR_OP_SRC_RESIZE:
@@ -1087,6 +1121,38 @@ static int64_t bytes_lo(const hr__plan *p, const int64_t *remap, int x) {
 }
 static int64_t bytes_hi(const hr__plan *p, const int64_t *remap, int x) { return bytes_lo(p, remap, x) + hr__numel(&p->vals[p->vals[x].root].t) * 4; }
 
+/* The op before op `before` that writes value x, -1. */
+static int producer(const hr__plan *p, int x, int before) {
+  for (int j = before - 1; j >= 0; j--)
+    for (int k = 0; k < p->rops[j].n_out; k++)
+      if (p->rops[j].out[k] == x) return j;
+  return -1;
+}
+/* A GRU's new state is (1 - z) * h + z * c: whether value `other`, added after the candidate
+ * convolution's z * tanh(..) (z the view zv), is (1 - z) * h computed by a Sub and a Mul read by
+ * nothing else, so that the epilogue can compute it from z and h (flags 2048) and those two ops
+ * need no dispatch (HR_VK_GRUMIX=0: not). Returns h (then *sub, *mul: the two ops), else -1. */
+static int gru_mix(const hr__plan *p, int other, int zv, int64_t n, int before, int *sub, int *mul) {
+  if (!fold_on("HR_VK_GRUMIX") || other < 0 || p->vals[other].root != other || !plain(p, other) || p->vals[other].n_readers != 1) return -1;
+  int m = producer(p, other, before);
+  if (m < 0 || p->rops[m].op != HR_OP_MUL || p->rops[m].n_in != 2 || p->rops[m].n_out != 1) return -1;
+  for (int q = 0; q < 2; q++) {
+    int u = p->rops[m].in[q], h = p->rops[m].in[1 - q];
+    if (u == h || p->vals[u].root != u || !plain(p, u) || p->vals[u].n_readers != 1) continue;
+    int sb = producer(p, u, m);
+    if (sb < 0 || p->rops[sb].op != HR_OP_SUB || p->rops[sb].n_in != 2 || p->rops[sb].in[1] != zv) continue;
+    const hr__val *one = &p->vals[p->rops[sb].in[0]];
+    if (one->kind != V_CONST || one->t.dt != HR_DT_FLOAT || !one->t.data || hr__numel(&one->t) != 1 || ((const float *)one->t.data)[0] != 1.f) continue;
+    const hr__val *hv = &p->vals[h], *hr = &p->vals[hv->root];
+    if (hv->kind == V_CONST || hv->t.dt != HR_DT_FLOAT || hr__numel(&hv->t) != n || hv->t.rank != 4 || (hr->storage != S_ARENA && hr->storage != S_STATE) ||
+        memcmp(hv->t.dims, p->vals[other].t.dims, sizeof hv->t.dims))
+      continue;
+    *sub = sb; *mul = m;
+    return h;
+  }
+  return -1;
+}
+
 /* A constant operand an epilogue can apply per output channel: a scalar or [..., OC]. 2 = scalar. */
 static int chan_const(const hr__plan *p, int x, int64_t OC) {
   const hr__val *c = &p->vals[x];
@@ -1104,7 +1170,7 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar,
   if (want) *want = -1;
   memset(c, 0, sizeof *c);
   c->end = i; c->out = p->rops[i].out[0];
-  c->mul1 = c->add = c->mul2 = c->res = c->pad = c->pad_in = -1;
+  c->mul1 = c->add = c->mul2 = c->res = c->pad = c->pad_in = c->gsub = c->gmul = -1;
   const hr__rop *r = &p->rops[i];
   const char *fz = getenv("HR_VK_FUSE");
   if ((fz && *fz == '0') || !is_conv(r->op) || r->out_c_total) return;
@@ -1150,6 +1216,10 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar,
       c->mul2 = other; c->flags |= 512 | (int)(vps[other] << 16); stage = 5;
     }
     else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && cc && stage < 3) { c->add = other; c->flags |= 2 | (cc == 2 ? 32 : 0); stage = 3; }
+    else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && (c->flags & 512) && !(c->flags & (15 << 12)) &&
+             (c->res = gru_mix(p, other, c->mul2, n, i, &c->gsub, &c->gmul)) >= 0) {
+      c->flags |= 128 | 2048; stage = 7; /* (1 - z) * h + z * c, h read at the output's index */
+    }
     else if ((a->op == HR_OP_ADD || a->op == HR_OP_ADDV2) && other >= 0 && p->vals[other].kind != V_CONST && p->vals[other].t.dt == HR_DT_FLOAT &&
              hr__numel(&p->vals[other].t) == n && p->vals[p->vals[other].root].storage == S_ARENA && p->vals[other].root != p->vals[cur].root &&
              !(vpar && vpar[other] >= 0)) { /* the residual is read at the output's index: never a view */
@@ -1170,7 +1240,7 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar,
       if (c->end != i) { /* retry with the Pad alone */
         vchain keep = *c;
         memset(c, 0, sizeof *c);
-        c->end = i; c->out = r->out[0]; c->mul1 = c->add = c->mul2 = c->res = -1;
+        c->end = i; c->out = r->out[0]; c->mul1 = c->add = c->mul2 = c->res = c->gsub = c->gmul = -1;
         c->pad = keep.pad; c->pad_in = keep.pad_in; c->pad_t = keep.pad_t; c->pad_l = keep.pad_l;
         if (c->pad >= 0) { lo = bytes_lo(p, remap, c->out); hi = bytes_hi(p, remap, c->out); k = -1; continue; }
       }
@@ -1178,6 +1248,61 @@ static void conv_chain(const hr__plan *p, const int64_t *remap, const int *vpar,
       return;
     }
   }
+}
+
+static void chain_of(const vk *v, const hr__plan *p, int i, vchain *ch);
+/* MobileNetV3's squeeze-excitation ends in x * s (s one value a channel, from a chain of 1x1
+ * convolutions on the mean of x) read by a 1x1 convolution alone: sum_c W[c][o] (x[c] s[c]) =
+ * sum_c (W[c][o] s[c]) x[c], so the convolution that makes s also writes W' = W scaled by s per row
+ * (common.glsl epi, flags 1024) and the projection reads x and W': no dispatch for the Mul, nor its
+ * full-size output written and read. fp32 storage; HR_VK_SEW=0 turns it off. Fills v->sew, places
+ * the W' after off (bytes) and returns the end. */
+static int64_t se_folds(vk *v, const hr__plan *p, int64_t off) {
+  v->n_sew = 0;
+  if (v->fp16 || views_off() || !fold_on("HR_VK_SEW")) return off;
+  for (int m = 0; m + 1 < p->n_rops && v->n_sew < (int)(sizeof v->sew / sizeof *v->sew); m++) {
+    const hr__rop *r = &p->rops[m], *c = &p->rops[m + 1];
+    if (r->op != HR_OP_MUL || r->n_in != 2 || r->n_out != 1) continue;
+    int o = r->out[0];
+    if (p->vals[o].root != o || !plain(p, o) || p->vals[o].n_readers != 1) continue;
+    if ((c->op != HR_OP_CONV2D && c->op != HR_OP_FUSED_CONV2D) || c->in[0] != o || c->out_c_total || p->vals[c->in[1]].kind != V_CONST) continue;
+    const hr__attrs *a = attrs_of(c);
+    const hr__tensor *w = &p->vals[c->in[1]].t;
+    if (w->rank != 4 || w->dims[0] != 1 || w->dims[1] != 1 || a->strides[1] != 1 || a->strides[2] != 1) continue;
+    for (int q = 0; q < 2; q++) {
+      int x = r->in[q], sv = r->in[1 - q];
+      const hr__tensor *xt = &p->vals[x].t, *st = &p->vals[sv].t;
+      if (p->vals[x].kind == V_CONST || p->vals[sv].kind == V_CONST || xt->rank != 4 || st->rank != 4 || xt->dt != HR_DT_FLOAT ||
+          v->vpar[x] >= 0 || v->vpar[sv] >= 0 || st->dims[0] != 1 || st->dims[1] != 1 || st->dims[2] != 1 || st->dims[3] != xt->dims[3] ||
+          w->dims[2] != xt->dims[3] || xt->dims[0] != 1 || p->vals[p->vals[x].root].storage != S_ARENA)
+        continue;
+      /* the convolution whose epilogue chain ends in s, p[26] and p[29] free there */
+      int f = -1;
+      vchain ch;
+      for (int k = m - 1; k >= 0 && f < 0; k--) {
+        if (!is_conv(p->rops[k].op) || p->rops[k].op == HR_OP_DWCONV || p->rops[k].op == HR_OP_FUSED_DWCONV) continue;
+        chain_of(v, p, k, &ch);
+        if (ch.out == sv) f = k;
+      }
+      if (f < 0 || (ch.flags & (1 | 128 | 512 | 1024 | 2048)) || hr__numel(&p->vals[p->rops[f].out[0]].t) != st->dims[3] || w->dims[3] >= 32768) continue;
+      /* the projection (its chain) must not write over x, which it now reads (the planner may have
+       * put it there, x being dead after the Mul): else its output gets a slot of its own */
+      vchain cj;
+      chain_of(v, p, m + 1, &cj);
+      int cr = p->vals[cj.out].root;
+      if (bytes_lo(p, v->remap, cj.out) < bytes_hi(p, v->remap, x) && bytes_lo(p, v->remap, x) < bytes_hi(p, v->remap, cj.out)) {
+        if (v->remap[cr] >= 0 || p->vals[cr].storage != S_ARENA || cr == p->vals[x].root) continue;
+        off = align256(off);
+        v->remap[cr] = off;
+        off += hr__numel(&p->vals[cr].t) * 4;
+      }
+      off = align256(off);
+      v->sew[v->n_sew++] = (struct sew){f, m, m + 1, x, (int)w->dims[3], off / 4, w->dims[2]};
+      off += w->dims[2] * w->dims[3] * 4;
+      break;
+    }
+  }
+  return off;
 }
 
 /* Slots of their own for the outputs of epilogue chains that the plan put over the convolution's
@@ -2028,7 +2153,7 @@ static void vk_destroy(void *impl) {
     if (v->sh) free(v->sh->picks);
     free(v->sh);
   }
-  free(v->voff); free(v->cdesc); free(v->f32off); free(v->remap); free(v->vpar); free(v->vdel); free(v->vps); free(v->disp); free(v->ts); free(v->fused);
+  free(v->voff); free(v->cdesc); free(v->f32off); free(v->remap); free(v->vpar); free(v->vdel); free(v->vps); free(v->disp); free(v->ts); free(v->fused); free(v->host);
   free(v);
 }
 
@@ -2053,7 +2178,6 @@ static int adopt(vk *v, vk *prev) {
   return 1;
 }
 
-static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 
 /* The constant block of v is that of pv, the plan it replaces: the same values at the same places
  * in the same storage (each constant the same data, or equal data where a plan made its own).
@@ -2125,6 +2249,7 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   if (!v->vpar || !v->vdel || !v->vps) return HR_ENOMEM;
   off = find_views(p, v->fp16, v->remap, v->vpar, v->vdel, v->vps, off);
   if ((v->scr_n = split_scratch(p, v->fp16))) { off = align256(off); v->scr_off = off; off += v->scr_n * 4; }
+  off = se_folds(v, p, off);
   if (v->fp16 && !(tail32 && *tail32 == '0')) {
     int last = -1, ok = 1;
     for (int i = 0; i < p->n_rops; i++)
@@ -2146,7 +2271,8 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
     d->pc[1] = (int32_t)(v->src_off / 4); d->pc[2] = p->width; d->pc[3] = p->height;
   }
   v->fused = calloc((size_t)p->n_rops + 1, 1);
-  if (!v->fused) return HR_ENOMEM;
+  v->host = calloc((size_t)p->n_rops + 1, sizeof *v->host);
+  if (!v->fused || !v->host) return HR_ENOMEM;
   /* a Pad folded into the convolution after it comes out of the op list afterwards */
   char *pad_folded = calloc((size_t)p->n_rops + 1, 1);
   if (!pad_folded) return HR_ENOMEM;
@@ -2154,7 +2280,14 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
     vchain ch;
     chain_of(v, p, i, &ch);
     if (ch.pad >= 0) pad_folded[ch.pad] = 1;
+    if (ch.flags & 2048) { /* computed in the candidate's epilogue */
+      v->fused[ch.gsub] = v->fused[ch.gmul] = 3;
+      v->host[ch.gsub] = v->host[ch.gmul] = i;
+    }
   }
+  for (int k = 0; k < v->n_sew; k++) { v->fused[v->sew[k].m] = 3; v->host[v->sew[k].m] = v->sew[k].j; } /* x * s: in the projection's weights */
+  for (int i = 0; i < p->n_rops; i++)
+    if (!v->fused[i] && !v->fused[i + 1] && cat_resize(p, v->fp16, i)) { v->fused[i] = 3; v->host[i] = i + 1; } /* read by the resize */
   /* lowered in order; a folded Pad's dispatches are dropped below */
   int lr = lr_fused(p, v->fp16);
   for (int i = 0; i < p->n_rops; i++) {
@@ -2228,6 +2361,12 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
     }
     if (ch.pad >= 0 && !pad_folded[ch.pad]) ch.pad = -1;
     int act = ch.end > i;
+    const struct sew *sf = NULL, *sj = NULL; /* this op makes an excitation's s / is its projection */
+    for (int k = 0; k < v->n_sew; k++) {
+      if (v->sew[k].f == i) sf = &v->sew[k];
+      if (v->sew[k].j == i) sj = &v->sew[k];
+    }
+    if (sf) ch.flags |= 1024 | (sf->ocp << 16);
     st = lower_rop(s, v, i, is_conv(p->rops[i].op) ? &ch : NULL);
     if (st) { free(pad_folded); return st; }
     for (int k = d0; k < v->n_disp; k++) {
@@ -2243,6 +2382,25 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
         }
         int64_t o = voff(v, p, ch.out);
         d->nw = 1; d->w[0][0] = o * 4; d->w[0][1] = o * 4 + hr__numel(&p->vals[ch.out].t) * 4;
+      }
+      if (sf) { /* also writes W' from the projection's weights */
+        d->pc[26] = (int32_t)voff(v, p, p->rops[sf->j].in[1]); d->pc[29] = (int32_t)sf->wq;
+        d->w[d->nw][0] = sf->wq * 4; d->w[d->nw][1] = (sf->wq + sf->cin * sf->ocp) * 4; d->nw++;
+      }
+      if (p->rops[i].op == HR_OP_RESIZE_BILINEAR && i > 0 && v->fused[i - 1] == 3 && v->host[i - 1] == i) { /* reads the concat's sources */
+        d->nr = 0;
+        for (int q = 0; q < 2; q++) {
+          int x = p->rops[i - 1].in[q];
+          while (v->vpar[x] >= 0) x = v->vpar[x];
+          d->r[d->nr][0] = voff(v, p, x) * 4; d->r[d->nr][1] = (voff(v, p, x) + hr__numel(&p->vals[x].t)) * 4; d->nr++;
+        }
+      }
+      if (sj) { /* reads x (not x * s) and W' */
+        int64_t xo = voff(v, p, sj->x), mo = voff(v, p, p->rops[sj->m].out[0]);
+        d->pc[1] = (int32_t)xo; d->pc[2] = (int32_t)sj->wq;
+        for (int q = 0; q < d->nr; q++)
+          if (d->r[q][0] == mo * 4) { d->r[q][0] = xo * 4; d->r[q][1] = (xo + hr__numel(&p->vals[sj->x].t)) * 4; }
+        if (d->nr < HR_ROP_MAX_IN) { d->r[d->nr][0] = sj->wq * 4; d->r[d->nr][1] = (sj->wq + sj->cin * sj->ocp) * 4; d->nr++; }
       }
     }
     for (int j = i + 1; act && j <= ch.end; j++) v->fused[j] = 1;
@@ -2733,6 +2891,7 @@ void hr__vk_host_ms(void *impl, double *copy_ms, double *submit_ms) {
   *submit_ms = ((vk *)impl)->host_ms[1];
 }
 int hr__vk_fused(void *impl, int i) { return ((vk *)impl)->fused[i]; }
+int hr__vk_host(void *impl, int i) { return ((vk *)impl)->fused[i] == 3 ? ((vk *)impl)->host[i] : -1; }
 int hr__vk_unified_memory(void *impl) {
   const char *e = getenv("HR_VK_UNIFIED");
   if (e && *e) return atoi(e) != 0;
@@ -2815,12 +2974,18 @@ hr_status hr__vk_plan_memory(const hr__plan *p, int fp16, hr__vk_memory *out) {
   int *vpar = malloc(sizeof *vpar * ((size_t)p->n_vals + 1));
   int64_t *vdel = malloc(sizeof *vdel * ((size_t)p->n_vals + 1)), *vps = malloc(sizeof *vps * ((size_t)p->n_vals + 1));
   if (vpar && vdel && vps) off = find_views(p, fp16, remap, vpar, vdel, vps, off);
-  int bad = !vpar || !vdel || !vps;
+  vk *t = calloc(1, sizeof *t);
+  int bad = !vpar || !vdel || !vps || !t;
+  if (!bad) {
+    int64_t scr = split_scratch(p, fp16);
+    if (scr) off = align256(off) + scr * 4;
+    t->fp16 = fp16; t->remap = remap; t->vpar = vpar; t->vdel = vdel; t->vps = vps;
+    off = se_folds(t, p, off);
+  }
+  free(t);
   free(vpar); free(vdel); free(vps);
   free(remap);
   if (bad) { free(seen); return HR_ENOMEM; }
-  int64_t scr = split_scratch(p, fp16);
-  if (scr) off = align256(off) + scr * 4;
   if (fp16 && !(tail32 && *tail32 == '0')) {
     int last = -1, ok = 1;
     for (int i = 0; i < p->n_rops; i++)
