@@ -69,9 +69,15 @@ float epi(float v, int oc, int oi) {
   v = act_post(v, (fl >> 12) & 15);
   if ((fl & 2048) != 0) v = (1.0 - z) * ldu(f32(0), p[29] + oi) + v;
   else if ((fl & 128) != 0) v = v + ldu(f32(0), p[29] + oi);
-  if ((fl & 1024) != 0) {
+#ifndef HR_EPI_SEW_COOP
+  if ((fl & 1024) != 0) { // sixteen loads issued before their stores (one buffer: a load cannot pass a store)
     int n = fl >> 16, w = p[26] + oc * n, o = p[29] + oc * n;
-    for (int j = 0; j < n; j++) stu(false, o + j, ldu(f32(2), w + j) * v);
+    for (int j0 = 0; j0 < n; j0 += 16) {
+      float t[16];
+      for (int j = 0; j < 16; j++) t[j] = j0 + j < n ? ldu(f32(2), w + j0 + j) : 0.0;
+      for (int j = 0; j < 16; j++) if (j0 + j < n) stu(false, o + j0 + j, t[j] * v);
+    }
   }
+#endif
   return v;
 }

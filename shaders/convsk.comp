@@ -4,6 +4,9 @@
 // the single-pixel layers, whose 120-240 outputs made 4-8 workgroups of 84-120 steps a thread),
 // the input channels split over 256 / OPW threads each, summed in shared memory. Push constants
 // as conv.comp (p[19] = 0).
+// A squeeze-excitation's s (EPI flags 1024, one output a channel): the workgroup writes its outputs'
+// rows of W' together, coalesced (common.glsl leaves them to the kernel: HR_EPI_SEW_COOP).
+#define HR_EPI_SEW_COOP
 #include "common.glsl"
 layout(constant_id = 0) const int OPW = 32;
 const int KSP = 256 / OPW;
@@ -39,11 +42,23 @@ void main() {
       barrier();
     }
   }
+  float sv = 0.0;
   if (ks == 0u && i < uint(p[0])) {
     float s = p[3] >= 0 ? ldu(fb, p[3] + oc) : 0.0;
     if (OPW < 32) s += red[o];
     else for (int k = 0; k < KSP; k++) s += red[o + uint(OPW) * uint(k)];
     int oi = ((n * OH + oy) * OW + ox) * p[22] + p[23] + oc;
-    stu(fo, p[4] + oi, epi(s, oc, oi));
+    sv = epi(s, oc, oi);
+    stu(fo, p[4] + oi, sv);
+  }
+  if ((EPI & 1024) != 0) { // single-pixel outputs: output i is channel i, W' rows i0.. contiguous
+    barrier();
+    if (ks == 0u) red[o] = sv;
+    barrier();
+    int nn = EPI >> 16, i0 = int(i - o), cnt = min(OPW, p[0] - i0);
+    for (int e = int(lt); e < cnt * nn; e += 256) {
+      int cl = e / nn;
+      stu(false, p[29] + i0 * nn + e, ldu(fw, p[26] + i0 * nn + e) * red[cl]);
+    }
   }
 }

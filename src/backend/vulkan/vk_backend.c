@@ -844,6 +844,10 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
         d->alt[0] = n_out;
         d->alt[15] = (n_out / o->dims[2]) * ((o->dims[2] + 3) / 4);
       }
+      if (ch && (ch->flags & 1024)) { /* a squeeze-excitation's s (se_folds): the split reduction, whose workgroup writes W' together */
+        for (int c = 0; c < NCK; c++) if (c != 2 && c != 14) d->alt[c] = -1;
+        kind = P_CONVSK8;
+      }
       for (int c = 0; c < NCK; c++) if (conv_kinds[c] == kind && d->alt[c] >= 0) set_conv_kind(d, c);
       if (cv && !strcmp(cv, "cycle") && d->alt[0] >= 0) { /* tests: each kernel in turn, so one plan runs them all */
         int c = i % NCK;
