@@ -382,6 +382,25 @@
 # 480x360, latency p50 7.9 / p99 9.6 / max 11.1 ms; LIVE_ARGS="--budget-ms 4" (the loop walks its
 # rungs) 400 of 400 delivered, 0 dropped, latency p99 14.4 / max 15.9 ms (86x64 170 frames, 115x86
 # 44, 153x115 25, 192x144 13, 307x230 143, 480x360 5).
+# 2026-12-03, session 19: three dispatch folds (677238f, a9af12a; 127 -> 111 dispatches, 134 -> 118
+# barriers with the split-K reductions): a GRU's (1 - z) * h in the candidate's epilogue
+# (HR_VK_GRUMIX), a squeeze-excitation's x * s in the projection's weights (HR_VK_SEW), a two-source
+# concat read by the resize after it (HR_VK_CATRESIZE). U8=1 REG=1 1920x1440 r0.25, two rounds
+# alternating in one call (median wall / GPU ms):
+#   all three on 2.107 / 1.961 and 2.114 / 1.975; HR_VK_SEW=0 4.27 (see below) / 1.999 and 2.000;
+#   all three off 2.172 / 2.033 and 2.160 / 2.035. By class, on: elementwise 0.170 (0.240 off),
+#   copy 0.115 (0.139), conv1x1 0.715, conv3x3 0.862, depthwise 0.209, resize 0.078, refiner 0.059.
+#   The first SEW version (each output's thread writing its W' row, a load and a store at a time)
+#   made the excitation's last convolution 17-18 us and gained nothing (GPU 2.005 / 1.996); its
+#   workgroup now writes the rows together (convsk8). Tried and dropped: the frame's first plane
+#   copied in two parts (the ingest's rows first, the rest beside the network): 720 row-run copy
+#   regions made the frame 4.20-4.27 ms (the HR_VK_SEW=0 rows above ran with it).
+#   Final, same day: 1920x1440 r0.25 2.109 / p99 2.166 ms, GPU 1.969 (474 fps); r0.5 4.937 ms (GPU
+#   4.790); 1920x1080 r0.25 1.723 ms (GPU 1.621, 580 fps); 8 bits within 1 of XNNPACK's. run-live:
+#   400 of 400 at 480x360, 0 dropped, latency p50 7.6 / p99 8.8 / max 9.5 ms; --budget-ms 4: 400 of
+#   400 delivered, 0 dropped, p99 13.6 / max 17.9 ms. Still 0.11 ms from 2.0: the GPU's 1.97 (five
+#   decoder 3x3 convolutions 0.52 of it, at ~10 TFLOP/s) and ~0.12 from submit to fence beyond it
+#   (the GPU's copy of the 4.1 MB frame from host memory, ~80 us, before the network).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
