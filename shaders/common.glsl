@@ -50,7 +50,8 @@ float pf(int i) { return intBitsToFloat(p[i]); }
 // 2048 (with 512 and 128): a GRU's new state, (1 - z) * h + z * c: the residual is h, times 1 - z.
 // 1024 (a squeeze-excitation's scale s, one output a channel): the 1x1 convolution after the
 // excitation reads W'[c][j] = W[c][j] * s[c] instead of W and the excitation's input unscaled;
-// row c (bits 16 on: its length) of W at p[26] written scaled to p[29] (neither used otherwise).
+// row c (bits 16 on: its length) of W at p[26] written scaled to p[29] (neither used otherwise)
+// by convsk.comp's workgroup after epi (the backend gives that flag to no other kernel).
 // The constants are in the weights' range (f32(2)), the residual in f32(0)'s.
 layout(constant_id = 2) const int EPI = 0; // p[25], a constant of the pipeline
 float epi(float v, int oc, int oi) {
@@ -69,15 +70,5 @@ float epi(float v, int oc, int oi) {
   v = act_post(v, (fl >> 12) & 15);
   if ((fl & 2048) != 0) v = (1.0 - z) * ldu(f32(0), p[29] + oi) + v;
   else if ((fl & 128) != 0) v = v + ldu(f32(0), p[29] + oi);
-#ifndef HR_EPI_SEW_COOP
-  if ((fl & 1024) != 0) { // sixteen loads issued before their stores (one buffer: a load cannot pass a store)
-    int n = fl >> 16, w = p[26] + oc * n, o = p[29] + oc * n;
-    for (int j0 = 0; j0 < n; j0 += 16) {
-      float t[16];
-      for (int j = 0; j < 16; j++) t[j] = j0 + j < n ? ldu(f32(2), w + j0 + j) : 0.0;
-      for (int j = 0; j < 16; j++) if (j0 + j < n) stu(false, o + j0 + j, t[j] * v);
-    }
-  }
-#endif
   return v;
 }

@@ -5,8 +5,7 @@
 // the input channels split over 256 / OPW threads each, summed in shared memory. Push constants
 // as conv.comp (p[19] = 0).
 // A squeeze-excitation's s (EPI flags 1024, one output a channel): the workgroup writes its outputs'
-// rows of W' together, coalesced (common.glsl leaves them to the kernel: HR_EPI_SEW_COOP).
-#define HR_EPI_SEW_COOP
+// rows of W' together, coalesced (common.glsl epi).
 #include "common.glsl"
 layout(constant_id = 0) const int OPW = 32;
 const int KSP = 256 / OPW;
