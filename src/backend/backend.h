@@ -55,7 +55,8 @@ hr_status hr__vk_value_write(hr_session *s, void *impl, int v, const void *src);
 /* 1 when op i runs inside op i - 1 (an activation fused into a convolution's epilogue): run and
  * compare them together; 2: a Pad read as the next convolution's padding; 3: computed inside a
  * later op, hr__vk_host(impl, i) (a GRU's (1 - z) * h in the candidate convolution's epilogue, a
- * squeeze-excitation's x * s in the projection's weights): its output is never written. */
+ * squeeze-excitation's x * s in the projection's weights, a concat whose sources the resize after
+ * it reads): its output is never written. */
 int hr__vk_fused(void *impl, int i);
 int hr__vk_host(void *impl, int i);
 /* Host time of the last run: the frame's copy into the staging buffer, and submit to fence. */

@@ -732,6 +732,10 @@ static int cat_resize(const hr__plan *p, int fp16, int i) {
   }
   return 1;
 }
+/* Whether resize op i reads the sources of the concat before it (cat_resize, marked at create). */
+static int reads_cat(const vk *v, const hr__plan *p, int i) {
+  return i > 0 && p->rops[i].op == HR_OP_RESIZE_BILINEAR && p->rops[i - 1].op == HR_OP_CONCAT && v->fused[i - 1] == 3 && v->host[i - 1] == i;
+}
 /* Whether concat op i runs as one dispatch (concat.comp): fp32 storage, views on, rank 4 along the
  * channels, at most 4 sources. */
 static int concat_one(const hr__plan *p, int fp16, int i) {
@@ -974,7 +978,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       d->pc[6] = (int32_t)o->dims[1]; d->pc[7] = (int32_t)o->dims[2];
       d->pc[8] = a->half_pixel; d->pc[9] = a->align_corners;
       d->pc[10] = r->out_c_total > 0 ? r->out_c_total : C; d->pc[11] = r->out_c_total > 0 ? r->out_c_off : 0;
-      if (i > 0 && v->fused[i - 1] == 3 && v->host[i - 1] == i) { /* the concat before (cat_resize): its two sources where they lie */
+      if (reads_cat(v, p, i)) { /* the concat before (cat_resize): its two sources where they lie */
         const hr__rop *c = &p->rops[i - 1];
         int a0 = c->in[0], a1 = c->in[1];
         d->pc[1] = (int32_t)voff(v, p, a0); d->pc[12] = (int32_t)p->vals[a0].t.dims[3];
@@ -1475,16 +1479,18 @@ static void chain_of(const vk *v, const hr__plan *p, int i, vchain *ch) {
   if (nd.end >= ch->end || (nd.pad >= 0 && ch->pad < 0)) *ch = nd;
 }
 
+/* A dispatch reads value x: its byte range (a view's: the whole of what it reads from) added to
+ * d's reads, unless a constant, without storage, or no room is left. */
+static void add_read(const vk *v, const hr__plan *p, vdisp *d, int x) {
+  while (v->vpar[x] >= 0) x = v->vpar[x];
+  int64_t o = voff(v, p, x);
+  if (p->vals[x].kind == V_CONST || o < 0 || d->nr >= HR_ROP_MAX_IN) return;
+  d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[x].t) * 4; d->nr++;
+}
 /* The byte ranges of a dispatch: every non-constant input and output value of its op. */
 static void annotate(const vk *v, const hr__plan *p, vdisp *d, const hr__rop *r) {
   d->nr = d->nw = 0;
-  for (int k = 0; k < r->n_in; k++) {
-    int x = r->in[k];
-    while (v->vpar[x] >= 0) x = v->vpar[x]; /* a view: the whole of what it reads from */
-    int64_t o = voff(v, p, x);
-    if (p->vals[x].kind == V_CONST || o < 0) continue;
-    d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[x].t) * 4; d->nr++;
-  }
+  for (int k = 0; k < r->n_in; k++) add_read(v, p, d, r->in[k]);
   for (int k = 0; k < r->n_out; k++) {
     int64_t o = voff(v, p, r->out[k]);
     if (o < 0) continue;
@@ -2352,13 +2358,10 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
       v->pro = -1;
       if (st) { free(pad_folded); return st; }
       const hr__rop *sr = &p->rops[i];
-      int xin = sr->in[p->vals[sr->in[0]].kind == V_CONST ? 1 : 0];
-      while (v->vpar[xin] >= 0) xin = v->vpar[xin];
+      const int xin = sr->in[p->vals[sr->in[0]].kind == V_CONST ? 1 : 0];
       for (int k = d0; k < v->n_disp; k++) {
-        vdisp *d = &v->disp[k];
-        annotate(v, p, d, &p->rops[i + 1]);
-        int64_t o = voff(v, p, xin);
-        if (o >= 0 && d->nr < HR_ROP_MAX_IN) { d->r[d->nr][0] = o * 4; d->r[d->nr][1] = o * 4 + hr__numel(&p->vals[xin].t) * 4; d->nr++; }
+        annotate(v, p, &v->disp[k], &p->rops[i + 1]);
+        add_read(v, p, &v->disp[k], xin);
       }
       v->fused[i + 1] = 1;
       continue;
@@ -2391,13 +2394,9 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
         d->pc[26] = (int32_t)voff(v, p, p->rops[sf->j].in[1]); d->pc[29] = (int32_t)sf->wq;
         d->w[d->nw][0] = sf->wq * 4; d->w[d->nw][1] = (sf->wq + sf->cin * sf->ocp) * 4; d->nw++;
       }
-      if (p->rops[i].op == HR_OP_RESIZE_BILINEAR && i > 0 && v->fused[i - 1] == 3 && v->host[i - 1] == i) { /* reads the concat's sources */
+      if (reads_cat(v, p, i)) { /* reads the concat's sources, not its output */
         d->nr = 0;
-        for (int q = 0; q < 2; q++) {
-          int x = p->rops[i - 1].in[q];
-          while (v->vpar[x] >= 0) x = v->vpar[x];
-          d->r[d->nr][0] = voff(v, p, x) * 4; d->r[d->nr][1] = (voff(v, p, x) + hr__numel(&p->vals[x].t)) * 4; d->nr++;
-        }
+        for (int q = 0; q < 2; q++) add_read(v, p, d, p->rops[i - 1].in[q]);
       }
       if (sj) { /* reads x (not x * s) and W' */
         int64_t xo = voff(v, p, sj->x), mo = voff(v, p, p->rops[sj->m].out[0]);
