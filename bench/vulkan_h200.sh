@@ -26,7 +26,8 @@
 # default 3), JSONL (a file to append the JSON lines to; default stdout only), BUILD (prepare: the
 # build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp32 since the
 # fp16 round below), HR_VK_TRACE=1 (run-live: the backend's copy / submit / GPU times per frame),
-# LIVE_FRAMES, LIVE_ARGS (more `headroom run` options), LIVE_CLI (another CLI binary).
+# LIVE_FRAMES, LIVE_ARGS (more `headroom run` options), LIVE_CLI (another CLI binary), VKBENCH (another
+# bench binary, e.g. one built from an older commit, for A/B in one call).
 # HR_VK_COMPILE_THREADS=N: the pipelines compiled at create over N threads (default the CPUs the
 # process may use, at most 16; 1: one after another, as before 2026-12-02); HR_VK_VERBOSE=1 prints
 # "N pipelines compiled in X ms over T threads" and the dispatch count at create (stderr).
@@ -686,7 +687,7 @@ for sz in $sizes; do
   wh=${sz%@*}; r=${sz#*@}
   raw=.gl/frames_${wh}.nv12
   [ -f "$raw" ] || raw=
-  line=$(.gl/vkbench models/rvm.json "${wh%x*}" "${wh#*x}" "$r" "${FRAMES:-300}" "${WARMUP:-20}" "${CHECK:-3}" $raw)
+  line=$(${VKBENCH:-.gl/vkbench} models/rvm.json "${wh%x*}" "${wh#*x}" "$r" "${FRAMES:-300}" "${WARMUP:-20}" "${CHECK:-3}" $raw)
   echo "$line"
   if [ -n "${JSONL:-}" ]; then echo "$line" >> "$JSONL"; fi
 done

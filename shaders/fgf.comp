@@ -6,11 +6,15 @@
 // 10 pha's float offset in the read-back buffer. EPI (p[25]) 1: pha also written there (fp32, the
 // host's memory: no copy after the frame). EPI 2 (alpha_u8, no fgr): four pixels a thread, their
 // round(clamp(pha, 0, 1) x 255) (ties to even) packed into one uint of the read-back buffer at uint p[10] + i / 4,
-// and uint p[11] set to 1 when one was NaN or Inf (the host zeroes it before the frame).
+// uint p[11] set to 1 when one was NaN or Inf, and the bytes' sum added to uint p[11] + 1 (a
+// workgroup's sum, one atomic add; the health monitor's mean: the host no longer reads the 2.8 MB
+// of a 1920x1440 matte for it). The host zeroes both words before the frame.
 #include "common.glsl"
 #include "frame.glsl"
 layout(std430, binding = 2) writeonly buffer Out { float o[]; };
 layout(std430, binding = 2) writeonly buffer OutU { uint ou[]; };
+layout(std430, binding = 2) buffer OutS { uint os[]; };
+shared uint wsum[256];
 void pha_out(int i, float v) {
   stu(f32(3), p[3] + i, v);
   if (EPI == 1) o[p[10] + i] = v;
@@ -55,19 +59,29 @@ float alpha_at(uint i) {
   return out_at(l, r, y0, y1, fx, fy, xv[3], 3);
 }
 void main() {
-  if (EPI == 2) {
-    uint i0 = gid() * 4u, word = 0u;
-    if (i0 >= uint(p[0])) return;
-    bool bad = false;
-    for (uint k = 0u; k < 4u; k++) {
-      if (i0 + k >= uint(p[0])) break;
-      float v = alpha_at(i0 + k);
-      stu(f32(3), p[3] + int(i0 + k), v);
-      bad = bad || isnan(v) || isinf(v);
-      word |= q8(v) << (8u * k);
+  if (EPI == 2) {   // (a constant of the pipeline: the barriers below are in uniform control flow)
+    uint i0 = gid() * 4u, word = 0u, sum = 0u, lt = gl_LocalInvocationID.x;
+    if (i0 < uint(p[0])) {
+      bool bad = false;
+      for (uint k = 0u; k < 4u; k++) {
+        if (i0 + k >= uint(p[0])) break;
+        float v = alpha_at(i0 + k);
+        stu(f32(3), p[3] + int(i0 + k), v);
+        bad = bad || isnan(v) || isinf(v);
+        uint q = q8(v);
+        word |= q << (8u * k);
+        sum += q;
+      }
+      ou[p[10] + int(i0 / 4u)] = word;
+      if (bad) ou[p[11]] = 1u;
     }
-    ou[p[10] + int(i0 / 4u)] = word;
-    if (bad) ou[p[11]] = 1u;
+    wsum[lt] = sum;
+    barrier();
+    for (uint h = 128u; h > 0u; h >>= 1u) {
+      if (lt < h) wsum[lt] += wsum[lt + h];
+      barrier();
+    }
+    if (lt == 0u && wsum[0] != 0u) atomicAdd(os[p[11] + 1], wsum[0]);
     return;
   }
   uint i = gid();

@@ -30,10 +30,11 @@ typedef struct hr__backend {
   hr_status (*state_write)(hr_session *s, void *impl, int k, const void *src);
   /* Host pointer to value v's data after the last run (alpha, fgr): borrowed until the next run. */
   const float *(*output)(hr_session *s, void *impl, int v);
-  /* params.alpha_u8: the backend's own 8-bit alpha (value v) of the last run, and in *nonfinite how
-   * many values were NaN or Inf (or only whether some were: 0 or 1); with nonfinite NULL (at create)
-   * whether it makes one. NULL (the pointer or what it returns): the session converts output(). */
-  const uint8_t *(*output_u8)(hr_session *s, void *impl, int v, int64_t *nonfinite);
+  /* params.alpha_u8: the backend's own 8-bit alpha (value v) of the last run, in *nonfinite how
+   * many values were NaN or Inf (or only whether some were: 0 or 1) and in *sum the bytes' sum (-1:
+   * not known); with nonfinite NULL (at create) whether it makes one. NULL (the pointer or what it
+   * returns): the session converts output(). */
+  const uint8_t *(*output_u8)(hr_session *s, void *impl, int v, int64_t *nonfinite, int64_t *sum);
   /* Make the backend's imports of host memory match s->reg (hr_session_register_memory): import
    * the ranges it lacks, release those no longer there. NULL: the backend reads frames in place. */
   hr_status (*sync_memory)(hr_session *s, void *impl);

@@ -301,7 +301,7 @@ static hr_status build(hr_session *s, int w, int h, float ratio, int carry, int 
     goto fail;
   }
   what = "8-bit alpha"; what_bytes = alpha8_bytes(plan, &s->p);
-  if (what_bytes && !(n->bk->output_u8 && n->bk->output_u8(n, n->bimpl, plan->alpha_val, NULL)) &&
+  if (what_bytes && !(n->bk->output_u8 && n->bk->output_u8(n, n->bimpl, plan->alpha_val, NULL, NULL)) &&
       !(n->alpha8 = alloc_aligned((size_t)what_bytes)))
     goto nomem;
   if (carry && carried) *carried = carry_state(s, n);
@@ -551,6 +551,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
   if (s->p.stateless && p->n_state > 0) s->bk->state_zero(s, s->bimpl);
   unsigned csr = hr__ftz_begin();
   s->alpha8_made = 0;
+  s->alpha8_bsum = -1;
   hr_status run_st = s->bk->run(s, s->bimpl);
   hr__ftz_end(csr);
   if (run_st) return run_st;
@@ -578,7 +579,7 @@ hr_status hr_session_push(hr_session *s, const hr_frame *f, hr_outputs *out) {
       bad = hr__k_alpha_u8(out->threads > 1 ? s->pool : NULL, out->alpha, s->alpha8, (int64_t)out->width * out->height);
       out->alpha_u8 = s->alpha8;
     } else {
-      out->alpha_u8 = s->bk->output_u8(s, s->bimpl, p->alpha_val, &bad);
+      out->alpha_u8 = s->bk->output_u8(s, s->bimpl, p->alpha_val, &bad, &s->alpha8_bsum);
     }
     out->alpha = NULL; out->raw = NULL;
     s->alpha8_bad = bad;

@@ -34,10 +34,10 @@ struct hr_session {
   float *alpha_buf;            /* alpha extracted from multi-channel outputs (meet), else NULL */
   uint8_t *alpha8;             /* params.alpha_u8: the 8-bit alpha when the backend makes none itself */
   int alpha8_made;             /* the last run's guided-filter tail wrote alpha8 itself (exec.c K_FGF:
-                                  hr__fgf_run_u8), with alpha8_bsum (the bytes' sum); the float
-                                  alpha was not written */
-  int64_t alpha8_bsum, alpha8_bad; /* alpha8_bad: the last push's NaN/Inf count behind its bytes
-                                  (every backend) */
+                                  hr__fgf_run_u8); the float alpha was not written */
+  int64_t alpha8_bsum, alpha8_bad; /* the last push's 8-bit alpha: the bytes' sum where whoever
+                                  made them summed them (that tail, the Vulkan tail), else -1;
+                                  its NaN/Inf count behind them (every backend) */
   const struct hr__backend *bk; /* how the plan runs (backend/backend.h) */
   void *bimpl;                 /* the backend's handle for this plan (the CPU one is an hr__exec) */
   pthreadpool_t pool;

@@ -510,7 +510,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
         hr__ladder_observe(&s->lad, to.net_ms, net_budget(&s->p));
     } else {
       st = hr_session_push(s->s, &s->cur, &o);
-      if (!st && o.alpha_u8) { q8_bad = s->s->alpha8_bad; q8_sum = s->s->alpha8_made ? s->s->alpha8_bsum : -1; }
+      if (!st && o.alpha_u8) { q8_bad = s->s->alpha8_bad; q8_sum = s->s->alpha8_bsum; }
 #ifdef HR_HAVE_VULKAN
       if (!st && s->s->bk == &hr__backend_vulkan) {
         double dms = hr__vk_device_ms(s->s->bimpl);

@@ -280,6 +280,18 @@ int main(void) {
     CHECKF(vb->alpha8 == NULL, "the Vulkan session converts on the host (alpha8 %p): the tail should write the 8 bits", (void *)vb->alpha8);
     long d = 0;
     for (int i = 0; i < NF; i++) d += compare(xa, vb, &vfn[i], 1, "vulkan 128x96 nv12", i);
+    { /* the tail's own sum of its bytes (the health monitor's mean: the host no longer reads the bytes for it) */
+      hr_session *vc = session(m, HR_BACKEND_VULKAN, VW, VH, 0.5f, 1, 1);
+      for (int i = 0; vc && i < NF; i++) {
+        hr_outputs ov;
+        CHECK_EQ_INT(hr_session_push(vc, &vfn[i], &ov), HR_OK);
+        int64_t bs = 0;
+        for (int k = 0; ov.alpha_u8 && k < VW * VH; k++) bs += ov.alpha_u8[k];
+        CHECKF(bs > 0 && vc->alpha8_bsum == bs, "vulkan frame %d: the tail's byte sum %lld, the bytes' %lld", i, (long long)vc->alpha8_bsum,
+               (long long)bs);
+      }
+      hr_session_destroy(vc);
+    }
     nan_frame(NULL, vb, &vfr[0], 40, 30, "vulkan NaN frame");
     /* the NaN word is cleared before every frame: after a reset, a clean frame raises nothing */
     CHECK_EQ_INT(hr_session_reset(vb), HR_OK);

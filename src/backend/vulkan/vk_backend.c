@@ -307,8 +307,8 @@ typedef struct vk {
   int zero_pending;
   int mma;                    /* tensor-core convolutions (convmma.comp): VK_NV_cooperative_matrix, 16x16x16 fp16 -> fp32 */
   int alpha_direct;           /* the guided-filter tail writes alpha into rback itself (fgf.comp EPI 1) */
-  int alpha8;                 /* ... as 8 bits (alpha_u8, fgf.comp EPI 2), a NaN/Inf word after them */
-  int64_t alpha8_flag;        /* that word's byte offset in rback */
+  int alpha8;                 /* ... as 8 bits (alpha_u8, fgf.comp EPI 2), a NaN/Inf word after them, then their sum */
+  int64_t alpha8_flag;        /* that word's byte offset in rback (the sum's: + 4) */
   char *fused;                /* per op: 1 = its activation runs in the previous op's (a convolution's) epilogue; 3 = inside op host[i] (backend.h) */
   int *host;
   int n_barriers;             /* in the frame's command buffer */
@@ -1001,7 +1001,8 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       if (!(am && !strcmp(am, "copy")) && p->vals[r->out[0]].root == p->vals[p->alpha_val].root && hr__numel(o) == hr__numel(&p->vals[p->alpha_val].t)) {
         d->pc[25] = 1; d->pc[10] = 0; v->alpha_direct = 1;
         /* alpha_u8: only the 8-bit alpha crosses to the host (a quarter of the bytes), four pixels
-         * a thread, and a word saying whether one was NaN or Inf after it */
+         * a thread, and after it a word saying whether one was NaN or Inf and one with their sum
+         * (exact up to 16.8 M pixels: see vk_output_u8) */
         if (s->p.alpha_u8 && r->n_out == 1) {
           const int64_t n = hr__numel(o);
           d->pc[25] = 2; d->pc[11] = (int32_t)((n + 3) / 4); v->alpha8 = 1;
@@ -2469,7 +2470,7 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
     const int64_t n = hr__numel(&p->vals[v->out_val[k]].t);
     v->out_off[k] = rb;
     if (k == 0 && v->alpha8) v->alpha8_flag = rb + (n + 3) / 4 * 4;
-    rb = align256(rb + (k == 0 && v->alpha8 ? (n + 3) / 4 * 4 + 4 : n * 4));
+    rb = align256(rb + (k == 0 && v->alpha8 ? (n + 3) / 4 * 4 + 8 : n * 4));
   }
   if ((st = buf_take(s, v, &v->rback, pv ? &pv->rback : NULL, (VkDeviceSize)rb, use, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, "output read-back buffer")))
     return st;
@@ -2656,7 +2657,10 @@ static hr_status vk_run(hr_session *s, void *impl) {
   if (v->zero_pending) cbs[n++] = v->cb_zero;
   v->op_times = v->ts_ok && s->profiling;
   cbs[n++] = v->op_times ? v->cb_prof : v->cb_main;
-  if (v->alpha8) *(volatile uint32_t *)((char *)v->rback.map + v->alpha8_flag) = 0; /* coherent: seen by the submit */
+  if (v->alpha8) { /* coherent: seen by the submit */
+    volatile uint32_t *w = (volatile uint32_t *)((char *)v->rback.map + v->alpha8_flag);
+    w[0] = 0; w[1] = 0;
+  }
   /* hybrid wait: asleep for the last frame's wait less HR_VK_SPIN_MS (default 0.3 ms), then polling */
   double last = v->wait_ms[0] < v->wait_ms[1] ? v->wait_ms[0] : v->wait_ms[1];
   if ((st = submit_wait(s, v, cbs, n, v->spin, last - v->spin_ms))) return st;
@@ -2760,12 +2764,15 @@ static const float *vk_output(hr_session *s, void *impl, int id) {
   (void)s;
   return NULL;
 }
-/* The 8-bit alpha fgf.comp wrote into the read-back buffer, and its NaN/Inf word (zeroed by vk_run). */
-static const uint8_t *vk_output_u8(hr_session *s, void *impl, int id, int64_t *nonfinite) {
+/* The 8-bit alpha fgf.comp wrote into the read-back buffer, its NaN/Inf word and its sum (zeroed by
+ * vk_run; -1 where the 32-bit sum could have wrapped: over 16843009 pixels). */
+static const uint8_t *vk_output_u8(hr_session *s, void *impl, int id, int64_t *nonfinite, int64_t *sum) {
   vk *v = impl;
   (void)s;
   if (!v->alpha8 || id != v->out_val[0]) return NULL;
-  if (nonfinite) *nonfinite = *(const volatile uint32_t *)((const char *)v->rback.map + v->alpha8_flag) != 0;
+  const volatile uint32_t *w = (const volatile uint32_t *)((const char *)v->rback.map + v->alpha8_flag);
+  if (nonfinite) *nonfinite = w[0] != 0;
+  if (sum) *sum = hr__numel(&s->plan->vals[id].t) <= (int64_t)(UINT32_MAX / 255) ? (int64_t)w[1] : -1;
   return (const uint8_t *)v->rback.map + v->out_off[0];
 }
 
