@@ -307,8 +307,11 @@ static gboolean gst_headroom_set_info(GstVideoFilter *filter, GstCaps *incaps, G
   p.session.width = w; p.session.height = h;
   p.session.downsample_ratio = self->ratio;
   p.session.threads = self->threads;
-  p.session.alpha_u8 = TRUE;   /* the matte meta's bytes, made in the stream's pass over the matte */
-  p.alpha_u8_only = self->copy_only;   /* composite=none: the bytes alone (the tail writes them; no float matte) */
+  /* the bytes alone (the guided-filter tail writes them; no float matte): the matte meta's, and what
+   * the compositor blends with (hr_compositor_apply_u8). A fault injector makes the stream keep
+   * its float matte, which the compositor then takes. */
+  p.session.alpha_u8 = TRUE;
+  p.alpha_u8_only = TRUE;
   if (self->backend && !strcmp(self->backend, "reference")) p.session.backend = HR_BACKEND_REFERENCE;
   else if (self->backend && !strcmp(self->backend, "vulkan")) p.session.backend = HR_BACKEND_VULKAN;
   else if (self->backend && !strcmp(self->backend, "auto")) p.session.backend = HR_BACKEND_AUTO;
@@ -505,7 +508,8 @@ static GstFlowReturn gst_headroom_transform_frame(GstVideoFilter *filter, GstVid
       o.planes[i] = GST_VIDEO_FRAME_PLANE_DATA(outf, i);
       o.strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE(outf, i);
     }
-    if (hr_compositor_apply(self->comp, &f, r.alpha, &r.health, &o, &cr)) {
+    if (r.alpha ? hr_compositor_apply(self->comp, &f, r.alpha, &r.health, &o, &cr)
+                : hr_compositor_apply_u8(self->comp, &f, r.alpha_u8, &r.health, &o, &cr)) {
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("headroom: %s", hr_compositor_last_error(self->comp)), (NULL));
       return GST_FLOW_ERROR;
     }

@@ -128,6 +128,12 @@ typedef struct hr_composite_result {
  * allocation. HR_EINVAL (nothing written) for a frame of another size or format, or NULL planes. */
 HR_API hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float *alpha, const hr_health_verdict *health,
                                      const hr_composite_out *out, hr_composite_result *res);
+/* The same with the stream's 8-bit matte (hr_stream_result.alpha_u8: width x height bytes, a255 =
+ * round(alpha x 255), ties to even), or NULL: the same output as hr_compositor_apply given the floats
+ * those bytes were made from, without a float matte (a stream with alpha_u8_only) and without the
+ * pass that quantises one (11 MB of floats read at 1920x1440). */
+HR_API hr_status hr_compositor_apply_u8(hr_compositor *c, const hr_frame *in, const uint8_t *alpha_u8, const hr_health_verdict *health,
+                                        const hr_composite_out *out, hr_composite_result *res);
 
 /* The 8-bit matte (width x height, a255) of the last frame that had a good one, or NULL before any:
  * what `hold` shows. Owned by the compositor, changed by the next apply. */

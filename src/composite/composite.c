@@ -792,8 +792,10 @@ static void cp_rgba_as_is(hr_compositor *c, const hr_frame *in, const hr_composi
   }
 }
 
-hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float *alpha, const hr_health_verdict *health,
-                              const hr_composite_out *out, hr_composite_result *res) {
+/* The matte as floats (alpha) or as the stream's bytes (a8: a255 already, the same rounding); one of
+ * them or neither (no matte). */
+static hr_status apply(hr_compositor *c, const hr_frame *in, const float *alpha, const uint8_t *a8, const hr_health_verdict *health,
+                       const hr_composite_out *out, hr_composite_result *res) {
   if (!c) return HR_EINVAL;
   if (cp_check_frame(c, in, out)) {
     snprintf(c->err, sizeof c->err, "compositor: frame is not %s %dx%d with its planes (input %s %dx%d)", hr_pixfmt_name(c->p.format),
@@ -802,17 +804,19 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
   }
   int w = c->p.width, h = c->p.height;
   /* 1. whose matte: this frame's, the held one, or none */
-  bool good = alpha && (!health || ((health->state == HR_HEALTH_HEALTHY || health->state == HR_HEALTH_WARMING_UP) && health->output_ok));
+  const bool have = alpha || a8;
+  bool good = have && (!health || ((health->state == HR_HEALTH_HEALTHY || health->state == HR_HEALTH_WARMING_UP) && health->output_ok));
   hr_composite_action act = HR_COMPOSITE_ACTION_MATTE;
   c->reason[0] = 0;
   /* the matte quantised in one pass over the whole frame before anything else: one stream of
    * floats for the prefetcher (row by row inside the blend, interleaved with the planes' rows,
    * measured 1.9x the cycles on this pass) */
   if (good) {
-    cp_quantise(c->matte, alpha, (size_t)w * h);
+    if (a8) memcpy(c->matte, a8, (size_t)w * h);   /* kept: what hold shows */
+    else cp_quantise(c->matte, alpha, (size_t)w * h);
     c->have_matte = true;
   } else {
-    if (!alpha) snprintf(c->reason, sizeof c->reason, "no matte (suspended)");
+    if (!have) snprintf(c->reason, sizeof c->reason, "no matte (suspended)");
     else if (!health->output_ok && health->state != HR_HEALTH_FAILED) snprintf(c->reason, sizeof c->reason, "matte not usable: %s", health->reason ? health->reason : "");
     else snprintf(c->reason, sizeof c->reason, "health %s: %s", hr_health_state_name(health->state), health->reason ? health->reason : "");
     switch (c->p.fallback) {
@@ -822,7 +826,7 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
     }
   }
   /* a fallback whose cause changes (suspended -> recalibrating) is a change too */
-  int state = act == HR_COMPOSITE_ACTION_MATTE ? -1 : !alpha ? HR_HEALTH_SUSPENDED : health ? (int)health->state : -1;
+  int state = act == HR_COMPOSITE_ACTION_MATTE ? -1 : !have ? HR_HEALTH_SUSPENDED : health ? (int)health->state : -1;
   if (res) { res->action = act; res->changed = act != c->prev || state != c->prev_state; res->reason = c->reason; }
   c->prev = act;
   c->prev_state = state;
@@ -933,6 +937,16 @@ hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float 
     }
   }
   return HR_OK;
+}
+
+hr_status hr_compositor_apply(hr_compositor *c, const hr_frame *in, const float *alpha, const hr_health_verdict *health,
+                              const hr_composite_out *out, hr_composite_result *res) {
+  return apply(c, in, alpha, NULL, health, out, res);
+}
+
+hr_status hr_compositor_apply_u8(hr_compositor *c, const hr_frame *in, const uint8_t *alpha_u8, const hr_health_verdict *health,
+                                 const hr_composite_out *out, hr_composite_result *res) {
+  return apply(c, in, NULL, alpha_u8, health, out, res);
 }
 
 const uint8_t *hr_compositor_matte(const hr_compositor *c) { return c && c->have_matte ? c->matte : NULL; }

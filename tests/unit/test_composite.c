@@ -129,12 +129,18 @@ static int same(const img *a, const img *b) {
   return 1;
 }
 
+/* The stream's 8-bit matte of alpha (hr_stream_result.alpha_u8): clamped, round(alpha x 255) ties to even. */
+static void bytes_of(uint8_t *d, const float *a, size_t n) {
+  for (size_t i = 0; i < n; i++) { float v = a[i] > 0.f ? a[i] : 0.f; d[i] = (uint8_t)lrintf((v < 1.f ? v : 1.f) * 255.f); }
+}
+
 static void run_format(hr_pixfmt fmt, const hr_frame *src, float *const *alpha, const uint8_t *pic, int pic_w, int pic_h, float *row) {
   int w = src[0].width, h = src[0].height;
   img in[NF], out, bg, tmp;
   for (int k = 0; k < NF; k++) convert(&in[k], &src[k], fmt, row);
   layout(&out, fmt, w, h); layout(&bg, fmt, w, h); layout(&tmp, fmt, w, h);
   float *zero = calloc((size_t)w * h, sizeof(float));
+  uint8_t *a8 = malloc((size_t)w * h);
   const char *modes[] = {"blur", "color:00b140", "image:pic", "alpha"};
   for (int mi = 0; mi < 4; mi++) {
     hr_composite_params p;
@@ -156,7 +162,21 @@ static void run_format(hr_pixfmt fmt, const hr_frame *src, float *const *alpha, 
         CHECK_EQ_INT(hr_compositor_apply(c, &in[k].f, alpha[k], NULL, &o, &r), HR_OK);
         CHECK_EQ_INT(r.action, HR_COMPOSITE_ACTION_MATTE);
         check_math(&in[k], &out, &bg, alpha[k], &ms);
+        /* the stream's bytes instead of the floats (hr_compositor_apply_u8): the same picture */
+        hr_composite_out ot = out_of(&tmp);
+        bytes_of(a8, alpha[k], (size_t)w * h);
+        CHECK_EQ_INT(hr_compositor_apply_u8(c, &in[k].f, a8, NULL, &ot, &r), HR_OK);
+        CHECK_EQ_INT(r.action, HR_COMPOSITE_ACTION_MATTE);
+        CHECKF(same(&out, &tmp), "%s %s frame %d: the composite from the bytes differs from the one from the floats", hr_pixfmt_name(fmt),
+               modes[mi], k);
       }
+      /* no bytes (a suspended frame): hold shows the last matte, as with no floats */
+      hr_composite_out ot = out_of(&tmp);
+      CHECK_EQ_INT(hr_compositor_apply_u8(c, &in[0].f, NULL, NULL, &ot, &r), HR_OK);
+      CHECK_EQ_INT(r.action, HR_COMPOSITE_ACTION_HOLD);
+      CHECK_EQ_INT(hr_compositor_apply(c, &in[0].f, NULL, NULL, &o, &r), HR_OK);
+      CHECK_EQ_INT(r.action, HR_COMPOSITE_ACTION_HOLD);
+      CHECK(same(&out, &tmp));
       printf("%-6s %-13s %ld samples, max |out - (a*in + (1-a)*bg)| %.3f, %ld beyond 1; alpha=1: %ld samples, %ld differ from the input; "
              "alpha=0: %ld, %ld differ from the background\n", hr_pixfmt_name(fmt), modes[mi], ms.n, ms.maxd, ms.bad, ms.ones, ms.ones_bad,
              ms.zeros, ms.zeros_bad);
@@ -275,7 +295,7 @@ static void run_format(hr_pixfmt fmt, const hr_frame *src, float *const *alpha, 
       hr_compositor_destroy(c);
     }
   }
-  free(zero);
+  free(zero); free(a8);
   for (int k = 0; k < NF; k++) free(in[k].buf);
   free(out.buf); free(bg.buf); free(tmp.buf);
 }

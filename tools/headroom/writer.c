@@ -16,15 +16,16 @@
 /* Set by the alpha PNG sink's open (writer_alpha8_claim), read by writer_start: one run a process. */
 static int alpha8_claimed;
 
-/* 1 when an output other than the alpha PNGs reads the matte (as floats, or drawn, or fused). */
-static int matte_read_elsewhere(const run_opts *o) {
-  return o->raw || o->dump_input || o->fgr || o->overlay || o->composite || o->out_video || o->v4l2_out || o->report ||
-         o->depth;
-}
+/* 1 when an output reads the matte as floats (or draws or fuses it). */
+static int matte_read_as_floats(const run_opts *o) { return o->raw || o->dump_input || o->fgr || o->overlay || o->report || o->depth; }
+/* 1 when a compositor reads it (--composite, --out-video, --v4l2-out: hr_compositor_apply_u8 takes the bytes). */
+static int matte_composited(const run_opts *o) { return o->composite || o->out_video || o->v4l2_out; }
+/* 1 when an output other than the alpha PNGs reads the matte. */
+static int matte_read_elsewhere(const run_opts *o) { return matte_read_as_floats(o) || matte_composited(o); }
 
-int writer_alpha8_wanted(const run_opts *o) { return !o->no_alpha && !matte_read_elsewhere(o); }
+int writer_alpha8_wanted(const run_opts *o) { return !matte_read_as_floats(o) && (!o->no_alpha || matte_composited(o)); }
 
-int writer_float_unread(const run_opts *o) { return !matte_read_elsewhere(o); }
+int writer_float_unread(const run_opts *o) { return !matte_read_as_floats(o); }
 
 int writer_alpha8_claim(const run_opts *o) {
   alpha8_claimed = writer_alpha8_wanted(o);
@@ -94,7 +95,7 @@ int writer_start(writer *w, run_cfg *cfg, void **data_ctx, void **record_ctx, hr
   memset(w, 0, sizeof *w);
   w->cfg = cfg; w->ctx[0] = data_ctx; w->ctx[1] = record_ctx; w->st_out = st_out;
   size_t n = (size_t)cfg->width * (size_t)cfg->height;
-  w->alpha8 = alpha8_claimed;
+  w->alpha8 = alpha8_claimed = writer_alpha8_wanted(cfg->o);   /* also without the PNG sink (a composite alone) */
   w->alpha_unread = alpha_unread(cfg->o);
   for (int i = 0; i < WRITER_SLOTS; i++) {
     writer_slot *s = &w->slot[i];
@@ -134,7 +135,7 @@ int writer_fill(writer *w, writer_slot *s, const hr_stream_result *r, int64_t in
   if (w->alpha_unread) {   /* nothing reads it (sinks see every frame as without a matte) */
     s->res.alpha = NULL;
     s->res.raw = NULL;
-  } else if ((r->alpha || r->alpha_u8) && w->alpha8) {   /* only the alpha PNGs read it: 8 bits, no float copy */
+  } else if ((r->alpha || r->alpha_u8) && w->alpha8) {   /* only the alpha PNGs and compositors read it: 8 bits, no float copy */
     /* the stream's own (run asks for them whenever the slots take them: writer_float_unread; the
      * PNG sink's rounding) */
     if (!r->alpha_u8) return -2;

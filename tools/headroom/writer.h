@@ -37,17 +37,18 @@ typedef struct writer {
   hr_stats *st_out;            /* the writer's time a frame */
 } writer;
 
-/* The alpha PNG sink's open asks whether the slots may carry the matte as 8 bits, quantised by
- * writer_fill as the PNGs write it (0 at or below 0, 255 at or above 1, else lrintf(255 a)): yes
- * when the alpha PNGs are the only output that reads the matte (no raw, input dump, foreground,
- * overlay, composite, report or depth). Then each slot holds W x H bytes instead of W x H floats,
+/* The alpha PNG sink's open asks whether the slots may carry the matte as 8 bits, the stream's own
+ * (hr_stream_result.alpha_u8: 0 at or below 0, 255 at or above 1, else round(255 a), ties to even):
+ * yes when the alpha PNGs and the compositors (--composite, --out-video, --v4l2-out, which blend
+ * with the bytes) are the only outputs that read the matte (no raw, input dump, foreground,
+ * overlay, report or depth). Then each slot holds W x H bytes instead of W x H floats,
  * hr_stream_result.alpha in the slot is NULL and writer_alpha8() gives the 8-bit matte (NULL for a
  * suspended frame). Called before writer_start; 1 when claimed. */
 int writer_alpha8_claim(const run_opts *o);
 /* What writer_alpha8_claim will say, without claiming: run asks its stream for the 8-bit matte then
  * (hr_stream_result.alpha_u8), which the slots copy instead of quantising on the loop's thread. */
 int writer_alpha8_wanted(const run_opts *o);
-/* 1 when no sink reads the float matte (the alpha PNGs at most, as 8 bits): the stream need not make it. */
+/* 1 when no sink reads the float matte (the alpha PNGs and compositors at most, as 8 bits): the stream need not make it. */
 int writer_float_unread(const run_opts *o);
 /* The 8-bit matte of a frame handed to the sinks by this writer, or NULL (not claimed, suspended). */
 const uint8_t *writer_alpha8(const run_frame *f);
