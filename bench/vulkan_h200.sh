@@ -402,6 +402,29 @@
 #   400 delivered, 0 dropped, p99 13.6 / max 17.9 ms. Still 0.11 ms from 2.0: the GPU's 1.97 (five
 #   decoder 3x3 convolutions 0.52 of it, at ~10 TFLOP/s) and ~0.12 from submit to fence beyond it
 #   (the GPU's copy of the 4.1 MB frame from host memory, ~80 us, before the network).
+# 2026-12-03, session 20 (2bba453: the fgf tail sums its bytes on the GPU). run-live, two rounds
+# alternating with the previous CLI (LIVE_CLI): latency minus device_ms p50 3.51 / 3.27 ms before,
+# 3.12 / 2.63 after; 400 of 400 at 480x360 in all four. Final (18458a9): 1920x1440 r0.25 2.113 /
+# 2.128 ms (p99 2.225 / 2.285), GPU 1.978 / 1.988; r0.5 4.947 (GPU 4.802); 1920x1080 r0.25 1.742
+# (GPU 1.627); run-live 400 of 400 at 480x360, latency p50 6.95 / p99 8.20 / max 9.80 ms;
+# --budget-ms 4: 400 of 400, 0 dropped, p99 14.1 / max 15.7 ms. Where wall - GPU goes (REG=0, one
+# call): HR_VK_FRAME=host (no device copy; the ingest and the tail read host memory) submit to fence
+# 2.127 ms against GPU 2.099: 0.028 ms beyond the GPU; with the device copy 2.111 against 1.974, so
+# the copy is ~0.11 ms of the critical path; HR_VK_OVERLAP=1 (the copy beside the network on the
+# same queue) 2.101: the driver does not overlap it. Tried and dropped (not committed):
+#  - a 4-pixel x 8-channel thread tile in convt.comp (512x16 / 256x32 workgroup tiles): no faster
+#    (360x480x35->16 182.8 us against 156.7 for tiled16; 180x240x59->32 166 against 138), the tuner
+#    took it for none of 55 convolutions. With BN = 16 every kernel stages BM x KC inputs per BM x 16
+#    x KC products whatever the thread tile, and tiled16 and tiled2x16 run that layer alike (157 and
+#    163 us): the inner products are not what limits these layers. (A first version was 6-10x slower:
+#    a `break` in the epilogue's loop over the accumulators kept them in local memory.)
+#  - a GRU's concat of x and h read in place by its gates' convolution (convt.comp / convtk.comp
+#    reading two sources; 6 concats at this size): tuned, 2.122 / 2.129 ms against 2.121 / 2.116
+#    without (GPU 1.975 / 1.985 against 1.987 / 1.978): the convolutions reading two sources lost
+#    what the concats cost (gates 180x240 60.8 us against 55.8, 45x60 51.1 against 43.9). The
+#    candidate's concat of x and r * h cannot be read so: its epilogue writes the new state over h
+#    (the state is updated in place) while its taps would read h at neighbouring pixels (a race
+#    test_vulkan_ops and test_vulkan_rvm caught: max |d| 0.1-0.47).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
