@@ -2768,7 +2768,6 @@ static const float *vk_output(hr_session *s, void *impl, int id) {
  * vk_run; -1 where the 32-bit sum could have wrapped: over 16843009 pixels). */
 static const uint8_t *vk_output_u8(hr_session *s, void *impl, int id, int64_t *nonfinite, int64_t *sum) {
   vk *v = impl;
-  (void)s;
   if (!v->alpha8 || id != v->out_val[0]) return NULL;
   const volatile uint32_t *w = (const volatile uint32_t *)((const char *)v->rback.map + v->alpha8_flag);
   if (nonfinite) *nonfinite = w[0] != 0;
