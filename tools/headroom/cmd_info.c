@@ -292,7 +292,7 @@ int cmd_plan(int argc, char **argv) {
   }
   if (realtime) r.copies = RUN_POOL * frame;
   /* the stream's 8-bit matte and the output thread's slots (the matte as 8 bits each: the alpha
-   * PNGs are the only output that reads it, writer_alpha8_claim), the PNG writer */
+   * PNGs and compositors alone read it, writer_alpha8_wanted), the PNG writer */
   r.alpha = (int64_t)(WRITER_SLOTS + 1) * pi.width * pi.height + hr_png_write_memory_estimate(pi.width, pi.height, 1, 8);
   /* run --realtime's default on the CPU for RVM (stream/tail.h): the H x W float matte, three
    * slots of the alpha's A and b (bounded by the processing size), the tail's tables and the

@@ -252,7 +252,7 @@ static int comp_write(void *ctx, const run_frame *f, char *err, size_t n) {
     if (hr_compositor_set_background(s->c, &bf)) { snprintf(err, n, "--composite video: %s", hr_compositor_last_error(s->c)); return -1; }
   }
   hr_composite_result cr;
-  const uint8_t *a8 = writer_alpha8(f);   /* the slots' bytes (writer_alpha8_claim), else the floats */
+  const uint8_t *a8 = writer_alpha8(f);   /* the slots' bytes (writer_alpha8_wanted), else the floats */
   if (a8 ? hr_compositor_apply_u8(s->c, in, a8, &r->health, &s->out, &cr) : hr_compositor_apply(s->c, in, r->alpha, &r->health, &s->out, &cr)) { snprintf(err, n, "--composite: %s", hr_compositor_last_error(s->c)); return -1; }
   if (cr.changed) {
     s->switches++;

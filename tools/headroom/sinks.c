@@ -28,7 +28,7 @@ static int mkdir_in(const char *out, const char *sub, char *err, size_t n) {
 
 /* ---- alpha PNGs: DIR/alpha/NNNNNN.png, 8-bit ----
  * When they are the only output reading the matte, the writer's slots carry it as 8 bits
- * (writer_alpha8_claim): no float copy and no 8-bit buffer here. */
+ * (writer_alpha8_wanted): no float copy and no 8-bit buffer here. */
 typedef struct alpha_sink { const run_cfg *cfg; uint8_t *px; size_t cap; char path[4200]; } alpha_sink;
 
 static int alpha_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
@@ -37,7 +37,7 @@ static int alpha_open(void **ctx, run_cfg *cfg, char *err, size_t n) {
   alpha_sink *a = calloc(1, sizeof *a);
   if (!a) { snprintf(err, n, "out of memory"); return -1; }
   a->cfg = cfg;
-  if (!writer_alpha8_claim(cfg->o)) {
+  if (!writer_alpha8_wanted(cfg->o)) {
     a->cap = (size_t)cfg->width * (size_t)cfg->height;
     a->px = malloc(a->cap ? a->cap : 1);
     if (!a->px) { free(a); snprintf(err, n, "out of memory"); return -1; }

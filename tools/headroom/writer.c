@@ -13,8 +13,9 @@
 #include "cli.h"
 #include "writer.h"
 
-/* Set by the alpha PNG sink's open (writer_alpha8_claim), read by writer_start: one run a process. */
-static int alpha8_claimed;
+/* The slots carry the matte as 8 bits (writer_alpha8_wanted), set by writer_start and read by
+ * writer_alpha8, which has no writer to ask: one run a process. */
+static int slots_alpha8;
 
 /* 1 when an output reads the matte as floats (or draws or fuses it). */
 static int matte_read_as_floats(const run_opts *o) { return o->raw || o->dump_input || o->fgr || o->overlay || o->report || o->depth; }
@@ -27,16 +28,11 @@ int writer_alpha8_wanted(const run_opts *o) { return !matte_read_as_floats(o) &&
 
 int writer_float_unread(const run_opts *o) { return !matte_read_as_floats(o); }
 
-int writer_alpha8_claim(const run_opts *o) {
-  alpha8_claimed = writer_alpha8_wanted(o);
-  return alpha8_claimed;
-}
-
 /* 1 when no sink reads the matte (--no-alpha and no other output of it): the slots keep none. */
 static int alpha_unread(const run_opts *o) { return o->no_alpha && !matte_read_elsewhere(o); }
 
 const uint8_t *writer_alpha8(const run_frame *f) {
-  if (!alpha8_claimed) return NULL;   /* every run_frame is a slot's (write_slot): only then looked into */
+  if (!slots_alpha8) return NULL;   /* every run_frame is a slot's (write_slot): only then looked into */
   const writer_slot *s = (const writer_slot *)(const void *)((const char *)f->res - offsetof(writer_slot, res));
   return s->alpha8 && s->has_alpha8 ? s->alpha8 : NULL;
 }
@@ -95,7 +91,7 @@ int writer_start(writer *w, run_cfg *cfg, void **data_ctx, void **record_ctx, hr
   memset(w, 0, sizeof *w);
   w->cfg = cfg; w->ctx[0] = data_ctx; w->ctx[1] = record_ctx; w->st_out = st_out;
   size_t n = (size_t)cfg->width * (size_t)cfg->height;
-  w->alpha8 = alpha8_claimed = writer_alpha8_wanted(cfg->o);   /* also without the PNG sink (a composite alone) */
+  w->alpha8 = slots_alpha8 = writer_alpha8_wanted(cfg->o);
   w->alpha_unread = alpha_unread(cfg->o);
   for (int i = 0; i < WRITER_SLOTS; i++) {
     writer_slot *s = &w->slot[i];

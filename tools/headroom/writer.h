@@ -12,7 +12,7 @@
 typedef struct writer_slot {
   hr_stream_result res;        /* the stream's result, its pointers moved into this slot */
   float *alpha, *raw, *input_f, *fgr; /* copies: alpha, the model's own output (stateless models), model input, foreground */
-  uint8_t *alpha8;             /* instead of alpha when the 8-bit matte is all the sinks read (writer_alpha8_claim) */
+  uint8_t *alpha8;             /* instead of alpha when the 8-bit matte is all the sinks read (writer_alpha8_wanted) */
   int has_alpha8;              /* this frame's alpha8 is filled (the stream was not suspended) */
   hr_frame frame;              /* the input frame (a copy when a sink reads it, else ts only) */
   void *frame_buf; size_t frame_cap;
@@ -29,7 +29,7 @@ typedef struct writer {
   int started;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int alpha8;                  /* slots keep the matte as 8 bits (writer_alpha8_claim) */
+  int alpha8;                  /* slots keep the matte as 8 bits (writer_alpha8_wanted) */
   int alpha_unread;            /* no sink reads the matte (--no-alpha, no other output of it): no copy */
   int failed;                  /* a sink failed: the message is in err, the loop stops */
   char err[1024];
@@ -37,20 +37,18 @@ typedef struct writer {
   hr_stats *st_out;            /* the writer's time a frame */
 } writer;
 
-/* The alpha PNG sink's open asks whether the slots may carry the matte as 8 bits, the stream's own
+/* Whether the slots carry the matte as 8 bits, the stream's own
  * (hr_stream_result.alpha_u8: 0 at or below 0, 255 at or above 1, else round(255 a), ties to even):
  * yes when the alpha PNGs and the compositors (--composite, --out-video, --v4l2-out, which blend
  * with the bytes) are the only outputs that read the matte (no raw, input dump, foreground,
  * overlay, report or depth). Then each slot holds W x H bytes instead of W x H floats,
  * hr_stream_result.alpha in the slot is NULL and writer_alpha8() gives the 8-bit matte (NULL for a
- * suspended frame). Called before writer_start; 1 when claimed. */
-int writer_alpha8_claim(const run_opts *o);
-/* What writer_alpha8_claim will say, without claiming: run asks its stream for the 8-bit matte then
- * (hr_stream_result.alpha_u8), which the slots copy instead of quantising on the loop's thread. */
+ * suspended frame); the alpha PNG sink then keeps no buffer of its own. writer_start takes it from
+ * the options; sinks may ask before (at open). */
 int writer_alpha8_wanted(const run_opts *o);
 /* 1 when no sink reads the float matte (the alpha PNGs and compositors at most, as 8 bits): the stream need not make it. */
 int writer_float_unread(const run_opts *o);
-/* The 8-bit matte of a frame handed to the sinks by this writer, or NULL (not claimed, suspended). */
+/* The 8-bit matte of a frame handed to the sinks by this writer, or NULL (floats in the slots, suspended). */
 const uint8_t *writer_alpha8(const run_frame *f);
 
 /* Allocate the slots for frames of the run (model size w x h) and start the thread. 0 on success. */
