@@ -6,7 +6,11 @@
 #
 # Exit status: the command's own (137 = SIGKILL, the OOM killer's signal), 77 = skipped, 2 = usage.
 # The last line on stderr is a summary:
-#   gov_cgroup_run: result=killed|survived|failed cgroup=v1|v2 limit_mb=420 rc=137 oom_kill=1 peak_mb=419.8
+#   gov_cgroup_run: result=killed|survived|failed cgroup=v1|v2 limit_mb=420 rc=137 oom_kill=1 peak_mb=419.8 anon_peak_mb=371.2
+# peak_mb is the kernel's own high-water of the group's usage, page cache included: a group that
+# reads files reaches its limit and the kernel drops cache there, which harms nothing. anon_peak_mb
+# is what the kernel cannot drop (anonymous memory and shmem, memory.stat's total_rss + total_shmem
+# on v1, anon + shmem on v2), sampled every 0.1 s from outside the group while the command runs.
 set -u
 
 say() { echo "gov_cgroup_run: $*" >&2; }
@@ -65,9 +69,27 @@ else
 fi
 say "cgroup $VER $CG limit ${LIMIT_MB} MB (no swap): $*"
 
+anon_keys="total_rss total_shmem"
+[ $VER = v2 ] && anon_keys="anon shmem"
+ANON=$(mktemp)
+sample() { # the largest anon + shmem seen, written to $ANON each time it grows (builtins only)
+  local max=0 k v sum
+  while [ -d "$CG" ]; do
+    sum=0
+    while read -r k v; do
+      case " $anon_keys " in *" $k "*) sum=$((sum + v));; esac
+    done < "$CG/memory.stat" 2>/dev/null
+    [ "$sum" -gt "$max" ] && { max=$sum; echo "$max" > "$ANON"; }
+    sleep 0.1
+  done
+}
+sample &
+sampler=$!
 # The subshell moves itself into the cgroup, then becomes the command.
 ( echo "$BASHPID" > "$CG/cgroup.procs" || exit 126; exec "$@" )
 rc=$?
+kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+anon_peak=$(cat "$ANON" 2>/dev/null); rm -f "$ANON"
 
 if [ $VER = v2 ]; then
   oom=$(awk '$1 == "oom_kill" {print $2}' "$CG/memory.events" 2>/dev/null)
@@ -78,9 +100,10 @@ else
 fi
 oom=${oom:-0}
 peak_mb=$(awk -v b="$peak" 'BEGIN { printf "%.1f", b / 1048576 }')
+anon_peak_mb=$(awk -v b="${anon_peak:-0}" 'BEGIN { printf "%.1f", b / 1048576 }')
 if [ "$oom" -gt 0 ] || [ $rc -eq 137 ]; then result=killed
 elif [ $rc -eq 0 ]; then result=survived
 else result=failed
 fi
-say "result=$result cgroup=$VER limit_mb=$LIMIT_MB rc=$rc oom_kill=$oom peak_mb=$peak_mb"
+say "result=$result cgroup=$VER limit_mb=$LIMIT_MB rc=$rc oom_kill=$oom peak_mb=$peak_mb anon_peak_mb=$anon_peak_mb"
 exit $rc

@@ -64,6 +64,12 @@ HR_API hr_status hr_gov_cgroup_find_at(const char *proc_cgroup, const char *fs_r
 /* Parse one cgroup memory value ("max", "123456789", with or without trailing newline) into bytes;
  * "max" and v1's unlimited values (>= 2^62) give 0 = no limit. HR_ECORRUPT on anything else. */
 HR_API hr_status hr_gov_cgroup_parse_value(const char *text, uint64_t *bytes);
+/* Parse a cgroup's memory.stat text (version 1 or 2) into the page cache the kernel can drop before
+ * it OOM-kills: the file LRU (inactive_file + active_file; v1's hierarchical total_ counters) less
+ * what is mapped, dirty or under writeback, clamped at 0. A file read once or replayed in a loop
+ * fills the cgroup's usage with such pages; they are not the process's working set. HR_ECORRUPT
+ * when the file LRU counters are missing or malformed (*bytes is then 0). */
+HR_API hr_status hr_gov_cgroup_parse_stat(const char *text, int version, uint64_t *bytes);
 
 /* Parse a profile name (see the table above). Reads this process's cgroup for "cgroup" and "m1".
  * On error *out is untouched and err (if non-NULL) holds a one-line message naming the string and
@@ -227,12 +233,20 @@ typedef struct hr_gov_sample {
   uint64_t cg_limit_bytes;       /* binding cgroup limit, 0 = none */
   uint64_t safe_bytes;           /* profile's safe ceiling, 0 = none */
   uint64_t kill_bytes;           /* profile's termination ceiling, 0 = none */
-  int64_t available_bytes;       /* min(kill - rss, cg_limit - cg_usage) over the ceilings that
+  int64_t available_bytes;       /* min(kill - rss, cg_limit - cg_working_set) over the ceilings that
                                     exist (iOS os_proc_available_memory analogue); may be negative;
                                     INT64_MAX when there is no ceiling */
   int64_t available_min_bytes;   /* low-water of available_bytes */
   uint64_t device_bytes;         /* unified-memory GPU allocations counted beside the RSS against the
                                     profile's ceilings (hr_gov_set_device_bytes), 0 = none */
+  uint64_t cg_reclaimable_bytes; /* the part of cg_usage_bytes the kernel drops before an OOM kill:
+                                    clean, unmapped page cache (hr_gov_cgroup_parse_stat on the binding
+                                    cgroup's memory.stat, read beside the usage); 0 if unreadable */
+  uint64_t cg_working_set_bytes; /* cg_usage_bytes - cg_reclaimable_bytes: what counts against
+                                    cg_limit_bytes. Unlike the kubelet's working set (usage less
+                                    inactive_file) it also leaves out active clean cache, which the
+                                    kernel deactivates and drops before its OOM killer runs */
+  uint64_t cg_working_set_peak_bytes; /* high-water of cg_working_set_bytes */
 } hr_gov_sample;
 
 /* Opens the measurement files (statm always; the cgroup usage file when the cgroup has a limit).
@@ -264,8 +278,8 @@ HR_API void hr_gov_reset_peaks(hr_gov *g);
 HR_API hr_status hr_gov_admit_now(hr_gov *g, uint64_t fixed_bytes, const hr_gov_candidate *cands, size_t n,
                            size_t *chosen);
 /* INFO-memory style report of the last sample, "key:value" lines after a "# Governor" header:
- * used_memory_rss_human, used_memory_peak_human, cgroup_usage(_peak)_human, cgroup_limit_human,
- * cgroup, maxmemory_safe_human, maxmemory_kill_human, available(_min)_human, maxmemory_policy (the
+ * used_memory_rss_human, used_memory_peak_human, cgroup_usage(_peak)_human,
+ * cgroup_reclaimable_human, cgroup_working_set(_peak)_human, cgroup_limit_human, cgroup, maxmemory_safe_human, maxmemory_kill_human, available(_min)_human, maxmemory_policy (the
  * profile), governor_level, governor_rung, governor_action. Sizes as "12.3M" or "none". Returns the
  * length it needed (snprintf semantics). */
 HR_API int hr_gov_info(const hr_gov *g, char *buf, size_t len);

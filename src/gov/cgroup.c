@@ -64,6 +64,49 @@ hr_status hr_gov_cgroup_parse_value(const char *text, uint64_t *bytes) {
   return HR_OK;
 }
 
+/* Parses a decimal value up to the end of its line; false if malformed or past 2^64. */
+static bool stat_value(const char *d, uint64_t *v) {
+  uint64_t x = 0;
+  if (*d < '0' || *d > '9') return false;
+  for (; *d >= '0' && *d <= '9'; d++) {
+    unsigned c = (unsigned)(*d - '0');
+    if (x > (UINT64_MAX - c) / 10) return false;
+    x = x * 10 + c;
+  }
+  if (*d != '\n' && *d != '\0') return false;
+  *v = x;
+  return true;
+}
+
+hr_status hr_gov_cgroup_parse_stat(const char *text, int version, uint64_t *bytes) {
+  if (!text || !bytes || (version != 1 && version != 2)) return HR_EINVAL;
+  *bytes = 0;
+  /* v1's limit may bind at an ancestor: its hierarchical total_ counters cover the children. The
+   * first two (the file LRU) must be there; the rest (pinned for now) count 0 when absent. */
+  static const char *const keys[2][5] = {
+      {"total_inactive_file", "total_active_file", "total_mapped_file", "total_dirty", "total_writeback"},
+      {"inactive_file", "active_file", "file_mapped", "file_dirty", "file_writeback"}};
+  const char *const *k = keys[version - 1];
+  uint64_t v[5] = {0};
+  bool seen[5] = {false};
+  for (const char *p = text; *p;) {  /* one pass over the lines "key value" */
+    const char *sp = strchr(p, ' '), *nl = strchr(p, '\n');
+    if (sp && (!nl || sp < nl)) {
+      for (int i = 0; i < 5; i++) {
+        if (seen[i] || strlen(k[i]) != (size_t)(sp - p) || memcmp(p, k[i], (size_t)(sp - p)) != 0) continue;
+        if (!stat_value(sp + 1, &v[i])) return HR_ECORRUPT;
+        seen[i] = true;
+      }
+    }
+    if (!nl) break;
+    p = nl + 1;
+  }
+  if (!seen[0] || !seen[1]) return HR_ECORRUPT;
+  uint64_t lru = v[0] + v[1], pinned = v[2] + v[3] + v[4];
+  *bytes = lru > pinned ? lru - pinned : 0;
+  return HR_OK;
+}
+
 static bool file_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;

@@ -16,6 +16,7 @@ struct hr_gov {
   uint64_t page_size;
   int statm_fd;
   int cg_usage_fd;              /* -1 when the cgroup has no limit */
+  int cg_stat_fd;               /* the binding cgroup's memory.stat; -1 when absent */
   hr_gov_sample last;
   uint64_t device_bytes;         /* hr_gov_set_device_bytes */
   hr_gov_action last_action;
@@ -53,6 +54,7 @@ hr_status hr_gov_create(const hr_gov_params *p, hr_gov **out, char *err, size_t 
   g->ladder = ladder;
   g->admit_margin = p->admit_margin_bytes;
   g->cg_usage_fd = -1;
+  g->cg_stat_fd = -1;
   long ps = sysconf(_SC_PAGESIZE);
   g->page_size = ps > 0 ? (uint64_t)ps : 4096;
   const char *statm = p->statm_path ? p->statm_path : "/proc/self/statm";
@@ -74,6 +76,9 @@ hr_status hr_gov_create(const hr_gov_params *p, hr_gov **out, char *err, size_t 
       free(g);
       return HR_EIO;
     }
+    /* Without it every byte of page cache counts as used (the conservative reading). */
+    snprintf(path, sizeof path, "%s/memory.stat", g->cg.limit_dir);
+    g->cg_stat_fd = open(path, O_RDONLY | O_CLOEXEC);
   }
   *out = g;
   return HR_OK;
@@ -83,6 +88,7 @@ void hr_gov_destroy(hr_gov *g) {
   if (!g) return;
   if (g->statm_fd >= 0) close(g->statm_fd);
   if (g->cg_usage_fd >= 0) close(g->cg_usage_fd);
+  if (g->cg_stat_fd >= 0) close(g->cg_stat_fd);
   free(g);
 }
 
@@ -105,9 +111,20 @@ hr_status hr_gov_sample_now(hr_gov *g, hr_gov_sample *out) {
     snprintf(g->err, sizeof g->err, "governor: reading cgroup usage in %s failed", g->cg.limit_dir);
     return HR_EIO;
   }
+  /* Read after the usage, so the cache it subtracts was already there when the usage was read
+   * (cache that a reader adds in between is not subtracted; cache the kernel drops in between makes
+   * the working set read low by that much, for one frame). */
+  uint64_t reclaim = 0;
+  char stat[4096];
+  if (g->cg_stat_fd >= 0 && (hr__gov_pread_text(g->cg_stat_fd, stat, sizeof stat) != HR_OK ||
+                             hr_gov_cgroup_parse_stat(stat, g->cg.version, &reclaim) != HR_OK))
+    reclaim = 0;
+  if (reclaim > usage) reclaim = usage;
   hr_gov_sample *s = &g->last;
   s->rss_bytes = pages * g->page_size;
   s->cg_usage_bytes = usage;
+  s->cg_reclaimable_bytes = reclaim;
+  s->cg_working_set_bytes = usage - reclaim;
   s->cg_limit_bytes = g->cg.limit_bytes;
   s->safe_bytes = g->profile.safe_bytes;
   s->kill_bytes = g->profile.kill_bytes;
@@ -115,18 +132,21 @@ hr_status hr_gov_sample_now(hr_gov *g, hr_gov_sample *out) {
   int64_t avail = INT64_MAX;
   if (s->kill_bytes) avail = headroom(s->kill_bytes, s->rss_bytes + s->device_bytes);
   if (s->cg_limit_bytes) {
-    int64_t c = headroom(s->cg_limit_bytes, usage);
+    int64_t c = headroom(s->cg_limit_bytes, s->cg_working_set_bytes);
     if (c < avail) avail = c;
   }
   s->available_bytes = avail;
   if (!g->sampled) {
     s->rss_peak_bytes = s->rss_bytes;
     s->cg_usage_peak_bytes = usage;
+    s->cg_working_set_peak_bytes = s->cg_working_set_bytes;
     s->available_min_bytes = avail;
     g->sampled = true;
   } else {
     if (s->rss_bytes > s->rss_peak_bytes) s->rss_peak_bytes = s->rss_bytes;
     if (usage > s->cg_usage_peak_bytes) s->cg_usage_peak_bytes = usage;
+    if (s->cg_working_set_bytes > s->cg_working_set_peak_bytes)
+      s->cg_working_set_peak_bytes = s->cg_working_set_bytes;
     if (avail < s->available_min_bytes) s->available_min_bytes = avail;
   }
   if (out) *out = *s;
@@ -183,7 +203,7 @@ static const char *mbstr(char *b, size_t n, uint64_t bytes) {
 int hr_gov_info(const hr_gov *g, char *buf, size_t len) {
   if (!g) return snprintf(buf, len, "%s", "");
   const hr_gov_sample *s = &g->last;
-  char a[32], b[32], c[32], d[32], e[32], f[32], h[32];
+  char a[32], b[32], c[32], d[32], e[32], f[32], h[32], r[32], w[32], wp[32];
   char av[32], avm[32];
   if (s->available_bytes == INT64_MAX) snprintf(av, sizeof av, "unlimited");
   else snprintf(av, sizeof av, "%.1fM", hr__gov_mb((double)s->available_bytes));
@@ -195,6 +215,9 @@ int hr_gov_info(const hr_gov *g, char *buf, size_t len) {
                   "used_memory_peak_human:%s\n"
                   "cgroup_usage_human:%s\n"
                   "cgroup_usage_peak_human:%s\n"
+                  "cgroup_reclaimable_human:%s\n"
+                  "cgroup_working_set_human:%s\n"
+                  "cgroup_working_set_peak_human:%s\n"
                   "cgroup_limit_human:%s\n"
                   "cgroup:%s%d %s\n"
                   "maxmemory_safe_human:%s\n"
@@ -207,6 +230,8 @@ int hr_gov_info(const hr_gov *g, char *buf, size_t len) {
                   "governor_action:%s\n",
                   mbstr(a, sizeof a, s->rss_bytes), mbstr(b, sizeof b, s->rss_peak_bytes),
                   mbstr(c, sizeof c, s->cg_usage_bytes), mbstr(d, sizeof d, s->cg_usage_peak_bytes),
+                  mbstr(r, sizeof r, s->cg_reclaimable_bytes), mbstr(w, sizeof w, s->cg_working_set_bytes),
+                  mbstr(wp, sizeof wp, s->cg_working_set_peak_bytes),
                   mbstr(e, sizeof e, s->cg_limit_bytes), "v", g->cg.version,
                   g->cg.version ? g->cg.dir : "-", mbstr(f, sizeof f, s->safe_bytes),
                   mbstr(h, sizeof h, s->kill_bytes), av, avm, g->profile.name,

@@ -54,6 +54,7 @@ static void test_fake_files(void) {
   put("fs/cgroup.controllers", "memory\n");
   put("fs/app/memory.max", "419430400\n");          /* 400 MB */
   put("fs/app/memory.current", "104857600\n");      /* 100 MB */
+  put("fs/app/memory.stat", "anon 104857600\nfile 0\ninactive_file 0\nactive_file 0\n");
 
   hr_gov_params p;
   hr_gov_params_default(&p);
@@ -102,7 +103,8 @@ static void test_fake_files(void) {
   CHECKF(strstr(info, "maxmemory_policy:custom\n") && strstr(info, "used_memory_peak_human:400.0M\n") &&
              strstr(info, "cgroup_limit_human:400.0M\n") && strstr(info, "available_min_human:-10.0M\n") &&
              strstr(info, "governor_action:resume\n") && strstr(info, "governor_level:shed\n") &&
-             strstr(info, "cgroup:v2 "),
+             strstr(info, "cgroup:v2 ") && strstr(info, "cgroup_reclaimable_human:none\n") &&
+             strstr(info, "cgroup_working_set_peak_human:410.0M\n"),
          "%s", info);
   hr_gov_reset_peaks(g);
   CHECK(hr_gov_sample_now(g, &s) == HR_OK);
@@ -112,6 +114,33 @@ static void test_fake_files(void) {
   size_t pick = 9;
   CHECK(hr_gov_admit_now(g, 20 * MB, c, 2, &pick) == HR_OK && pick == 1);
   CHECKF(strstr(hr_gov_last_error(g), "within budget 248.0 MB"), "%s", hr_gov_last_error(g));
+  /* Page cache: usage at 410 MB again, 310 MB of it clean unmapped file pages (a replayed file in
+   * the page cache): the working set is 100 MB and nothing is shed. Mapped, dirty and writeback
+   * pages stay counted: the kernel cannot drop them at once. */
+  put("fs/app/memory.current", "429916160\n");
+  put("fs/app/memory.stat", "anon 94371840\nfile 335544320\ninactive_anon 0\nactive_anon 94371840\n"
+                            "inactive_file 209715200\nactive_file 157286400\nfile_mapped 31457280\n"
+                            "file_dirty 10485760\nfile_writeback 0\n");
+  CHECK(hr_gov_frame(g, &d, &s) == HR_OK);
+  CHECK_EQ_INT(s.cg_usage_bytes, 410 * MB);
+  CHECK_EQ_INT(s.cg_reclaimable_bytes, 310 * MB);
+  CHECK_EQ_INT(s.cg_working_set_bytes, 100 * MB);
+  CHECK_EQ_INT(s.available_bytes, 300 * (int64_t)MB);
+  CHECK(d.action != HR_GOV_ACTION_SUSPEND && d.level != HR_GOV_LEVEL_SUSPEND);
+  CHECKF(hr_gov_info(g, info, sizeof info) > 0 && strstr(info, "cgroup_reclaimable_human:310.0M\n") &&
+             strstr(info, "cgroup_working_set_human:100.0M\n") && strstr(info, "cgroup_usage_human:410.0M\n"),
+         "%s", info);
+  /* An unreadable memory.stat falls back to counting every byte (the conservative reading). */
+  put("fs/app/memory.stat", "anon 1\n");
+  CHECK(hr_gov_frame(g, &d, &s) == HR_OK);
+  CHECK(s.cg_reclaimable_bytes == 0 && s.cg_working_set_bytes == 410 * MB);
+  CHECK_EQ_INT(s.available_bytes, -10 * (int64_t)MB);
+  CHECK(d.action == HR_GOV_ACTION_SUSPEND);
+  CHECK_EQ_INT(s.cg_working_set_peak_bytes, 410 * MB);
+  CHECK_EQ_INT(s.cg_usage_peak_bytes, 410 * MB);
+  put("fs/app/memory.current", "104857600\n");
+  put("fs/app/memory.stat", "inactive_file 0\nactive_file 0\n");
+  CHECK(hr_gov_frame(g, &d, &s) == HR_OK && hr_gov_frame(g, &d, &s) == HR_OK && d.action == HR_GOV_ACTION_RESUME);
   /* A malformed read is an error and leaves the ladder alone. */
   put("statm", "garbage\n");
   hr_gov_ladder before = *hr_gov_get_ladder(g);
@@ -134,6 +163,67 @@ static void test_fake_files(void) {
   hr_gov_destroy(NULL);
   CHECK(hr_gov_sample_now(NULL, &s) == HR_EINVAL && hr_gov_frame(NULL, &d, &s) == HR_EINVAL);
   CHECK(!strcmp(hr_gov_last_error(NULL), "") && hr_gov_get_ladder(NULL) == NULL);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
+  if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
+}
+
+/* memory.stat parsing (v1's hierarchical total_ counters, v2's names) and a v1 hierarchy whose
+ * limit binds at an ancestor. */
+static void test_memory_stat(void) {
+  uint64_t b = 7;
+  CHECK(hr_gov_cgroup_parse_stat("inactive_file 300\nactive_file 200\nfile_mapped 50\nfile_dirty 20\n"
+                                 "file_writeback 30\n", 2, &b) == HR_OK && b == 400);
+  /* v1: the total_ lines, not the cgroup's own (children excluded) ones. */
+  CHECK(hr_gov_cgroup_parse_stat("inactive_file 1\nactive_file 1\ntotal_inactive_file 4096\n"
+                                 "total_active_file 8192\ntotal_mapped_file 1024\n", 1, &b) == HR_OK && b == 11264);
+  /* "active_file" is matched at a line's start only; missing counters are an error. */
+  CHECK(hr_gov_cgroup_parse_stat("inactive_file 5\n", 2, &b) == HR_ECORRUPT && b == 0);
+  CHECK(hr_gov_cgroup_parse_stat("inactive_file 5\nactive_file x\n", 2, &b) == HR_ECORRUPT);
+  CHECK(hr_gov_cgroup_parse_stat("inactive_file 5\nactive_file 99999999999999999999999\n", 2, &b) == HR_ECORRUPT);
+  CHECK(hr_gov_cgroup_parse_stat("inactive_file 5\nactive_file 6 7\n", 2, &b) == HR_ECORRUPT);
+  /* More pinned than on the file LRU (v1's mapped_file counts mapped shmem too): 0, not a wrap. */
+  CHECK(hr_gov_cgroup_parse_stat("inactive_file 5\nactive_file 6\nfile_mapped 100\n", 2, &b) == HR_OK && b == 0);
+  CHECK(hr_gov_cgroup_parse_stat("inactive_file 5\nactive_file 6", 2, &b) == HR_OK && b == 11);
+  CHECK(hr_gov_cgroup_parse_stat("", 1, &b) == HR_ECORRUPT);
+  CHECK(hr_gov_cgroup_parse_stat("x", 3, &b) == HR_EINVAL && hr_gov_cgroup_parse_stat(NULL, 2, &b) == HR_EINVAL);
+
+  snprintf(g_root, sizeof g_root, "/tmp/hr_gov_meter_v1_%d", (int)getpid());
+  mkdir(g_root, 0755);
+  char statm[300], proc[300], fs[300], err[300];
+  snprintf(statm, sizeof statm, "%s/statm", g_root);
+  snprintf(proc, sizeof proc, "%s/proc_cgroup", g_root);
+  snprintf(fs, sizeof fs, "%s/fs", g_root);
+  put("statm", "1 100 1\n");
+  put("proc_cgroup", "5:cpu:/\n4:memory:/job/app\n0::/\n");
+  put("fs/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  put("fs/memory/job/memory.limit_in_bytes", "209715200\n");         /* 200 MB binds */
+  put("fs/memory/job/memory.usage_in_bytes", "199229440\n");         /* 190 MB */
+  put("fs/memory/job/memory.stat", "cache 157286400\ninactive_file 0\nactive_file 0\n"
+                                   "total_cache 157286400\ntotal_inactive_file 104857600\n"
+                                   "total_active_file 52428800\ntotal_mapped_file 10485760\n"
+                                   "total_dirty 0\ntotal_writeback 0\n");
+  put("fs/memory/job/app/memory.limit_in_bytes", "9223372036854771712\n");
+  put("fs/memory/job/app/memory.usage_in_bytes", "1\n");
+  hr_gov_params p;
+  hr_gov_params_default(&p);
+  p.statm_path = statm;
+  p.proc_cgroup = proc;
+  p.cgroup_fs_root = fs;
+  hr_gov *g = NULL;
+  CHECKF(hr_gov_create(&p, &g, err, sizeof err) == HR_OK && g, "%s", err);
+  if (g) {
+    hr_gov_sample s;
+    hr_gov_decision d;
+    CHECK(hr_gov_frame(g, &d, &s) == HR_OK);
+    /* 190 MB used, 140 MB of it cache the kernel can drop: 50 MB working set, 150 MB available. */
+    CHECK_EQ_INT(s.cg_limit_bytes, 200 * MB);
+    CHECK_EQ_INT(s.cg_reclaimable_bytes, 140 * MB);
+    CHECK_EQ_INT(s.cg_working_set_bytes, 50 * MB);
+    CHECK_EQ_INT(s.available_bytes, 150 * (int64_t)MB);
+    CHECK(d.level == HR_GOV_LEVEL_WARN);  /* 150 < 160 MB: caches, no shedding */
+    hr_gov_destroy(g);
+  }
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
   if (system(cmd) != 0) fprintf(stderr, "cleanup failed\n");
@@ -207,6 +297,7 @@ static void test_real_process(void) {
 
 int main(void) {
   test_fake_files();
+  test_memory_stat();
   test_real_process();
   return hr_test_finish("test_gov_meter");
 }
