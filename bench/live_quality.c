@@ -48,11 +48,19 @@ static void quantise(const float *a, uint8_t *q, size_t n) {
 }
 
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
-static double quant(double *v, int n, double p) {
+/* The p-quantile of v[0..n), on a sorted copy: the per-frame arrays stay in frame order (sorting
+ * them in place, as this did before, left the stall and rung-change lines below printing sorted
+ * push times against other frames' numbers). */
+static double quant(const double *v, int n, double p) {
   if (n <= 0) return NAN;
-  qsort(v, (size_t)n, sizeof *v, cmpd);
+  double *c = malloc(sizeof *c * (size_t)n);
+  if (!c) return NAN;
+  memcpy(c, v, sizeof *c * (size_t)n);
+  qsort(c, (size_t)n, sizeof *c, cmpd);
   int k = (int)ceil(p * n) - 1;
-  return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+  double q = c[k < 0 ? 0 : k >= n ? n - 1 : k];
+  free(c);
+  return q;
 }
 
 int main(int argc, char **argv) {
@@ -100,9 +108,10 @@ int main(int argc, char **argv) {
   double *lat = malloc(sizeof(double) * (size_t)n);
   /* per delivered frame: the push, its stages (record), the matte into the store */
   double *pushms = malloc(sizeof(double) * (size_t)n), *qms = malloc(sizeof(double) * (size_t)n), *inms = malloc(sizeof(double) * (size_t)n),
-         *infms = malloc(sizeof(double) * (size_t)n), *postms = malloc(sizeof(double) * (size_t)n);
+         *infms = malloc(sizeof(double) * (size_t)n), *postms = malloc(sizeof(double) * (size_t)n),
+         *chms = malloc(sizeof(double) * (size_t)n);
   int *rung = malloc(sizeof(int) * (size_t)n), *got = malloc(sizeof(int) * (size_t)n);
-  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
+  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms || !chms) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
   /* touched now: an application quantises into a buffer it reuses, it does not fault in 2.8 MB of fresh pages a
    * frame (on a 2-CPU machine that took ~3 ms a frame from the loop being measured) */
   memset(base, 0xff, (size_t)n * px);   /* not 0: GCC makes malloc + memset(0) a calloc, which touches nothing */
@@ -177,7 +186,7 @@ int main(int argc, char **argv) {
         if (r.alpha_u8) memcpy(live + (size_t)idx * px, r.alpha_u8, px);
         else quantise(r.alpha, live + (size_t)idx * px, px);
         pushms[delivered] = (tq - tp) * 1e3; qms[delivered] = (now_s() - tq) * 1e3;
-        inms[delivered] = r.record.ingest_ms; infms[delivered] = r.record.infer_ms; postms[delivered] = r.record.post_ms;
+        chms[delivered] = r.change_ms; inms[delivered] = r.record.ingest_ms; infms[delivered] = r.record.infer_ms; postms[delivered] = r.record.post_ms;
         lat[delivered] = (now_s() - t0 - idx / fps) * 1e3;
         rung[delivered] = r.rung;
         got[delivered] = idx;
@@ -219,8 +228,15 @@ int main(int argc, char **argv) {
       double mx = 0;
       for (int k = 0; k < delivered; k++)
         if (pushms[k] > 2 * med) { ns++; if (pushms[k] > mx) mx = pushms[k]; }
-      printf("%s%s%-11s pushes over twice the median (%.2f ms): %d of %d, the largest %.1f ms\n", label, *label ? ": " : "", mode, med, ns,
+      printf("%s%s%-11s pushes over twice the median (%.2f ms): %d of %d, the largest %.1f ms", label, *label ? ": " : "", mode, med, ns,
              delivered, mx);
+      /* the first 8 of them: frame, push = change (a decision applied: replan, resume) + ingest +
+       * infer (tail mode: the wait for the frame's own network run + the tail) + post */
+      for (int k = 0, shown = 0; k < delivered && shown < 8; k++)
+        if (pushms[k] > 2 * med) {
+          printf("%s %d:%.1f=%.1f+%.1f+%.1f+%.1f", shown++ ? "" : ";", got[k], pushms[k], chms[k], inms[k], infms[k], postms[k]);
+        }
+      printf("\n");
     }
     /* the measured pass's rung changes, each with the push times of the 3 frames before it */
     for (int k = 1; k < delivered; k++)
@@ -234,7 +250,7 @@ int main(int argc, char **argv) {
     hr_stream_destroy(st);
   }
   free(base); free(live); free(lat); free(rung); free(got); free(fr);
-  free(pushms); free(qms); free(inms); free(infms); free(postms);
+  free(pushms); free(qms); free(inms); free(infms); free(postms); free(chms);
   hr_model_destroy(m);
   munmap((void *)clip, (size_t)n * fbytes);
   close(fd);

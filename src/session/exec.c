@@ -1316,6 +1316,8 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
   return st;
 }
 
+hr_status hr__exec_run_range_alone(hr_session *s, hr__exec *ex, int i0, int i1) { return run_ops(s, ex, i0, i1, 1); }
+
 /* Ops [i0, i1); alone: the pool left out (each op's tasks run one after another on this thread). */
 static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone) {
   const hr__plan *p = s->plan;

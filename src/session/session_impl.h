@@ -67,9 +67,14 @@ void hr__exec_destroy(hr__exec *ex);
 /* Run every op of the plan. No allocation. Fails (s->err set) only if an operator reading the
  * caller's frame cannot be bound to it. */
 hr_status hr__exec_run(hr_session *s, hr__exec *ex);
-/* Ops [i0, i1) only (the split run below). The whole plan and the split's parts may run on the
- * calling thread alone when that is measured faster (tadapt.h). */
+/* Ops [i0, i1) only (the split run below). The whole plan and the split's network may run on the
+ * calling thread alone when that is measured faster (tadapt.h); its source resize always does. */
 hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1);
+/* The same on the calling thread alone, always: for a short range that a caller wants without
+ * tail latency (the stream's tail-every-frame source resize: the pool's threads belong to the
+ * network's worker, at a lower priority, and a push that shared them waited 7-19 ms for one of
+ * them now and then where the range takes ~0.5 ms alone). */
+hr_status hr__exec_run_range_alone(hr_session *s, hr__exec *ex, int i0, int i1);
 /* The threads the last run of range [i0, i1) used (1: the calling thread alone); 0 when the range
  * does not adapt (the count is fixed: hr_session_params.threads_fixed, or no pool). */
 int hr__exec_threads(const hr__exec *ex, int i0, int i1);

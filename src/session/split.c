@@ -51,9 +51,9 @@ int hr__split_plan_query(const hr__plan *p, hr__split_info *si) {
   return si->H == p->height && si->W == p->width;
 }
 
-static hr_status run_range(hr_session *s, int i0, int i1) {
+static hr_status run_range(hr_session *s, int i0, int i1, int alone) {
   unsigned csr = hr__ftz_begin();   /* as in hr_session_push */
-  hr_status st = hr__exec_run_range(s, s->bimpl, i0, i1);
+  hr_status st = alone ? hr__exec_run_range_alone(s, s->bimpl, i0, i1) : hr__exec_run_range(s, s->bimpl, i0, i1);
   hr__ftz_end(csr);
   return st;
 }
@@ -61,13 +61,13 @@ static hr_status run_range(hr_session *s, int i0, int i1) {
 hr_status hr__split_run_src(hr_session *s, const hr__split_info *si, const hr_frame *f) {
   s->cur = *f;
   s->src_ptr = NULL;   /* the input is virtual: read through the frame's rows */
-  hr_status st = run_range(s, 0, si->src_end);
+  hr_status st = run_range(s, 0, si->src_end, 1);   /* on the caller's thread: see exec's _alone */
   s->cur.planes[0] = NULL;
   return st;
 }
 
 hr_status hr__split_run_net(hr_session *s, const hr__split_info *si, float *A, float *B) {
-  hr_status st = run_range(s, si->src_end, si->tail);
+  hr_status st = run_range(s, si->src_end, si->tail, 0);
   if (st) return st;
   const hr__rop *t = &s->plan->rops[si->tail];
   const size_t n = (size_t)si->lr_h * si->lr_w;

@@ -48,7 +48,12 @@ struct hr_stream {
   hr__tailrun tail;            /* tail_every_frame: the network's worker and the tail (tail.h) */
   int tail_on;
   int tail_wait;               /* wait for a frame's own run when it fits the budget (HR_TAIL_WAIT=0: never) */
-  double tail_cost_ms;         /* the last push's own share (source resize + tail) */
+  double tail_cost_ms;         /* the last push's tail (what a push spends after its wait) */
+  /* tail mode: a budget replan built on the worker while pushes go on (the session is the
+   * worker's until it is idle again; the next push that finds it so takes the result) */
+  int replan_busy;             /* a replan is in flight */
+  int replan_rung;             /* the rung it builds */
+  hr_status replan_st;         /* what it returned (read once the worker is idle) */
   /* the plan's figures each frame reports, read at plan changes (plan_read), not every frame */
   int proc_w, proc_h;
   float ratio;
@@ -302,6 +307,43 @@ static double net_budget(const hr_stream_params *p) {
   return lag > 0.8 * p->budget_ms ? lag : 0.8 * p->budget_ms;
 }
 
+/* The session is suspended. While a replan is in flight on the worker it is not (a replan never
+ * suspends), and the session's plan pointer is the worker's to swap: it is not read then. */
+static int suspended(const hr_stream *s) { return !s->replan_busy && hr_session_is_suspended(s->s); }
+
+/* The health monitor's note of a rung change made. */
+static void note_replanned(hr_stream *s, int rung) {
+  hr_plan_info pi; hr_session_get_plan(s->s, &pi);
+  char detail[96];
+  snprintf(detail, sizeof detail, "rung %d of %d, processing %dx%d", rung, s->lad.n, pi.proc_width, pi.proc_height);
+  hr_health_note_event(s->health, HR_HEALTH_EVENT_REPLANNED, detail);
+}
+
+/* Tail mode: the budget's rung change built on the worker (hr__tail_post), so that no push waits
+ * for it: the plan's kernels (tens of ms on two cores) are made while the tail goes on with the
+ * newest coefficients, as it does while a network run is slow. */
+static void replan_on_worker(void *arg) {
+  hr_stream *s = arg;
+  s->replan_st = hr_session_replan(s->s, s->sp.width, s->sp.height, s->lad.ratio[s->replan_rung]);
+}
+
+/* The replan in flight has finished (the worker is idle): take its result as apply_decisions does
+ * its own. Returns the events it raised. */
+static uint32_t replan_done(hr_stream *s) {
+  hr__ladder *l = &s->lad;
+  s->replan_busy = 0;
+  if (s->replan_st) {
+    s->tail.paused = 0;        /* the plan is the one the tail was prepared for */
+    s->stats.change_failures++;
+    fail(s, s->replan_st, "replan to ratio %.3f failed: %s", l->ratio[s->replan_rung], hr_session_last_error(s->s));
+    l->budget_rung = l->cur;   /* do not retry a failing replan every frame */
+    return HR_STREAM_EVENT_CHANGE_FAILED;
+  }
+  l->cur = s->replan_rung; hr__ladder_changed(l); s->stats.replans++;
+  note_replanned(s, l->cur);
+  return 0;
+}
+
 /* Step 1 of a push: apply what the previous frame decided. Returns the events it raised. */
 static uint32_t apply_decisions(hr_stream *s, int pressure) {
   uint32_t ev = 0;
@@ -366,10 +408,7 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
       return ev | HR_STREAM_EVENT_CHANGE_FAILED;
     }
     l->cur = want; hr__ladder_changed(l); s->stats.replans++;
-    hr_plan_info pi; hr_session_get_plan(s->s, &pi);
-    char detail[96];
-    snprintf(detail, sizeof detail, "rung %d of %d, processing %dx%d", want, l->n, pi.proc_width, pi.proc_height);
-    hr_health_note_event(s->health, HR_HEALTH_EVENT_REPLANNED, detail);
+    note_replanned(s, want);
   }
   s->gov_step = 0;
   return ev;
@@ -438,17 +477,29 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   const int pressure = (faults & HR_FAULT_BIT(HR_FAULT_MEMORY_PRESSURE)) != 0;
   const int64_t replans = s->stats.replans;
   int defer = 0;
+  uint32_t ev = 0;
   if (s->tail_on) {
-    /* a change waits for the network run in flight: memory-driven ones at once (drain), the
-     * budget's and a rebuild at the first push that finds the network idle (no frame waits) */
-    const int urgent = pressure || s->want_suspend || s->gov_step || hr_session_is_suspended(s->s);
-    const int change = urgent || s->want_resume || s->rebuild || hr__ladder_want(&s->lad) != s->lad.cur;
+    /* a change waits for the network run in flight: memory-driven ones at once (drain), a rebuild
+     * and a resume at the first push that finds the network idle (no frame waits); the budget's
+     * rung change is then built on the worker while pushes go on (replan_on_worker) */
+    const int urgent = pressure || s->want_suspend || s->gov_step || suspended(s);
     if (urgent) hr__tail_drain(&s->tail);
-    else if (change && !hr__tail_idle(&s->tail)) defer = 1;
+    if (s->replan_busy) {
+      if (hr__tail_idle(&s->tail)) ev |= replan_done(s);
+      else defer = 1;
+    }
+    const int other = urgent || s->want_resume || s->rebuild;
+    const int want = hr__ladder_want(&s->lad);
+    if (!defer && (other || want != s->lad.cur) && !hr__tail_idle(&s->tail)) defer = 1;
+    else if (!defer && !other && want != s->lad.cur) {
+      s->replan_busy = 1; s->replan_rung = want;
+      hr__tail_post(&s->tail, replan_on_worker, s);
+      defer = 1;
+    }
   }
-  uint32_t ev = defer ? 0 : apply_decisions(s, pressure);
-  if (s->stats.replans != s->read_replans || hr_session_is_suspended(s->s) != s->read_suspended) plan_read(s);
-  if (s->tail_on && !hr_session_is_suspended(s->s) && (s->stats.replans != replans || (ev & HR_STREAM_EVENT_REBUILT))) {
+  if (!defer) ev |= apply_decisions(s, pressure);
+  if (s->stats.replans != s->read_replans || suspended(s) != s->read_suspended) plan_read(s);
+  if (s->tail_on && !suspended(s) && (s->stats.replans != replans || (ev & HR_STREAM_EVENT_REBUILT))) {
     /* a new plan: the tail's tables follow it; after a budget replan the newest coefficients stay
      * on show until the new plan's first run, after a resume or a rebuild they go (the next push
      * waits for its run) */
@@ -476,7 +527,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   hr_health_observe_input(s->health, &s->cur);
   hr_health_verdict *hv = &out->health;
   double t_post;               /* from the end of inference: governor, health, controller */
-  if (!hr_session_is_suspended(s->s)) {
+  if (!suspended(s)) {
     const int split = s->tail_on && s->tail.ok && s->cur.width == s->tail.si.W && s->cur.height == s->tail.si.H;
     if (s->tail_on && (!split || (faults & HR_FAULT_BIT(HR_FAULT_NAN_STATE)))) hr__tail_drain(&s->tail);
     if (faults & HR_FAULT_BIT(HR_FAULT_NAN_STATE)) {
@@ -490,8 +541,10 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     if (split) {
       hr__tail_out to;
       /* a network run that fits the frame's budget beside this push's own work is waited for:
-       * where the network keeps up (a slow camera, a small rung) the matte has no lag */
-      const double wait = s->tail_wait ? 0.9 * s->p.budget_ms - s->tail_cost_ms : 0;
+       * where the network keeps up (a slow camera, a small rung) the matte has no lag. The wait
+       * ends by 0.9 x the budget from the push's start, less the tail still to run (the last
+       * push's) and the source resize (hr__tail_push counts that one) */
+      const double wait = s->tail_wait ? 0.9 * s->p.budget_ms - (now_ms() - t0) - s->tail_cost_ms : 0;
       st = hr__tail_push(&s->tail, &s->cur, n, wait, &to);
       if (st) return fail(s, st, "frame %lld: %s", (long long)n, s->tail.net_st ? s->tail.net_err : hr_session_last_error(s->s));
       memset(&o, 0, sizeof o);
@@ -500,7 +553,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
       if (q8_bad) o.events |= HR_EVENT_NONFINITE;
       o.width = to.width; o.height = to.height;
       o.ingest_ms = to.src_ms; o.infer_ms = to.wait_ms + to.tail_ms;
-      s->tail_cost_ms = to.src_ms + to.tail_ms;
+      s->tail_cost_ms = to.tail_ms;
       rec->net_ms = to.net_ms;
       o.threads = to.net_threads;
       rec->coef_age = n - to.coef_frame;
@@ -558,7 +611,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     s->stats.suspended_frames++;
   }
   /* the budget controller, on this frame's processing time (not the change before it) */
-  if (s->p.adapt && !hr_session_is_suspended(s->s) && (out->alpha || out->alpha_u8) && !isfinite(rec->net_ms))
+  if (s->p.adapt && !suspended(s) && (out->alpha || out->alpha_u8) && !isfinite(rec->net_ms))
     hr__ladder_observe(&s->lad, now_ms() - t1, s->p.budget_ms);
   rec->post_ms = now_ms() - t_post;
   /* the verdict's reason outlives the monitor's next call: keep it with the result */
