@@ -126,6 +126,9 @@ HR_API void hr_stream_params_default(hr_stream_params *p);
  * tables for two plans (the one shown and the next); 0 when pi.tail_split is false. The network's
  * thread (its stack, what it pages in) is not counted. The stream's admission counts it. */
 HR_API int64_t hr_stream_tail_bytes(const hr_plan_info *pi);
+/* The same for a stream whose result is the 8-bit matte alone (session.alpha_u8 and alpha_u8_only,
+ * no depth, no fault injection): the tail writes the stream's bytes and has no float matte. */
+HR_API int64_t hr_stream_tail_bytes_u8(const hr_plan_info *pi);
 
 /* Build the ladder, admit a rung against the governor's ceiling (the largest that fits), create
  * the session there, the health monitor and the injector. On failure *out is NULL, err holds one

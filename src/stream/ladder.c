@@ -18,7 +18,7 @@ int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, 
     hr_plan_info pi;
     char e[256];
     if (hr_model_plan(m, &p, &pi, k ? e : err, k ? sizeof e : err_len)) { l->n = k; break; }
-    l->bytes[k] = pi.total_bytes - pi.weight_bytes + (tail ? hr_stream_tail_bytes(&pi) : 0);
+    l->bytes[k] = pi.total_bytes - pi.weight_bytes + (tail == 2 ? hr_stream_tail_bytes_u8(&pi) : tail ? hr_stream_tail_bytes(&pi) : 0);
     if (pi.proc_width < 64 || pi.proc_height < 48) { l->n = k + 1; break; }
   }
   return l->n;

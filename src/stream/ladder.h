@@ -23,8 +23,9 @@ typedef struct hr__ladder {
 } hr__ladder;
 
 /* Plan rung k at ratio r0 x {1, .8, .64, .5, .4, .32, .24, .18}[k] for k < max_rungs, stopping at
- * a 64x48 processing size; with tail, each rung's bytes count the tail every frame's memory too
- * (hr_stream_tail_bytes). Returns the number of rungs (0: rung 0 cannot be planned; err says why). */
+ * a 64x48 processing size; with tail (1; 2: writing bytes, no float matte), each rung's bytes count
+ * the tail every frame's memory too (hr_stream_tail_bytes, _u8). Returns the number of rungs (0:
+ * rung 0 cannot be planned; err says why). */
 int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, float r0, int max_rungs, int tail, char *err,
                      size_t err_len);
 /* One frame's processing time (ms) against the budget: may move budget_rung. */

@@ -88,7 +88,12 @@ static void errf(char *err, size_t n, const char *fmt, ...) {
 
 int64_t hr_stream_tail_bytes(const hr_plan_info *pi) {
   if (!pi || !pi->tail_split) return 0;
-  return hr__tail_bytes(pi->height, pi->width, pi->proc_height, pi->proc_width, hr__tail_warp_on());   /* A, b: at most proc */
+  return hr__tail_bytes(pi->height, pi->width, pi->proc_height, pi->proc_width, hr__tail_warp_on(), 0);   /* A, b: at most proc */
+}
+
+int64_t hr_stream_tail_bytes_u8(const hr_plan_info *pi) {
+  if (!pi || !pi->tail_split) return 0;
+  return hr__tail_bytes(pi->height, pi->width, pi->proc_height, pi->proc_width, hr__tail_warp_on(), 1);
 }
 
 void hr_stream_params_default(hr_stream_params *p) {
@@ -220,7 +225,8 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
   float r0 = s->sp.downsample_ratio;
   if (r0 <= 0) { int side = s->sp.width > s->sp.height ? s->sp.width : s->sp.height; r0 = side > 512 ? 512.f / (float)side : 1.f; }
   char perr[512] = "";
-  if (!hr__ladder_build(&s->lad, m, &s->sp, r0, mi.has_ratio ? s->p.max_rungs : 1, s->p.tail_every_frame, perr, sizeof perr)) {
+  if (!hr__ladder_build(&s->lad, m, &s->sp, r0, mi.has_ratio ? s->p.max_rungs : 1, s->p.tail_every_frame ? 1 + u8only : 0, perr,
+                        sizeof perr)) {
     errf(err, err_len, "cannot plan %s at %dx%d: %s", mi.name, s->sp.width, s->sp.height, perr);
     st = HR_EINVAL; goto fail;
   }

@@ -102,9 +102,9 @@ int hr__tail_warp_on(void) {
   return !wp || atoi(wp) != 0;
 }
 
-int64_t hr__tail_bytes(int H, int W, int h, int w, int warp) {
+int64_t hr__tail_bytes(int H, int W, int h, int w, int warp, int u8) {
   const int64_t n = (int64_t)h * w;
-  int64_t b = (int64_t)H * W * 4 + 3 * 2 * n * 4 + 2 * (int64_t)hr__fgf_bytes(H, W, 1);   /* matte, 3 slots, 2 tables */
+  int64_t b = (u8 ? 0 : (int64_t)H * W * 4) + 3 * 2 * n * 4 + 2 * (int64_t)hr__fgf_bytes(H, W, 1);   /* matte, 3 slots, 2 tables */
   const size_t mo = warp ? hr__motion_bytes(h, w, H, W) : 0;
   if (mo) b += (int64_t)mo + 5 * n + 2 * n * 4;   /* 3 slots' luma, the job's and the current, the warped A and b */
   return b;
@@ -128,7 +128,7 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
     t->coef_cap = need;
   }
   size_t px = (size_t)t->si.H * t->si.W;
-  if (px > t->alpha_cap) {
+  if (!t->q8 && px > t->alpha_cap) {   /* writing the caller's bytes (q8), the tail has no float matte */
     free(t->alpha);
     t->alpha = malloc(px * sizeof(float));
     if (!t->alpha) { t->ok = 0; t->alpha_cap = 0; return HR_ENOMEM; }

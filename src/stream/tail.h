@@ -112,8 +112,9 @@ hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_l
  * plan cannot run split. */
 hr_status hr__tail_prepare(hr__tailrun *t, int keep);
 /* What prepare allocates for H x W frames and h x w coefficients, tables for two plans, with the
- * motion's buffers when warp (hr_stream_tail_bytes). */
-int64_t hr__tail_bytes(int H, int W, int h, int w, int warp);
+ * motion's buffers when warp, and the H x W float matte unless the tail writes bytes (u8: q8 set)
+ * (hr_stream_tail_bytes, hr_stream_tail_bytes_u8). */
+int64_t hr__tail_bytes(int H, int W, int h, int w, int warp, int u8);
 /* Whether the motion warp is on (HR_TAIL_WARP=0 turns it off): read by start, and by what counts
  * the tail's memory. */
 int hr__tail_warp_on(void);

@@ -192,7 +192,14 @@ typedef struct run_rss {
   int64_t alpha;         /* alpha PNGs: the sink's 8-bit matte + the PNG writer */
   int64_t loop;          /* the live loop's own (RUN_LOOP_BYTES) */
   int64_t tail;          /* --realtime on the CPU with a guided-filter tail: the tail every frame's
-                            matte, coefficient slots, tables and network thread */
+                            coefficient slots, tables and network thread (the matte is the
+                            stream's bytes: the tail has no float one) */
+  int64_t unwritten;     /* --realtime, tail every frame: the plan's full-resolution matte in the
+                            arena, which the split run never writes (the stream's tail writes its
+                            own bytes): allocated, never resident */
+  int64_t replan;        /* --realtime with the controller: a rung change builds the next rung's
+                            kernels and state beside the plan it replaces (its arena is touched
+                            only by its first run, after the old plan is gone) */
   int64_t total;
 } run_rss;
 
@@ -297,8 +304,18 @@ int cmd_plan(int argc, char **argv) {
   /* run --realtime's default on the CPU for RVM (stream/tail.h): the H x W float matte, three
    * slots of the alpha's A and b (bounded by the processing size), the tail's tables and the
    * network thread's stack (RUN_TAIL_THREAD_BYTES, measured) */
-  if (realtime && tail && pi.tail_split) r.tail = hr_stream_tail_bytes(&pi) + RUN_TAIL_THREAD_BYTES;
-  r.total = r.baseline + r.library + r.source + r.copies + r.alpha + r.loop + r.tail;
+  if (realtime && tail && pi.tail_split) {
+    r.tail = hr_stream_tail_bytes_u8(&pi) + RUN_TAIL_THREAD_BYTES;
+    r.unwritten = (int64_t)pi.width * pi.height * (int64_t)sizeof(float);
+  }
+  if (realtime && adapt) {   /* rung 1 of the stream's ladder: 0.8 x rung 0's ratio (stream.h) */
+    hr_session_params p1 = p;
+    p1.downsample_ratio = 0.8f * pi.downsample_ratio;
+    hr_plan_info pi1;
+    if (pi.proc_width > 64 && hr_model_plan(m, &p1, &pi1, NULL, 0) == HR_OK && pi1.downsample_ratio < pi.downsample_ratio)
+      r.replan = pi1.kernel_shared_bytes + pi1.kernel_bytes + pi1.state_bytes;
+  }
+  r.total = r.baseline + r.library + r.source + r.copies + r.alpha + r.loop + r.tail - r.unwritten + r.replan;
   int64_t n_total = pi.total_bytes + (sessions - 1) * pi.session_bytes;
   int resampled = src && (fw != pi.width || fh != pi.height);
   if (json) {
@@ -306,9 +323,9 @@ int cmd_plan(int argc, char **argv) {
            (long long)(sm.pool_bytes + r.copies), (long long)r.total);
     printf("\"source_bytes\":%lld,\"source_pool_bytes\":%lld,\"source_file_bytes\":%lld,\"source_decoder_bytes\":%lld,"
            "\"source_frames_bytes\":%lld,\"source_code_bytes\":%lld,\"realtime_copy_bytes\":%lld,\"alpha_png_bytes\":%lld,"
-           "\"run_loop_bytes\":%lld,\"tail_bytes\":%lld,\"tail_split\":%s,", (long long)r.source, (long long)sm.pool_bytes, (long long)sm.file_bytes,
+           "\"run_loop_bytes\":%lld,\"tail_bytes\":%lld,\"arena_unwritten_bytes\":%lld,\"replan_bytes\":%lld,\"tail_split\":%s,", (long long)r.source, (long long)sm.pool_bytes, (long long)sm.file_bytes,
            (long long)sm.decoder_bytes, (long long)sm.frames_bytes, (long long)sm.code_bytes, (long long)r.copies,
-           (long long)r.alpha, (long long)r.loop, (long long)r.tail, pi.tail_split ? "true" : "false");
+           (long long)r.alpha, (long long)r.loop, (long long)r.tail, (long long)r.unwritten, (long long)r.replan, pi.tail_split ? "true" : "false");
     if (src) {
       printf("\"source\":\"");
       for (const char *c = hr_source_describe(src); *c; c++) printf(*c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
@@ -364,13 +381,19 @@ int cmd_plan(int argc, char **argv) {
     printf("run loop     %8.2f MB (code paged in by inference, health and statistics, thread stacks, malloc slack; measured)\n",
            r.loop / 1e6);
     if (r.tail)
-      printf("tail         %8.2f MB (--realtime, tail every frame: the %dx%d float matte, 3 slots of the alpha's A and b, the network's thread; --no-tail: none)\n",
-             r.tail / 1e6, pi.width, pi.height);
+      printf("tail         %8.2f MB (--realtime, tail every frame: 3 slots of the alpha's A and b, the tail's tables for two plans, the network's thread; it writes the matte as bytes; --no-tail: none)\n",
+             r.tail / 1e6);
     else if (realtime && tail)   /* as run says when it falls back */
       printf("tail             none (this plan cannot run its guided-filter tail apart: run adapts by the processing size alone)\n");
-    char copies[48] = "", tail[32] = "";
+    if (r.unwritten)
+      printf("unwritten   %8.2f MB (tail every frame: the plan's %dx%d float matte in the arena, never written: the tail writes the stream's bytes)\n",
+             -r.unwritten / 1e6, pi.width, pi.height);
+    if (r.replan)
+      printf("replan       %8.2f MB (--realtime: a rung change builds the next rung's kernels and state beside this plan)\n", r.replan / 1e6);
+    char copies[48] = "", tail[64] = "";
     if (realtime) snprintf(copies, sizeof copies, " + copies %.1f", r.copies / 1e6);
-    if (r.tail) snprintf(tail, sizeof tail, " + tail %.1f", r.tail / 1e6);
+    if (r.tail) snprintf(tail, sizeof tail, " + tail %.1f - unwritten %.1f", r.tail / 1e6, r.unwritten / 1e6);
+    if (r.replan) snprintf(tail + strlen(tail), sizeof tail - strlen(tail), " + replan %.1f", r.replan / 1e6);
     printf("headroom run %8.2f MB expected peak RSS of this CLI: %.1f MB binary and libraries (measured now) + total %.1f"
            " + source %.1f%s + alpha PNGs %.1f + run loop %.1f%s\n", r.total / 1e6, r.baseline / 1e6, r.library / 1e6,
            r.source / 1e6, copies, r.alpha / 1e6, r.loop / 1e6, tail);
