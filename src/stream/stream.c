@@ -587,8 +587,9 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     t_post = now_ms();
     govern(s, rec);
     const float *sv[8]; size_t sl[8];
-    /* the state is read only while no network run writes it */
-    int ns = split && !hr__tail_idle(&s->tail) ? 0 : hr_session_state_views(s->s, sv, sl, 8);
+    /* the state is read only while no network run writes it, and not while a replan is still to
+     * be taken (replan_done: the health monitor hears of the new plan first) */
+    int ns = (split && !hr__tail_idle(&s->tail)) || s->replan_busy ? 0 : hr_session_state_views(s->s, sv, sl, 8);
     if (o.alpha_u8) {   /* alpha_u8_only: the bytes and their figures came with them */
       const int64_t npx = (int64_t)o.width * o.height;
       out->alpha_u8 = o.alpha_u8;
