@@ -156,7 +156,7 @@ typedef struct hr_outputs {
   const uint8_t *alpha_u8;     /* H x W, with params.alpha_u8 (else NULL): 0..255, row-major */
 } hr_outputs;
 
-HR_API enum {
+enum {
   HR_EVENT_STATE_RESET = 1u << 0,  /* state was zeroed before this frame (reset, cut, replan) */
   HR_EVENT_REPLANNED   = 1u << 1,  /* resolution / ratio changed: new plan, the state carried over
                                       resampled (HR_EVENT_STATE_RESET too when it was zeroed) */

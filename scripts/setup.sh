@@ -4,7 +4,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-pkgs=(build-essential cmake pkg-config ca-certificates
+pkgs=(build-essential clang cmake pkg-config ca-certificates
       libxnnpack-dev libpthreadpool-dev libcjson-dev
       libspng-dev libpng-dev libturbojpeg0-dev libjpeg-dev
       libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg

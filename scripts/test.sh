@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: set up (idempotent), then ctest on the Release build and on an
-# ASan+UBSan build, then the Debian packages built, installed, run and purged (scripts/deb.sh).
+# ASan+UBSan build, a clang build (no warning allowed; the unit tests of the code that takes
+# another path under clang), then the Debian packages built, installed, run and purged
+# (scripts/deb.sh).
 # The sanitizer pass leaves out only the tests that compare against TF.js or
 # render in Chromium (nothing of ours runs there that the Release pass does not run), judge timing
 # (live_replay, ingest_bench, perf), predict RSS (plan_rss, plan_sessions: ASan's shadow is not ours), or hold the process under the fixed a14 ceiling at 768x576
@@ -84,6 +86,10 @@ cmake -S "$here" -B "$here/build-asan" -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON
 cmake --build "$here/build-asan" -j"$jobs" >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_ctest build-asan ASan -j"$jobs" -E 'tfjs_golden|stability|telemetry_render|perf|cli_gov_kill$|live_replay|live_report|ingest_bench|plan_rss|plan_sessions|rss_outputs'
+echo "== clang build (the C compiler of Xcode and the Android NDK): everything compiles without a warning; the unit tests of the paths that differ from GCC's run"
+cmake -S "$here" -B "$here/build-clang" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_C_FLAGS=-Werror >/dev/null
+cmake --build "$here/build-clang" -j"$jobs" >/dev/null
+run_ctest build-clang clang -j"$jobs" -R '^test_(composite|stream|ingest|session|exec_fuse|gov_meter|health_engine)'
 echo "== Debian packages: build, lintian, install, run from the installed files alone, purge"
 if [ "$(id -u)" = 0 ]; then
   "$here/scripts/deb.sh"

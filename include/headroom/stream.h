@@ -138,7 +138,7 @@ HR_API hr_status hr_stream_create(hr_model *m, const hr_stream_params *p, hr_str
 HR_API void hr_stream_destroy(hr_stream *s);
 
 /* Stream events, in hr_stream_result.events beside the session's HR_EVENT_* bits. */
-HR_API enum {
+enum {
   HR_STREAM_EVENT_RUNG_CHANGED = 1u << 8,   /* this frame ran on another rung than the previous one */
   HR_STREAM_EVENT_SUSPENDED    = 1u << 9,   /* no inference on this frame (governor or injected pressure) */
   HR_STREAM_EVENT_RESUMED      = 1u << 10,  /* first inference after a suspension */

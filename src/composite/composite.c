@@ -553,8 +553,16 @@ CP_CLONES static void cp_widen_chunks(uint8_t *restrict d, const uint8_t *restri
     memcpy(&i0, m0 + 16 * k, 16);
     memcpy(&i1, m1 + 16 * k, 16);
     memcpy(&w1, wt + 16 * k, 32);
+#if defined(__clang__)
+    /* clang has no shuffle by a mask held in a vector (GCC's __builtin_shuffle): lane by lane */
+    cp_v16u8 s0, s1;
+    for (int t = 0; t < 16; t++) { s0[t] = src[i0[t] & 15]; s1[t] = src[i1[t] & 15]; }
+    cp_v16u16 a = __builtin_convertvector(s0, cp_v16u16);
+    cp_v16u16 b = __builtin_convertvector(s1, cp_v16u16);
+#else
     cp_v16u16 a = __builtin_convertvector(__builtin_shuffle(src, i0), cp_v16u16);
     cp_v16u16 b = __builtin_convertvector(__builtin_shuffle(src, i1), cp_v16u16);
+#endif
     cp_v16u16 r = (a * (256 - w1) + b * w1 + 128) >> 8;
     cp_v16u8 o = __builtin_convertvector(r, cp_v16u8) | opaque;
     memcpy(d + 16 * k, &o, 16);

@@ -188,6 +188,7 @@ int main(void) {
     pops += n_pop;
   }
   CHECK_EQ_INT(next, NC);
+  CHECK(pops >= checked && checked > 0);   /* every checked pair was popped */
   /* the reference: the offline rule over the same timestamps */
   int64_t dts[ND];
   for (int j = 0; j < pushed; j++) dts[j] = dl[j].ts;
