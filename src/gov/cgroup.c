@@ -42,6 +42,20 @@ hr_status hr__gov_parse_statm_resident(const char *text, uint64_t *pages) {
   return HR_OK;
 }
 
+/* The n characters at p as a decimal number: digits only, at least one, below 2^64. */
+static bool dec_u64(const char *p, size_t n, uint64_t *v) {
+  uint64_t x = 0;
+  if (n == 0) return false;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] < '0' || p[i] > '9') return false;
+    unsigned d = (unsigned)(p[i] - '0');
+    if (x > (UINT64_MAX - d) / 10) return false;
+    x = x * 10 + d;
+  }
+  *v = x;
+  return true;
+}
+
 hr_status hr_gov_cgroup_parse_value(const char *text, uint64_t *bytes) {
   if (!text || !bytes) return HR_EINVAL;
   const char *p = text;
@@ -50,32 +64,12 @@ hr_status hr_gov_cgroup_parse_value(const char *text, uint64_t *bytes) {
   while (e > p && (e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
   size_t n = (size_t)(e - p);
   if (n == 3 && memcmp(p, "max", 3) == 0) { *bytes = 0; return HR_OK; }
-  if (n == 0 || n > 20) return HR_ECORRUPT;
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (p[i] < '0' || p[i] > '9') return HR_ECORRUPT;
-    unsigned d = (unsigned)(p[i] - '0');
-    if (v > (UINT64_MAX - d) / 10) return HR_ECORRUPT;
-    v = v * 10 + d;
-  }
+  uint64_t v;
+  if (n > 20 || !dec_u64(p, n, &v)) return HR_ECORRUPT;
   /* v1 reports "unlimited" as PAGE_COUNTER_MAX x page size (~2^63); anything past 2^62 bytes is no
    * limit in practice. */
   *bytes = v >= ((uint64_t)1 << 62) ? 0 : v;
   return HR_OK;
-}
-
-/* Parses a decimal value up to the end of its line; false if malformed or past 2^64. */
-static bool stat_value(const char *d, uint64_t *v) {
-  uint64_t x = 0;
-  if (*d < '0' || *d > '9') return false;
-  for (; *d >= '0' && *d <= '9'; d++) {
-    unsigned c = (unsigned)(*d - '0');
-    if (x > (UINT64_MAX - c) / 10) return false;
-    x = x * 10 + c;
-  }
-  if (*d != '\n' && *d != '\0') return false;
-  *v = x;
-  return true;
 }
 
 hr_status hr_gov_cgroup_parse_stat(const char *text, int version, uint64_t *bytes) {
@@ -94,7 +88,7 @@ hr_status hr_gov_cgroup_parse_stat(const char *text, int version, uint64_t *byte
     if (sp && (!nl || sp < nl)) {
       for (int i = 0; i < 5; i++) {
         if (seen[i] || strlen(k[i]) != (size_t)(sp - p) || memcmp(p, k[i], (size_t)(sp - p)) != 0) continue;
-        if (!stat_value(sp + 1, &v[i])) return HR_ECORRUPT;
+        if (!dec_u64(sp + 1, strcspn(sp + 1, "\n"), &v[i])) return HR_ECORRUPT;   /* the rest of the line */
         seen[i] = true;
       }
     }

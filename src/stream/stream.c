@@ -339,7 +339,6 @@ static uint32_t replan_done(hr_stream *s) {
   hr__ladder *l = &s->lad;
   s->replan_busy = 0;
   if (s->replan_st) {
-    s->tail.paused = 0;        /* the plan is the one the tail was prepared for */
     s->stats.change_failures++;
     fail(s, s->replan_st, "replan to ratio %.3f failed: %s", l->ratio[s->replan_rung], hr_session_last_error(s->s));
     l->budget_rung = l->cur;   /* do not retry a failing replan every frame */
@@ -551,7 +550,9 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
        * ends by 0.9 x the budget from the push's start, less the tail still to run (the last
        * push's) and the source resize (hr__tail_push counts that one) */
       const double wait = s->tail_wait ? 0.9 * s->p.budget_ms - (now_ms() - t0) - s->tail_cost_ms : 0;
-      st = hr__tail_push(&s->tail, &s->cur, n, wait, &to);
+      /* no run is posted while a replan is to be taken: the session's plan may be the new one,
+       * which the tail's split (prepared below, in replan_done's push) does not describe yet */
+      st = hr__tail_push(&s->tail, &s->cur, n, !s->replan_busy, wait, &to);
       if (st) return fail(s, st, "frame %lld: %s", (long long)n, s->tail.net_st ? s->tail.net_err : hr_session_last_error(s->s));
       memset(&o, 0, sizeof o);
       o.alpha = o.raw = to.alpha; o.raw_channels = 1;

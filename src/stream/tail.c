@@ -114,7 +114,6 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
   hr__tail_drain(t);
   t->net_st = HR_OK;
   t->reset_pending = 0;
-  t->paused = 0;
   t->ok = hr__split_query(t->s, &t->si);
   if (!t->ok) { t->pub = t->reading = -1; return HR_OK; }
   size_t need = (size_t)t->si.lr_h * t->si.lr_w * 2;   /* A then B, the alpha's channel only */
@@ -194,7 +193,6 @@ void hr__tail_call(hr__tailrun *t, void (*fn)(void *), void *arg) {
 }
 
 void hr__tail_post(hr__tailrun *t, void (*fn)(void *), void *arg) {
-  t->paused = 1;
   pthread_mutex_lock(&t->mu);
   t->call = fn; t->call_arg = arg; t->busy = 1;
   pthread_cond_broadcast(&t->cv);
@@ -231,14 +229,14 @@ void hr__tail_destroy(hr__tailrun *t) {
   memset(t, 0, sizeof *t);
 }
 
-hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double wait_ms, hr__tail_out *o) {
+hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, int may_post, double wait_ms, hr__tail_out *o) {
   memset(o, 0, sizeof *o);
   if (!t->ok || f->width != t->si.W || f->height != t->si.H) return HR_EMISUSE;
   double t0 = now_ms();
   /* a network run on this frame when the worker is free: only this thread starts runs, so an idle
    * worker stays idle until the job is posted, and the arena is ours meanwhile */
   int posted = 0;
-  if (!t->paused && hr__tail_idle(t)) {
+  if (may_post && hr__tail_idle(t)) {
     if (t->net_st) return t->net_st;
     if (t->reset_pending) { hr_session_reset(t->s); t->reset_pending = 0; }   /* before this frame's run */
     hr_status st = hr__split_run_src(t->s, &t->si, f);

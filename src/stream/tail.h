@@ -40,9 +40,6 @@ typedef struct hr__tailrun {
   void (*call)(void *);        /* a call to make on the worker (hr__tail_call), under mu */
   void *call_arg;
   int nice;                    /* the worker's nice value (Linux) */
-  int paused;                  /* no run is posted: a call posted by hr__tail_post changes the
-                                  session (a replan), until the caller's next hr__tail_prepare or
-                                  until it clears this itself */
   int reset_pending;           /* zero the state before the next run is posted (no wait for the
                                   run in flight; its coefficients are still shown once) */
   int64_t job_frame;           /* the frame the running job came from */
@@ -97,10 +94,9 @@ hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len);
 /* Run fn(arg) on the worker and wait for it (the stream creates its session there, so that the
  * session's pool threads are made at the worker's priority). */
 void hr__tail_call(hr__tailrun *t, void (*fn)(void *), void *arg);
-/* The same without waiting: the worker must be idle (hr__tail_idle); it is busy until fn returns,
- * and no network run is posted after that either until hr__tail_prepare (or the caller clears
- * paused): the session's plan may be another then, which t->si does not describe yet. The tail
- * shows the newest coefficients meanwhile. */
+/* The same without waiting: the worker must be idle (hr__tail_idle); it is busy until fn returns
+ * (no run is posted meanwhile; the tail shows the newest coefficients). If fn changes the session's
+ * plan, the caller must not let hr__tail_push post a run (may_post) until its hr__tail_prepare. */
 void hr__tail_post(hr__tailrun *t, void (*fn)(void *), void *arg);
 /* Use session s (made through hr__tail_call) and prepare for its plan. HR_ENOTSUP with a message
  * when its plan cannot run split. */
@@ -122,12 +118,12 @@ int hr__tail_warp_on(void);
 void hr__tail_drain(hr__tailrun *t);
 /* 1 when no network run is in flight (the session's state may be read). */
 int hr__tail_idle(hr__tailrun *t);
-/* Frame f (at the plan's size; borrowed for the call): start a network run on it when the worker is
- * idle (its resize to the processing size runs here, on the caller's thread), then the tail on f
+/* Frame f (at the plan's size; borrowed for the call): start a network run on it when may_post and
+ * the worker is idle (its resize to the processing size runs here, on the caller's thread), then the tail on f
  * with the newest coefficients (waiting for the first run after a prepare). When a run was started
  * on f, wait for f's own coefficients until wait_ms after this call began (the resize counts), if
  * the last run took no longer than what is left (0: never wait). */
-hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, double wait_ms, hr__tail_out *o);
+hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, int may_post, double wait_ms, hr__tail_out *o);
 /* Stop the worker and free everything. NULL-safe on a zeroed struct. */
 void hr__tail_destroy(hr__tailrun *t);
 #endif

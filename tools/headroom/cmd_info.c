@@ -301,9 +301,9 @@ int cmd_plan(int argc, char **argv) {
   /* the stream's 8-bit matte and the output thread's slots (the matte as 8 bits each: the alpha
    * PNGs and compositors alone read it, writer_alpha8_wanted), the PNG writer */
   r.alpha = (int64_t)(WRITER_SLOTS + 1) * pi.width * pi.height + hr_png_write_memory_estimate(pi.width, pi.height, 1, 8);
-  /* run --realtime's default on the CPU for RVM (stream/tail.h): the H x W float matte, three
-   * slots of the alpha's A and b (bounded by the processing size), the tail's tables and the
-   * network thread's stack (RUN_TAIL_THREAD_BYTES, measured) */
+  /* run --realtime's default on the CPU for RVM (stream/tail.h): three slots of the alpha's A and
+   * b (bounded by the processing size), the tail's tables and the network thread's stack
+   * (RUN_TAIL_THREAD_BYTES, measured); no float matte, as run takes the stream's bytes */
   if (realtime && tail && pi.tail_split) {
     r.tail = hr_stream_tail_bytes_u8(&pi) + RUN_TAIL_THREAD_BYTES;
     r.unwritten = (int64_t)pi.width * pi.height * (int64_t)sizeof(float);
