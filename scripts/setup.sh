@@ -8,7 +8,7 @@ pkgs=(build-essential clang cmake pkg-config ca-certificates
       libxnnpack-dev libpthreadpool-dev libcjson-dev
       libspng-dev libpng-dev libturbojpeg0-dev libjpeg-dev
       libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
-      opencv-doc chromium libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
+      opencv-doc chromium libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
       debhelper dpkg-dev lintian fakeroot
       libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools gstreamer1.0-plugins-base
       gstreamer1.0-plugins-good gstreamer1.0-libav gir1.2-gst-plugins-base-1.0 python3-gi python3-numpy)
