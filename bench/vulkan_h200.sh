@@ -10,6 +10,11 @@
 #   bench/vulkan_h200.sh run [SIZES]    on the GPU machine (the `run` tool, carry [".gl", "models"]):
 #                                       unpacks the loaders, runs every size; SIZES default
 #                                       "1920x1440@0.25 1920x1440@0.5 1920x1080@0.25"
+#   bench/vulkan_h200.sh run-xq         on the GPU machine (same carry): the frame beside the network
+#                                       (HR_VK_XQ=1) against without, U8=1, 1920x1440 r0.25 with the
+#                                       frames registered (REG=1) twice alternating, then not
+#                                       registered (REG=0), then r0.5 and 1920x1080 with it; one JSON
+#                                       line a run ("beside": 1 = a transfer queue family of its own)
 #   bench/vulkan_h200.sh run-live       on the GPU machine (same carry): the live loop as a user runs it,
 #                                       `headroom run --backend vulkan --realtime --ratio 0.25` on a
 #                                       1920x1440 NV12 @60 replay of sam2-bedroom (LIVE_FRAMES, default
@@ -35,6 +40,10 @@
 # 2026-12-02 round's folds off: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =0 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N,
 # HR_VK_MEANSK=8 (long means 8 outputs a workgroup, as before 2026-12-03), HR_VK_RESIZE4=0 (resizes one
 # channel a thread), HR_VK_DW4=0 (the depthwise kernel of four pixels a thread not offered to the tuner).
+# HR_VK_XQ=1: the frame beside the network: the ingest reads the frame where it lies (imported memory
+# with REG=1, else the staging buffer) while a transfer queue copies it to the device for the tail,
+# which alone waits for it (a semaphore). Written 2026-12-05 on a day no GPU was lent: not yet timed,
+# off by default. What it is for: the copy was ~0.11 ms of the 2.11 ms frame, before the network.
 # REG=1: the frames' memory registered with the session (hr_session_register_memory): the GPU copies
 # each frame from where it lies (VK_EXT_external_memory_host), the CPU copies nothing.
 # U8=1: the session gives the 8-bit matte (hr_session_params.alpha_u8; the tail writes it into the
@@ -511,6 +520,7 @@ int main(int argc, char **argv) {
     dev[i] = hr__vk_device_ms(s->bimpl);
     hr__vk_host_ms(s->bimpl, &hcp[i], &hsub[i]);
   }
+  int xmode0 = 0; int64_t xin0 = 0, xn0 = hr__vk_frames_beside(s->bimpl, &xmode0, &xin0);
   /* then GPU time per op from a timestamp after every op (a command buffer of its own: those
    * timestamps cost the H200 ~0.35 ms a frame, so they are not in the figures above) */
   hr_session_set_profiling(s, true);
@@ -537,7 +547,8 @@ int main(int argc, char **argv) {
     }
   }
   qsort(wall, N, sizeof *wall, cmpd); qsort(dev, N, sizeof *dev, cmpd); qsort(hcp, N, sizeof *hcp, cmpd); qsort(hsub, N, sizeof *hsub, cmpd);
-  printf("{\"reg\":%d,\"bytes_copied\":%lld,\"alpha_u8\":%d,\"fp16\":%d,\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
+  printf("{\"beside\":%d,\"frames_beside\":%lld,\"beside_in_place\":%lld,", xmode0, (long long)xn0, (long long)xin0);
+  printf("\"reg\":%d,\"bytes_copied\":%lld,\"alpha_u8\":%d,\"fp16\":%d,\"size\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"gflop\":%.2f,\"n_ops\":%d,\"frames\":%d,\"create_ms\":%.0f,"
          "\"wall_ms_median\":%.3f,\"wall_ms_p99\":%.3f,\"wall_ms_min\":%.3f,\"frame_copy_ms_median\":%.3f,\"submit_to_fence_ms_median\":%.3f,\"gpu_ms_median\":%.3f,\"gpu_ms_p99\":%.3f,\"fps_median\":%.0f,\"gpu_ms_by_class\":{",
          reg, (long long)o.bytes_copied, (int)p.alpha_u8, hr__vk_fp16(s->bimpl), W, H, ratio, pi.proc_width, pi.proc_height, pi.gflop, pi.n_ops, N, t_create, wall[N / 2], wall[(int)(N * 0.99)], wall[0], hcp[N / 2], hsub[N / 2],
          dev[N / 2], dev[(int)(N * 0.99)], 1e3 / wall[N / 2]);
@@ -703,6 +714,15 @@ if [ "$mode" = run-live ]; then
   fi
   if [ -n "${OUT:-}" ]; then cp "$tmp/log" "$t" "$OUT/"; ls "$tmp/o/alpha" 2>/dev/null | sed -n '1p;200p' | while read -r f; do cp "$tmp/o/alpha/$f" "$OUT/"; done; fi
   exit $rc
+fi
+if [ "$mode" = run-xq ]; then
+  r() { echo "== $*"; env U8=1 "$@" bash "$0" run "${SZ:-1920x1440@0.25}" 2>&1 | grep -E '^\{|probe|created in' |
+        sed 's/"gpu_ms_by_class".*"vs_xnnpack/..."vs_xnnpack/'; }
+  r REG=1 HR_VK_XQ=1 HR_VK_VERBOSE=1   # the first: pipelines compiled cold; says which queue
+  for i in 1 2; do r REG=1 HR_VK_XQ=0; r REG=1 HR_VK_XQ=1; done
+  r REG=0 HR_VK_XQ=0; r REG=0 HR_VK_XQ=1
+  SZ=1920x1440@0.5 r REG=1 HR_VK_XQ=1; SZ=1920x1080@0.25 r REG=1 HR_VK_XQ=1
+  exit 0
 fi
 sizes=${2:-"1920x1440@0.25 1920x1440@0.5 1920x1080@0.25"}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null || true

@@ -34,8 +34,8 @@ float act_post(float x, int a) {
   return x;
 }
 // The frame: binding 1 (the fgf tail), or FRAME_BINDING where a shader defines it first (4: the
-// ingest, srcresize.comp, which the backend may point at the host staging buffer while the copy to
-// the device runs beside the network)
+// ingest, srcresize.comp, which the backend may point at the frame where it lies, host memory,
+// while the frame's copy to the device runs beside the network)
 #ifndef FRAME_BINDING
 #define FRAME_BINDING 1
 #endif

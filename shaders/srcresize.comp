@@ -2,14 +2,18 @@
 // The image ingest: the frame (any format, binding 4: the staging buffer or the device's copy)
 // resampled to the processing size with TF's
 // half-pixel bilinear on RGB values converted per tap (ingest.h), as float RGB NHWC.
-// p: 0 n (out pixels), 1 out, 2 out_w, 3 out_h.
+// p: 0 n (out pixels), 1 out, 2 out_w, 3 out_h; 4..18: the frame's header (frame.glsl) when p[4]
+// (the format) is not 0, the planes' offsets then bytes into binding 4 (the backend records this
+// dispatch per frame, reading the frame where it lies while the copy for the tail runs beside the
+// network); p[4] == 0: the header in binding 4 itself.
 #define FRAME_BINDING 4
+#define FH(i) (p[4] != 0 ? uint(p[4 + (i)]) : f[i])
 #include "common.glsl"
 #include "frame.glsl"
 void main() {
   uint i = gid();
   if (i >= uint(p[0])) return;
-  int OW = p[2], OH = p[3], W = int(f[1]), H = int(f[2]);
+  int OW = p[2], OH = p[3], W = int(FH(1)), H = int(FH(2));
   int ox = int(i % uint(OW)), oy = int(i / uint(OW));
   int x0, x1, y0, y1; float fx, fy;
   hp_taps(ox, W, OW, x0, x1, fx);

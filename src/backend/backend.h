@@ -82,6 +82,10 @@ int hr__vk_create_stats(void *impl, int *timed, int *kept, int *same);
 int hr__vk_shared_bufs(void *impl, int *n_bufs);
 /* 1 when the plan's weights were copied on the device from the plan it replaced (same constants). */
 int hr__vk_consts_copied(void *impl);
+/* Frames run with the frame beside the network (HR_VK_XQ: the ingest reading the frame where it
+ * lies, the copy for the tail on a transfer queue); *mode: 0 off for this plan, 1 a transfer queue
+ * family of its own, 2 the compute queue; *in_place: of the frames, those read in imported memory. */
+int64_t hr__vk_frames_beside(void *impl, int *mode, int64_t *in_place);
 /* A device the Vulkan backend would take exists (GPU types only unless HR_VULKAN_DEVICE names one):
  * HR_OK and "NAME (type)" in desc, else HR_ENOTSUP and why. No device is made: for a backend
  * choice such as --backend auto, which must never pick a CPU device (llvmpipe). */

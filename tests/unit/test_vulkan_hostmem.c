@@ -6,7 +6,11 @@
  * packed) and a frame outside the pool are copied as before (bytes_copied > 0), same mattes. The
  * registration survives a replan; after unregistering, frames are copied again. Bad calls: NULL,
  * 0 bytes, a 17th range, an unknown pointer. The CPU backend accepts a registration (it reads
- * frames in place anyway). Without Vulkan in the build: the CPU part only. */
+ * frames in place anyway). Then the frame beside the network (HR_VK_XQ=1: the ingest reads the
+ * frame where it lies, the copy for the tail on another submission; on lavapipe's one queue): the
+ * same frames, registered and not, give the same mattes bit for bit as the copying session, and
+ * every frame went that way (registered ones read in imported memory). Without Vulkan in the build:
+ * the CPU part only. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,7 @@
 #include "hr_test_frames.h"
 #ifdef HR_HAVE_VULKAN
 #include "backend/backend.h"
+#include "session/session_impl.h"
 #endif
 
 #define W 128
@@ -113,9 +118,48 @@ int main(void) {
   CHECK_EQ_INT(hr_session_unregister_memory(b, pool), HR_EINVAL);
   same(a, b, &pf[3], 0, "unregistered", 3);
 
-  CHECKF(hr__vk_validation_messages() == 0, "%d validation messages", hr__vk_validation_messages());
   hr_session_destroy(a);
   hr_session_destroy(b);
+
+  /* the frame beside the network: c reads registered frames in place, d the staging buffer */
+  setenv("HR_VK_XQ", "1", 1);
+  hr_session *c = hr_test_rvm_session(m, HR_BACKEND_VULKAN, W, H, 0.5f, &st);
+  hr_session *d = hr_test_rvm_session(m, HR_BACKEND_VULKAN, W, H, 0.5f, &st);
+  unsetenv("HR_VK_XQ");
+  if (!c || !d) FATAL("Vulkan sessions with HR_VK_XQ=1: %s", hr_status_name(st));
+  hr_session *ref = hr_test_rvm_session(m, HR_BACKEND_VULKAN, W, H, 0.5f, &st);
+  if (st) FATAL("Vulkan session: %s", hr_status_name(st));
+  CHECKF(hr_session_register_memory(c, pool, fb * NF + pad * H * 3 / 2) == HR_OK, "register: %s", hr_session_last_error(c));
+  int mode = -1;
+  hr__vk_frames_beside(c->bimpl, &mode, NULL);
+  CHECK_EQ_INT(mode, 2);   /* lavapipe: one queue family */
+  hr_session *ref2 = hr_test_rvm_session(m, HR_BACKEND_VULKAN, W, H, 0.5f, &st);
+  if (st) FATAL("Vulkan session: %s", hr_status_name(st));
+  int pushes = 0;
+  for (int i = 0; i < NF; i++, pushes++) { same(ref, c, &pf[i], 1, "beside, registered", i); same(ref2, d, &pf[i], 0, "beside, copied", i); }
+  same(ref, c, &padded, 0, "beside, padded rows", 0);
+  same(ref2, d, &padded, 0, "beside, copied, padded rows", 0);
+  pushes++;
+  CHECK_EQ_INT(hr_session_replan(ref, W, H, 0.25f), HR_OK);
+  setenv("HR_VK_XQ", "1", 1);   /* read at every plan's create, as the backend's other switches */
+  CHECK_EQ_INT(hr_session_replan(c, W, H, 0.25f), HR_OK);
+  unsetenv("HR_VK_XQ");
+  for (int i = 0; i < 2; i++) same(ref, c, &pf[i], 1, "beside, after a replan", i);
+  int64_t ip = 0, nc = hr__vk_frames_beside(c->bimpl, &mode, &ip), nd = hr__vk_frames_beside(d->bimpl, NULL, NULL);
+  printf("beside the network: %lld frames since the replan (%lld in place); the unregistered session %lld of %d\n", (long long)nc,
+         (long long)ip, (long long)nd, pushes);
+  CHECK_EQ_INT(mode, 2);
+  CHECK_EQ_INT((int)nc, 2);
+  CHECK_EQ_INT((int)ip, 2);
+  CHECK_EQ_INT((int)nd, pushes);
+  /* a profiled frame times every op in one command buffer: not beside, same matte */
+  hr_session_set_profiling(c, 1);
+  hr_session_set_profiling(ref, 1);
+  same(ref, c, &pf[3], 1, "beside, profiled", 3);
+  CHECK_EQ_INT((int)hr__vk_frames_beside(c->bimpl, NULL, NULL), 2);
+  hr_session_destroy(c); hr_session_destroy(d); hr_session_destroy(ref); hr_session_destroy(ref2);
+
+  CHECKF(hr__vk_validation_messages() == 0, "%d validation messages", hr__vk_validation_messages());
   free(pool);
   hr_model_destroy(m);
   return hr_test_finish("test_vulkan_hostmem");

@@ -215,7 +215,7 @@ typedef struct tune_pick { tune_key key; int pick; } tune_pick;
  * The vk structs keep copies of the handles; only the table, the picks and the count live here. */
 typedef struct vk_dev {
   int refs;
-  char wants[160];            /* the settings the device was made for (dev_wants) */
+  char wants[192];            /* the settings the device was made for (dev_wants) */
   struct { int k, mask, epi; VkPipeline pl; } ptab[MAX_PIPES];
   int n_ptab;
   tune_pick *picks;
@@ -262,11 +262,26 @@ typedef struct vk {
   vbuf stage;                 /* frame upload (host visible) */
   vbuf fbuf;                  /* the frame on the device, copied from stage per frame (shaders read it) */
   int frame_dev;              /* 0: shaders read the staging buffer itself (HR_VK_FRAME=host) */
-  /* HR_VK_OVERLAP=1 (frame_dev): the ingest (srcresize.comp, binding 4) reads the staging buffer
-   * over the bus while the frame's copy to the device runs beside the network, waited for only
-   * before the fgf tail, the one reader of the device copy. Off by default: on the H200 it changed
-   * nothing (1920x1440 r0.25: 2.916 / 2.934 ms vs 2.925 / 2.938 off, GPU 2.63 both) */
-  int overlap;
+  /* The frame beside the network (HR_VK_XQ; frame_dev, not while profiling): the ingest reads the
+   * frame where it lies (host memory the device imported, or the staging buffer) in cb_up, recorded
+   * per frame with the frame's header in its push constants, while a transfer queue (a family of
+   * its own: the copy engines) copies it to fbuf for the guided-filter tail, the one reader of the
+   * device copy, which waits for it on xsem. Without it the copy precedes the whole network: on the
+   * H200 0.11 ms of a 2.11 ms frame at 1920x1440 NV12. xq_on: 0 off, 1 a queue family of its own,
+   * 2 the compute queue itself (where no such family: nothing overlaps, the path is the same; the
+   * tests run it on lavapipe). HR_VK_XQ=1 turns it on; not yet timed on a GPU. */
+  int xq_on;
+  VkQueue xq;
+  uint32_t xqf, fams[2];
+  VkCommandPool xpool;
+  VkCommandBuffer cb_x;       /* re-recorded per frame on xq: the frame's header and planes to fbuf */
+  VkCommandBuffer cb_xa, cb_xb; /* cb_main without the ingest, cut before the tail's first dispatch */
+  VkSemaphore xsem;
+  VkDescriptorSet ds_up;      /* ds with binding 4 at the frame's bytes (updated per frame) */
+  int n_ing, d_fgf;           /* the leading ingest dispatches; the first tail dispatch (n_disp: none) */
+  int xq_plan;                /* this plan's dispatches allow it (the ingests first, none later) */
+  VkDescriptorBufferInfo up_bi; /* binding 4 of ds_up as last written */
+  int64_t n_xq, n_xq_zc;      /* frames run so, and of them read in imported memory */
   int tune;                   /* the convolutions' kernels are timed at create (tune_convs) */
   VkCommandBuffer cb_up;      /* re-recorded per frame: the copy of the frame's bytes */
   vbuf rback;                 /* alpha (and fgr) read back (host visible) */
@@ -416,12 +431,20 @@ static int mem_type(vk *v, uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPr
   return best;
 }
 
+/* With a transfer queue of a family of its own, every buffer is shared by the two families
+ * (concurrent: no ownership transfers; the same speed for buffers). */
+static void share_families(vk *v, VkBufferCreateInfo *bi) {
+  if (v->xq_on != 1) return;
+  v->fams[0] = v->qf; v->fams[1] = v->xqf;
+  bi->sharingMode = VK_SHARING_MODE_CONCURRENT; bi->queueFamilyIndexCount = 2; bi->pQueueFamilyIndices = v->fams;
+}
 static hr_status buf_make(hr_session *s, vk *v, vbuf *b, VkDeviceSize size, VkBufferUsageFlags use, VkMemoryPropertyFlags want,
                           VkMemoryPropertyFlags prefer, const char *what) {
   memset(b, 0, sizeof *b);
   b->size = size ? size : 256;
   VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = b->size, .usage = use,
                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  share_families(v, &bi);
   VKTRY(vkCreateBuffer(v->dev, &bi, NULL, &b->b), what);
   VkMemoryRequirements mr;
   vkGetBufferMemoryRequirements(v->dev, b->b, &mr);
@@ -469,10 +492,9 @@ static hr_status buf_take(hr_session *s, vk *v, vbuf *b, vbuf *from, VkDeviceSiz
 /* Submit command buffers and wait. spin 0: block on the fence; 1: poll it, then block after 100 ms;
  * 2: sleep sleep_ms first, then poll (the frame: a blocking wait wakes ~0.15 ms after the GPU is
  * done on the H200, polling all along takes a CPU for the whole frame). */
-static hr_status submit_wait(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n, int spin, double sleep_ms) {
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cbs};
+static hr_status submit_wait_si(hr_session *s, vk *v, const VkSubmitInfo *si, uint32_t nsi, int spin, double sleep_ms) {
   VKTRY(vkResetFences(v->dev, 1, &v->fence), "fence reset");
-  VKTRY(vkQueueSubmit(v->q, 1, &si, v->fence), "queue submit");
+  VKTRY(vkQueueSubmit(v->q, nsi, si, v->fence), "queue submit");
   if (spin) {
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -493,6 +515,10 @@ static hr_status submit_wait(hr_session *s, vk *v, const VkCommandBuffer *cbs, u
   }
   VKTRY(vkWaitForFences(v->dev, 1, &v->fence, VK_TRUE, UINT64_MAX), "waiting for the GPU");
   return HR_OK;
+}
+static hr_status submit_wait(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n, int spin, double sleep_ms) {
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cbs};
+  return submit_wait_si(s, v, &si, 1, spin, sleep_ms);
 }
 static hr_status submit(hr_session *s, vk *v, const VkCommandBuffer *cbs, uint32_t n) { return submit_wait(s, v, cbs, n, 0, 0); }
 static hr_status tmp_begin(hr_session *s, vk *v) {
@@ -1639,7 +1665,18 @@ static hr_status make_device(hr_session *s, vk *v) {
   v->qf = (uint32_t)qf;
   v->ts_ok = qfp[qf].timestampValidBits > 0 && v->props.limits.timestampPeriod > 0;
   float prio = 1.f;
-  VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = v->qf, .queueCount = 1, .pQueuePriorities = &prio};
+  /* the frame's copy beside the network (see xq_on), HR_VK_XQ=1: on a transfer-only family (the
+   * copy engines) where the device has one, else on the compute queue. Off by default until it is
+   * timed on a GPU (it was written on a day no GPU was lent: bench/vulkan_h200.sh run-xq) */
+  const char *xe = getenv("HR_VK_XQ");
+  int xqf = -1;
+  for (uint32_t k = 0; k < nq && xqf < 0; k++)
+    if ((qfp[k].queueFlags & VK_QUEUE_TRANSFER_BIT) && !(qfp[k].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) && qfp[k].queueCount)
+      xqf = (int)k;
+  v->xq_on = xe && *xe == '1' ? (xqf >= 0 ? 1 : 2) : 0;
+  v->xqf = v->xq_on == 1 ? (uint32_t)xqf : v->qf;
+  VkDeviceQueueCreateInfo qis[2] = {{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = v->qf, .queueCount = 1, .pQueuePriorities = &prio},
+                                    {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = v->xqf, .queueCount = 1, .pQueuePriorities = &prio}};
   /* fp16 storage: HR_VK_FP16=1 asks for it (fails where the device lacks 16-bit storage); off by
    * default: no speed gained on the H200 (the frame is bound by dispatches and the convolutions'
    * quality, not by memory), alpha 8x further from XNNPACK's (tests ask for it on lavapipe) */
@@ -1654,7 +1691,7 @@ static hr_status make_device(hr_session *s, vk *v) {
   }
   v->es = v->fp16 ? 2 : 4;
   VkPhysicalDevice16BitStorageFeatures en16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, .storageBuffer16BitAccess = VK_TRUE};
-  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = v->fp16 ? &en16 : NULL, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
+  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = v->fp16 ? &en16 : NULL, .queueCreateInfoCount = v->xq_on == 1 ? 2u : 1u, .pQueueCreateInfos = qis};
   /* tensor cores (HR_VK_MMA=1, off by default): VK_NV_cooperative_matrix with 16x16x16 fp16 x
    * fp16 -> fp32 at subgroup scope, 32-thread subgroups and fp16 arithmetic; convmma.comp then
    * joins the tuner's candidates. On the H200 (2026-12-02) it lost to the SIMT kernels on every
@@ -1688,6 +1725,8 @@ static hr_status make_device(hr_session *s, vk *v) {
   if (di.enabledExtensionCount) di.ppEnabledExtensionNames = dexts;
   VKTRY(vkCreateDevice(v->pd, &di, NULL, &v->dev), "device creation");
   vkGetDeviceQueue(v->dev, v->qf, 0, &v->q);
+  v->xq = v->q;
+  if (v->xq_on == 1) vkGetDeviceQueue(v->dev, v->xqf, 0, &v->xq);
   if (v->sh->hostimp) {
     v->sh->get_hpp = (PFN_vkGetMemoryHostPointerPropertiesEXT)vkGetDeviceProcAddr(v->dev, "vkGetMemoryHostPointerPropertiesEXT");
     if (!v->sh->get_hpp) v->sh->hostimp = 0;
@@ -1834,19 +1873,25 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
     if ((v->disp[k].pipe == P_CONVTS || (v->tune && v->disp[k].alt[11] >= 0)) && (st = want_pipe(s, v, P_CONVRED, v->disp[k].pc))) return st;
   }
   if ((st = make_pipes(s, v, n0))) return st;
-  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 5};
-  VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
+  /* two sets of the same layout: ds for the recorded frame, ds_up for the ingest recorded per
+   * frame (binding 4 then at the frame's bytes where they lie: see xq_on) */
+  VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 10};
+  VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 2, .poolSizeCount = 1, .pPoolSizes = &ps};
   VKTRY(vkCreateDescriptorPool(v->dev, &dpi, NULL, &v->dpool), "descriptor pool");
-  VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = v->dpool, .descriptorSetCount = 1, .pSetLayouts = &v->dsl};
-  VKTRY(vkAllocateDescriptorSets(v->dev, &dai, &v->ds), "descriptor set");
+  VkDescriptorSetLayout dsls[2] = {v->dsl, v->dsl};
+  VkDescriptorSet sets[2];
+  VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = v->dpool, .descriptorSetCount = 2, .pSetLayouts = dsls};
+  VKTRY(vkAllocateDescriptorSets(v->dev, &dai, sets), "descriptor sets");
+  v->ds = sets[0]; v->ds_up = sets[1];
   VkDescriptorBufferInfo bi[5] = {{v->dbuf.b, 0, VK_WHOLE_SIZE}, {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE},
                                   {v->rback.b, 0, VK_WHOLE_SIZE}, {v->dbuf.b, v->f32_base < v->dbuf.size ? v->f32_base : 0, VK_WHOLE_SIZE},
-                                  {v->frame_dev && !v->overlap ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE}};
-  VkWriteDescriptorSet w[5];
-  for (int k = 0; k < 5; k++)
-    w[k] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = v->ds, .dstBinding = (uint32_t)k,
-                                  .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[k]};
-  vkUpdateDescriptorSets(v->dev, 5, w, 0, NULL);
+                                  {v->frame_dev ? v->fbuf.b : v->stage.b, 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet w[10];
+  for (int k = 0; k < 10; k++)
+    w[k] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = sets[k / 5], .dstBinding = (uint32_t)(k % 5),
+                                  .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[k % 5]};
+  vkUpdateDescriptorSets(v->dev, 10, w, 0, NULL);
+  v->up_bi = bi[4];
   return HR_OK;
 }
 
@@ -1880,18 +1925,12 @@ static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds, 0, NULL);
   VkPipeline cur = VK_NULL_HANDLE;
   int64_t W[MAX_PENDING][2], R[MAX_PENDING][2];
-  int nW = 0, nR = 0, pending = 0, scr = 0, up_waited = 0;
+  int nW = 0, nR = 0, pending = 0, scr = 0;
   for (int k = d0; k < d1; k++) {
     const vdisp *d = &v->disp[k];
     /* a barrier before this dispatch if it reads or writes what was written since the last one,
      * or writes what was read since (or always, with HR_VK_BARRIERS=all); a split-K convolution
      * after another one since the last barrier (the scratch is reused: scr) */
-    if (v->overlap && d->pipe == P_FGF && !up_waited) { /* the frame's copy to the device (cb_up), and everything before */
-      barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-      nW = nR = 0; scr = 0; pending = 0; up_waited = 1;
-      v->n_barriers++;
-    }
     if (pending && (!v->elide || nW + d->nw > MAX_PENDING || nR + d->nr > MAX_PENDING || hits(d->r, d->nr, (const int64_t (*)[2])W, nW) ||
                     hits(d->w, d->nw, (const int64_t (*)[2])W, nW) || hits(d->w, d->nw, (const int64_t (*)[2])R, nR) ||
                     (scr && d->pipe == P_CONVTS))) {
@@ -1931,29 +1970,33 @@ static void state_copies(hr_session *s, vk *v, VkCommandBuffer cb, int to_dev) {
 }
 
 /* The frame's command buffer: op_times = a timestamp after every op (for profiles: on the H200 they
- * cost 0.35 ms of a 3.8 ms frame), else the frame's first and last only. */
-static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_times) {
+ * cost 0.35 ms of a 3.8 ms frame), else the frame's first and last only. part 0: the whole frame;
+ * with the frame beside the network (xq_on), 1: the dispatches after the ingest up to the tail's
+ * (cb_xa; the ingest and the first timestamp are in cb_up), 2: the tail on (cb_xb, after the wait
+ * for the frame's copy). */
+static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_times, int part) {
   const hr__plan *p = s->plan;
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKTRY(vkBeginCommandBuffer(cb, &bi), "recording");
-  if (v->ts_ok) {
+  if (v->ts_ok && part == 0) {
     vkCmdResetQueryPool(cb, v->qp, 0, (uint32_t)p->n_rops + 1);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->qp, 0);
   }
-  if (v->overlap) /* the staging buffer's frame (host writes), not the frame's copy to the device: waited for before the tail
-                   * (record_disp); the state zeroing (cb_zero) has its own barrier */
-    barrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  else
+  if (part != 2)
     barrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   v->n_barriers = 0;
-  op_times = op_times && v->ts_ok;
+  op_times = op_times && v->ts_ok && part == 0;
   if (op_times) /* ops before the first dispatch (none has one) end at once */
     for (int q = 0; q < (v->n_disp ? v->disp[0].rop : p->n_rops); q++) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->qp, (uint32_t)q + 1);
-  record_disp(v, cb, 0, v->n_disp, op_times ? p->n_rops : 0);
+  const int d0 = part == 0 ? 0 : part == 1 ? v->n_ing : v->d_fgf, d1 = part == 1 ? v->d_fgf : v->n_disp;
+  if (d1 > d0) record_disp(v, cb, d0, d1, op_times ? p->n_rops : 0);
+  if (part == 1) {
+    VKTRY(vkEndCommandBuffer(cb), "recording");
+    return HR_OK;
+  }
   if (v->ts_ok && !op_times) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)p->n_rops);
-  if (!op_times && getenv("HR_VK_VERBOSE")) {
+  if (!op_times && part == 0 && getenv("HR_VK_VERBOSE")) {
     int nsplit = 0, nd3 = 0;
     for (int k = 0; k < v->n_disp; k++) { nsplit += v->disp[k].pipe == P_CONVTS; nd3 += v->disp[k].pipe == P_CONVD16 || v->disp[k].pipe == P_CONVD32; }
     fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches (%d convolutions split-K: one more each), %d direct 3x3, %d barriers, buffer %.1f MB\n",
@@ -1984,10 +2027,18 @@ static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_t
   return HR_OK;
 }
 
+/* The frame's recorded command buffers: whole (cb_main), profiled (cb_prof), and cut for the frame
+ * beside the network (cb_xa, cb_xb). */
+static hr_status record_frames(hr_session *s, vk *v) {
+  hr_status st = record_frame(s, v, v->cb_main, 0, 0);
+  if (!st && v->ts_ok) st = record_frame(s, v, v->cb_prof, 1, 0);
+  if (!st && v->xq_plan) st = record_frame(s, v, v->cb_xa, 0, 1);
+  if (!st && v->xq_plan) st = record_frame(s, v, v->cb_xb, 0, 2);
+  return st;
+}
 static hr_status record_main(hr_session *s, vk *v) {
   const hr__plan *p = s->plan;
-  hr_status st = record_frame(s, v, v->cb_main, 0);
-  if (!st && v->ts_ok) st = record_frame(s, v, v->cb_prof, 1);
+  hr_status st = record_frames(s, v);
   if (st) return st;
   /* the state-zeroing command buffer */
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -2148,6 +2199,8 @@ static void vk_destroy(void *impl) {
     }
     if (v->dpool) vkDestroyDescriptorPool(v->dev, v->dpool, NULL);
     if (v->cpool) vkDestroyCommandPool(v->dev, v->cpool, NULL);
+    if (v->xpool) vkDestroyCommandPool(v->dev, v->xpool, NULL);
+    if (v->xsem) vkDestroySemaphore(v->dev, v->xsem, NULL);
     if (v->fence) vkDestroyFence(v->dev, v->fence, NULL);
     if (v->qp) vkDestroyQueryPool(v->dev, v->qp, NULL);
     if (v->copy_pool) pthreadpool_destroy(v->copy_pool);
@@ -2170,8 +2223,9 @@ static void vk_destroy(void *impl) {
 
 /* The settings a device is made for: a plan takes over another's device only where they agree. */
 static void dev_wants(char *w, size_t n) {
-  const char *e[4] = {getenv("HR_VK_FP16"), getenv("HR_VK_MMA"), getenv("HR_VULKAN_VALIDATION"), getenv("HR_VULKAN_DEVICE")};
-  snprintf(w, n, "fp16=%.8s mma=%.8s validation=%.8s device=%.100s", e[0] ? e[0] : "", e[1] ? e[1] : "", e[2] ? e[2] : "", e[3] ? e[3] : "");
+  const char *e[5] = {getenv("HR_VK_FP16"), getenv("HR_VK_MMA"), getenv("HR_VULKAN_VALIDATION"), getenv("HR_VULKAN_DEVICE"), getenv("HR_VK_XQ")};
+  snprintf(w, n, "fp16=%.8s mma=%.8s validation=%.8s xq=%.4s device=%.100s", e[0] ? e[0] : "", e[1] ? e[1] : "", e[2] ? e[2] : "",
+           e[4] ? e[4] : "", e[3] ? e[3] : "");
 }
 
 /* Take over the device of prev, the plan this one replaces (see vk_dev). 1: taken. */
@@ -2184,6 +2238,7 @@ static int adopt(vk *v, vk *prev) {
   if (vkDeviceWaitIdle(prev->dev) != VK_SUCCESS) return 0; /* lost: the new plan makes a device of its own */
   v->sh = prev->sh; v->sh->refs++; v->shared = 1;
   v->inst = prev->inst; v->msgr = prev->msgr; v->pd = prev->pd; v->dev = prev->dev; v->q = prev->q; v->qf = prev->qf;
+  v->xq_on = prev->xq_on; v->xq = prev->xq; v->xqf = prev->xqf;
   v->props = prev->props; v->mem = prev->mem; v->ts_ok = prev->ts_ok; v->fp16 = prev->fp16; v->es = prev->es; v->mma = prev->mma;
   v->dsl = prev->dsl; v->pl = prev->pl;
   return 1;
@@ -2456,9 +2511,15 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   v->trace = tr && *tr && strcmp(tr, "0");
   const char *sp = getenv("HR_VK_SPIN_MS");
   v->spin_ms = sp && *sp ? atof(sp) : 0.3;
-  const char *fm = getenv("HR_VK_FRAME"), *ov = getenv("HR_VK_OVERLAP");
+  const char *fm = getenv("HR_VK_FRAME");
   v->frame_dev = !(fm && !strcmp(fm, "host"));
-  v->overlap = v->frame_dev && ov && *ov == '1';
+  /* the frame beside the network: the ingests lead the dispatches, none comes later */
+  v->n_ing = 0;
+  while (v->n_ing < v->n_disp && v->disp[v->n_ing].pipe == P_SRCRESIZE) v->n_ing++;
+  v->d_fgf = v->n_ing;
+  while (v->d_fgf < v->n_disp && v->disp[v->d_fgf].pipe != P_FGF) v->d_fgf++;
+  v->xq_plan = v->xq_on && v->frame_dev && v->n_ing > 0;
+  for (int k = v->n_ing; k < v->n_disp; k++) if (v->disp[k].pipe == P_SRCRESIZE) v->xq_plan = 0;
   if (v->frame_dev &&
       (st = buf_take(s, v, &v->fbuf, pv ? &pv->fbuf : NULL, v->stage.size, use, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "frame buffer on the device")))
     return st;
@@ -2480,11 +2541,19 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                  .queueFamilyIndex = v->qf};
   VKTRY(vkCreateCommandPool(v->dev, &cpi, NULL, &v->cpool), "command pool");
-  VkCommandBuffer cbs[5];
+  VkCommandBuffer cbs[7];
   VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = v->cpool,
-                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 5};
+                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 7};
   VKTRY(vkAllocateCommandBuffers(v->dev, &cai, cbs), "command buffers");
-  v->cb_main = cbs[0]; v->cb_zero = cbs[1]; v->cb_tmp = cbs[2]; v->cb_up = cbs[3]; v->cb_prof = cbs[4];
+  v->cb_main = cbs[0]; v->cb_zero = cbs[1]; v->cb_tmp = cbs[2]; v->cb_up = cbs[3]; v->cb_prof = cbs[4]; v->cb_xa = cbs[5]; v->cb_xb = cbs[6];
+  if (v->xq_plan) {
+    cpi.queueFamilyIndex = v->xqf;
+    VKTRY(vkCreateCommandPool(v->dev, &cpi, NULL, &v->xpool), "transfer command pool");
+    cai.commandPool = v->xpool; cai.commandBufferCount = 1;
+    VKTRY(vkAllocateCommandBuffers(v->dev, &cai, &v->cb_x), "transfer command buffer");
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    VKTRY(vkCreateSemaphore(v->dev, &sci, NULL, &v->xsem), "semaphore");
+  }
   VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   VKTRY(vkCreateFence(v->dev, &fi, NULL, &v->fence), "fence");
   if (v->ts_ok) {
@@ -2536,9 +2605,11 @@ static hr_status vk_create_(hr_session *s, vk *v, vk *prev) {
   st = record_main(s, v);
   if (!st && getenv("HR_VK_VERBOSE")) /* where a create (or a live loop's replan) spends its time */
     fprintf(stderr, "headroom vulkan: created in %.1f ms: instance and device %.1f (%s), buffers %.1f, pipelines %.1f, tuning %.1f "
-            "(%d convolutions timed, %d as a same one, %d picks kept), weights (%s) and recording %.1f\n", mono_ms() - tc0, tc_dev - tc0,
+            "(%d convolutions timed, %d as a same one, %d picks kept), weights (%s) and recording %.1f; the frame beside the network: %s %u\n",
+            mono_ms() - tc0, tc_dev - tc0,
             v->shared ? "the replaced plan's" : "new", tc_pre - tc_dev, tc_pipe - tc_pre, tc_tune - tc_pipe, v->tuned_timed, v->tuned_same, v->tuned_kept,
-            v->consts_copied ? "copied on the device" : "uploaded", mono_ms() - tc_tune);
+            v->consts_copied ? "copied on the device" : "uploaded", mono_ms() - tc_tune,
+            !v->xq_plan ? "off" : v->xq_on == 1 ? "transfer queue family" : "on the compute queue, family", v->xqf);
   return st;
 }
 
@@ -2571,8 +2642,11 @@ static void copy_rows(void *ctx, size_t b) {
     memcpy(j->dst + y * j->dst_stride, (const char *)j->src + (ptrdiff_t)y * j->src_stride, j->row_bytes);
 }
 
-/* Copy the frame into the staging buffer: header, then each plane's rows densely. */
-static hr_status upload_frame(hr_session *s, vk *v) {
+static hr_status record_up_xq(hr_session *s, vk *v, int zc, const int *zi, const uint32_t *h, int np, const size_t *rows, size_t off);
+/* Copy the frame into the staging buffer: header, then each plane's rows densely (unless its planes
+ * lie in imported memory: zero copy). xq 0: cb_up copies them to fbuf; 1: the frame beside the
+ * network (see xq_on), record_up_xq. */
+static hr_status upload_frame(hr_session *s, vk *v, int xq) {
   const hr_frame *f = &s->cur;
   if (f->width != v->frame_w || f->height != v->frame_h) {
     snprintf(s->err, sizeof s->err, "Vulkan: frame %dx%d, plan %dx%d", f->width, f->height, v->frame_w, v->frame_h);
@@ -2599,13 +2673,23 @@ static hr_status upload_frame(hr_session *s, vk *v) {
   size_t stride[3];   /* rows packed in the staging and frame buffers */
   for (int k = 0; k < np; k++) stride[k] = (rowb[k] + 3) & ~(size_t)3;
   /* zero copy: every plane, rows packed, inside memory the device imported (registered) */
-  int zc = v->frame_dev && !v->overlap && v->sh->n_imp > 0;   /* HR_VK_OVERLAP's ingest reads the staging buffer */
+  int zc = v->frame_dev && v->sh->n_imp > 0;
   int zi[3] = {-1, -1, -1};
   for (int k = 0; k < np && zc; k++) {
     const uintptr_t a = (uintptr_t)f->planes[k], e = a + stride[k] * rows[k];
     for (int q = 0; q < v->sh->n_imp && zi[k] < 0; q++)
       if (a >= v->sh->imp[q].lo && e <= v->sh->imp[q].lo + v->sh->imp[q].len) zi[k] = q;
     zc = zi[k] >= 0 && f->strides[k] == (ptrdiff_t)stride[k];
+  }
+  if (zc && xq) { /* the ingest reads the planes through one descriptor: one import, a range it can bind */
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int k = 0; k < np; k++) {
+      const uintptr_t a = (uintptr_t)f->planes[k];
+      if (a < lo) lo = a;
+      if (a + stride[k] * rows[k] > hi) hi = a + stride[k] * rows[k];
+      if (zi[k] != zi[0]) zc = 0;
+    }
+    if (hi - lo + 256 > v->props.limits.maxStorageBufferRange) zc = 0;
   }
   size_t off = FRAME_HDR;
   for (int k = 0; k < np; k++) {
@@ -2627,6 +2711,7 @@ static hr_status upload_frame(hr_session *s, vk *v) {
   }
   if (!zc) s->bytes_copied += (int64_t)(off - FRAME_HDR);
   if (!v->frame_dev) return HR_OK;
+  if (xq) return record_up_xq(s, v, zc, zi, h, np, rows, off);
   /* the copy of exactly these bytes to the device (re-recorded: the format may change per frame) */
   VKTRY(vkResetCommandBuffer(v->cb_up, 0), "command buffer reset");
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -2639,34 +2724,114 @@ static hr_status upload_frame(hr_session *s, vk *v) {
                        .size = (VkDeviceSize)h[6 + k] * rows[k]};
     vkCmdCopyBuffer(v->cb_up, v->sh->imp[zi[k]].b, v->fbuf.b, 1, &pc);
   }
-  if (!v->overlap) /* else the tail waits for it (record_disp) */
-    barrier(v->cb_up, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+  barrier(v->cb_up, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
   VKTRY(vkEndCommandBuffer(v->cb_up), "recording the upload");
+  return HR_OK;
+}
+
+/* The frame beside the network: cb_x (the transfer queue) copies the header and planes to fbuf
+ * for the tail; cb_up writes the first timestamp and runs the ingests on the frame where it lies
+ * (the import zi[0] when zc, else the staging buffer), their header in push constants with the
+ * planes' offsets from binding 4's start in ds_up. */
+static hr_status record_up_xq(hr_session *s, vk *v, int zc, const int *zi, const uint32_t *h, int np, const size_t *rows, size_t off) {
+  const hr_frame *f = &s->cur;
+  const hr__plan *p = s->plan;
+  VkDescriptorBufferInfo bi = {v->stage.b, 0, (VkDeviceSize)off};
+  uint32_t po[3] = {h[3], h[4], h[5]};
+  if (zc) {
+    const VkDeviceSize al = v->props.limits.minStorageBufferOffsetAlignment ? v->props.limits.minStorageBufferOffsetAlignment : 1;
+    VkDeviceSize a0 = VK_WHOLE_SIZE, a1 = 0;
+    for (int k = 0; k < np; k++) {
+      const VkDeviceSize a = (VkDeviceSize)((uintptr_t)f->planes[k] - v->sh->imp[zi[0]].lo);
+      if (a < a0) a0 = a;
+      if (a + h[6 + k] * rows[k] > a1) a1 = a + h[6 + k] * rows[k];
+    }
+    a0 -= a0 % al;
+    bi = (VkDescriptorBufferInfo){v->sh->imp[zi[0]].b, a0, ((a1 - a0) + 3) & ~(VkDeviceSize)3};
+    if (bi.offset + bi.range > v->sh->imp[zi[0]].len) bi.range = v->sh->imp[zi[0]].len - bi.offset;
+    for (int k = 0; k < np; k++) po[k] = (uint32_t)((uintptr_t)f->planes[k] - v->sh->imp[zi[0]].lo - a0);
+  }
+  if (bi.buffer != v->up_bi.buffer || bi.offset != v->up_bi.offset || bi.range != v->up_bi.range) {
+    /* ds_up is in no pending command buffer (the last frame's fence was waited for); cb_up is
+     * recorded after this */
+    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = v->ds_up, .dstBinding = 4, .descriptorCount = 1,
+                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi};
+    vkUpdateDescriptorSets(v->dev, 1, &w, 0, NULL);
+    v->up_bi = bi;
+  }
+  VkCommandBufferBeginInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  if (v->d_fgf < v->n_disp) {
+    VKTRY(vkResetCommandBuffer(v->cb_x, 0), "command buffer reset");
+    VKTRY(vkBeginCommandBuffer(v->cb_x, &cbi), "recording the frame's copy");
+    VkBufferCopy c = {.srcOffset = 0, .dstOffset = 0, .size = zc ? FRAME_HDR : (VkDeviceSize)off};
+    vkCmdCopyBuffer(v->cb_x, v->stage.b, v->fbuf.b, 1, &c);
+    for (int k = 0; k < np && zc; k++) {
+      VkBufferCopy pc = {.srcOffset = (VkDeviceSize)((uintptr_t)f->planes[k] - v->sh->imp[zi[k]].lo), .dstOffset = h[3 + k],
+                         .size = (VkDeviceSize)h[6 + k] * rows[k]};
+      vkCmdCopyBuffer(v->cb_x, v->sh->imp[zi[k]].b, v->fbuf.b, 1, &pc);
+    }
+    VKTRY(vkEndCommandBuffer(v->cb_x), "recording the frame's copy");
+  }
+  VKTRY(vkResetCommandBuffer(v->cb_up, 0), "command buffer reset");
+  VKTRY(vkBeginCommandBuffer(v->cb_up, &cbi), "recording the ingest");
+  if (v->ts_ok) {
+    vkCmdResetQueryPool(v->cb_up, v->qp, 0, (uint32_t)p->n_rops + 1);
+    vkCmdWriteTimestamp(v->cb_up, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->qp, 0);
+  }
+  barrier(v->cb_up, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  vkCmdBindDescriptorSets(v->cb_up, VK_PIPELINE_BIND_POINT_COMPUTE, v->pl, 0, 1, &v->ds_up, 0, NULL);
+  for (int k = 0; k < v->n_ing; k++) {
+    const vdisp *d = &v->disp[k];
+    int32_t pc[32];
+    memcpy(pc, d->pc, sizeof pc);
+    for (int q = 0; q < 15; q++) pc[4 + q] = (int32_t)h[q];
+    for (int q = 0; q < 3; q++) pc[4 + 3 + q] = (int32_t)po[q];
+    vkCmdBindPipeline(v->cb_up, VK_PIPELINE_BIND_POINT_COMPUTE, find_pipe(v, d->pipe, d->pc));
+    vkCmdPushConstants(v->cb_up, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, pc);
+    vkCmdDispatch(v->cb_up, d->gx, d->gy, 1);
+  }
+  barrier(v->cb_up, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  VKTRY(vkEndCommandBuffer(v->cb_up), "recording the ingest");
   return HR_OK;
 }
 
 static hr_status vk_run(hr_session *s, void *impl) {
   vk *v = impl;
   double t0 = mono_ms();
-  hr_status st = upload_frame(s, v);
+  v->op_times = v->ts_ok && s->profiling;
+  const int xq = v->xq_plan && !v->op_times;   /* profiles time every op in one command buffer */
+  hr_status st = upload_frame(s, v, xq);
   if (st) return st;
   double t1 = mono_ms();
   VkCommandBuffer cbs[3];
   uint32_t n = 0;
+  const int plain = !v->op_times && !v->zero_pending;
+  if (xq && v->zero_pending) cbs[n++] = v->cb_zero; /* before the ingest: cb_zero's barrier is for what follows */
   if (v->frame_dev) cbs[n++] = v->cb_up;
-  if (v->zero_pending) cbs[n++] = v->cb_zero;
-  v->op_times = v->ts_ok && s->profiling;
-  cbs[n++] = v->op_times ? v->cb_prof : v->cb_main;
+  if (!xq && v->zero_pending) cbs[n++] = v->cb_zero;
+  cbs[n++] = xq ? v->cb_xa : v->op_times ? v->cb_prof : v->cb_main;
   if (v->alpha8) { /* coherent: seen by the submit */
     volatile uint32_t *w = (volatile uint32_t *)((char *)v->rback.map + v->alpha8_flag);
     w[0] = 0; w[1] = 0;
   }
   /* hybrid wait: asleep for the last frame's wait less HR_VK_SPIN_MS (default 0.3 ms), then polling */
   double last = v->wait_ms[0] < v->wait_ms[1] ? v->wait_ms[0] : v->wait_ms[1];
-  if ((st = submit_wait(s, v, cbs, n, v->spin, last - v->spin_ms))) return st;
+  VkSubmitInfo si[2] = {{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cbs},
+                        {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &v->cb_xb}};
+  const VkPipelineStageFlags wst = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  if (xq && v->d_fgf < v->n_disp) { /* the copy for the tail, on the transfer queue; the tail waits for it */
+    VkSubmitInfo xs = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &v->cb_x,
+                       .signalSemaphoreCount = 1, .pSignalSemaphores = &v->xsem};
+    VKTRY(vkQueueSubmit(v->xq, 1, &xs, VK_NULL_HANDLE), "transfer queue submit");
+    si[1].waitSemaphoreCount = 1; si[1].pWaitSemaphores = &v->xsem; si[1].pWaitDstStageMask = &wst;
+  }
+  if ((st = submit_wait_si(s, v, si, xq ? 2u : 1u, v->spin, last - v->spin_ms))) return st;
   v->host_ms[0] = t1 - t0;
   v->host_ms[1] = mono_ms() - t1;
-  v->wait_ms[1] = v->wait_ms[0]; v->wait_ms[0] = v->op_times || n > 1u + (uint32_t)v->frame_dev ? 0 : v->host_ms[1];
+  v->wait_ms[1] = v->wait_ms[0]; v->wait_ms[0] = plain ? v->host_ms[1] : 0;
+  if (xq) { v->n_xq++; v->n_xq_zc += v->up_bi.buffer != v->stage.b; }
   v->zero_pending = 0;
   v->sback_valid = v->sback_rec;
   if (v->ts_ok) {
@@ -2732,7 +2897,7 @@ static hr_status vk_state_read(hr_session *s, void *impl, int k, void *dst) {
     v->sback_valid = 1;
     if (!v->sback_rec) {
       v->sback_rec = 1;
-      if ((st = record_frame(s, v, v->cb_main, 0)) || (v->ts_ok && (st = record_frame(s, v, v->cb_prof, 1)))) return st;
+      if ((st = record_frames(s, v))) return st;
     }
   }
   from_dev(v->fp16, dst, (const char *)v->sback.map + v->sback_off[k], s->plan->state_bytes[k] / 4);
@@ -2815,7 +2980,9 @@ static hr_status vk_sync_memory(hr_session *s, void *impl) {
     VkExternalMemoryBufferCreateInfo eb = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
                                            .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = &eb, .size = hi - lo,
-                             .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+                             .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    share_families(v, &bi);
     VkBuffer b = VK_NULL_HANDLE;
     VkDeviceMemory m = VK_NULL_HANDLE;
     VKTRY(vkCreateBuffer(v->dev, &bi, NULL, &b), "a buffer over registered memory");
@@ -2849,7 +3016,7 @@ const hr__backend hr__backend_vulkan = {"vulkan", 0, vk_create, vk_destroy, vk_r
 hr_status hr__vk_run_range(hr_session *s, void *impl, int i0, int i1) {
   vk *v = impl;
   v->sback_valid = 0;
-  hr_status st = upload_frame(s, v);
+  hr_status st = upload_frame(s, v, 0);
   if (!st && v->frame_dev) st = submit(s, v, &v->cb_up, 1);
   if (st) return st;
   int d0 = 0, d1;
@@ -2917,6 +3084,12 @@ int hr__vk_create_stats(void *impl, int *timed, int *kept, int *same) {
 }
 
 int hr__vk_consts_copied(void *impl) { const vk *v = impl; return v && v->consts_copied; }
+int64_t hr__vk_frames_beside(void *impl, int *mode, int64_t *in_place) {
+  const vk *v = impl;
+  if (mode) *mode = v ? v->xq_plan * v->xq_on : 0;
+  if (in_place) *in_place = v ? v->n_xq_zc : 0;
+  return v ? v->n_xq : 0;
+}
 
 int hr__vk_shared_bufs(void *impl, int *n_bufs) {
   const vk *v = impl;
