@@ -9,6 +9,14 @@
 #include "capture.h"
 #include "cli.h"
 
+/* c->stop outside the lock (the lossless wait's poll; TSan reported the unlocked read) */
+static int stop_set(capture *c) {
+  pthread_mutex_lock(&c->mu);
+  const int s = c->stop;
+  pthread_mutex_unlock(&c->mu);
+  return s;
+}
+
 static void *capture_main(void *arg) {
   capture *c = arg;
   double t0 = 0; int64_t ts0 = 0; int first = 1;
@@ -37,7 +45,7 @@ static void *capture_main(void *arg) {
       sl->f = f; sl->index = idx; sl->t_cap = cli_now_ms();
       /* as fast as possible, lossless: wait until the consumer took the previous frame */
       hr_flow_stats fs;
-      for (;;) { hr_flow_get_stats(c->flow, &fs); if (!fs.pending || c->stop || cli_stop_requested()) break; usleep(200); }
+      for (;;) { hr_flow_get_stats(c->flow, &fs); if (!fs.pending || stop_set(c) || cli_stop_requested()) break; usleep(200); }
       void *replaced = NULL;
       if (hr_flow_put(c->flow, sl, &replaced) != HR_OK) break;
       continue;

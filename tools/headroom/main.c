@@ -1,5 +1,7 @@
 /* headroom CLI entry point: dispatches to subcommands (info, plan, run, bench). */
+#include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,11 +35,15 @@ double cli_now_ms(void) {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static volatile sig_atomic_t stop_signal;
+/* Set by the handler, read by the capture, writer and main threads: a lock-free atomic (a volatile
+ * sig_atomic_t is only for the thread the signal lands on; TSan reported the race) */
+static _Atomic int stop_signal;
 
 static void on_stop_signal(int sig) {
-  if (stop_signal) _exit(128 + sig);   /* the second one: at once */
-  stop_signal = sig;
+  const int e = errno;
+  if (atomic_load_explicit(&stop_signal, memory_order_relaxed)) _exit(128 + sig);   /* the second one: at once */
+  atomic_store_explicit(&stop_signal, sig, memory_order_relaxed);
+  errno = e;
 }
 
 void cli_catch_stop_signals(void) {
@@ -49,8 +55,8 @@ void cli_catch_stop_signals(void) {
   sigaction(SIGTERM, &sa, NULL);
 }
 
-int cli_stop_requested(void) { return stop_signal != 0; }
-int cli_stop_signal(void) { return stop_signal; }
+int cli_stop_requested(void) { return atomic_load_explicit(&stop_signal, memory_order_relaxed) != 0; }
+int cli_stop_signal(void) { return atomic_load_explicit(&stop_signal, memory_order_relaxed); }
 
 hr_status cli_read_file(const char *path, void **buf, size_t *len) {
   FILE *f = fopen(path, "rb");
