@@ -12,7 +12,7 @@ function(hr_shared_library_properties target output_name export_name)
     LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/headroom.map)
   target_link_options(${target} PRIVATE "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/headroom.map"
                       "LINKER:--as-needed")
-  if(NOT HR_SANITIZE)
+  if(NOT HR_SANITIZE AND NOT HR_TSAN)
     target_link_options(${target} PRIVATE "LINKER:--no-undefined")
   endif()
 endfunction()

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: set up (idempotent), then ctest on the Release build and on an
 # ASan+UBSan build, a clang build (no warning allowed; the unit tests of the code that takes
-# another path under clang), then the Debian packages built, installed, run and purged
+# another path under clang), a ThreadSanitizer build (clang; the tests of everything that runs on
+# more than one thread: the stream's worker and tail, replans, the thread pools, the CLI's capture
+# and writer threads, a stop mid-run), then the Debian packages built, installed, run and purged
 # (scripts/deb.sh).
 # The sanitizer pass leaves out only the tests that compare against TF.js or
 # render in Chromium (nothing of ours runs there that the Release pass does not run), judge timing
@@ -90,6 +92,13 @@ echo "== clang build (the C compiler of Xcode and the Android NDK): everything c
 cmake -S "$here" -B "$here/build-clang" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_C_FLAGS=-Werror >/dev/null
 cmake --build "$here/build-clang" -j"$jobs" >/dev/null
 run_ctest build-clang clang -j"$jobs" -R '^test_(composite|stream|ingest|session|exec_fuse|gov_meter|health_engine)'
+echo "== ThreadSanitizer build (clang): the multi-threaded paths, any report fails"
+# src/core/tsan_pool.c tells TSan what pthreadpool (not instrumented) orders; the counting
+# allocators of the zero-allocation tests stand aside, as under ASan
+cmake -S "$here" -B "$here/build-tsan" -DCMAKE_BUILD_TYPE=Debug -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang >/dev/null
+cmake --build "$here/build-tsan" -j"$jobs" >/dev/null
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build-tsan TSan -j"$jobs" \
+  -R '^(test_(exec_fuse|session_bands|session_threads|session_multi|session_replan_state|stream|stream_tail|stream_depth|stream_motion|stream_ladder|health_monitor|health_stall|sync_aligner|telemetry_flow|gov_meter)|cli_(live_outputs|live_stop|live_mode|session_resume))$'
 echo "== Debian packages: build, lintian, install, run from the installed files alone, purge"
 if [ "$(id -u)" = 0 ]; then
   "$here/scripts/deb.sh"

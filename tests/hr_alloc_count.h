@@ -1,8 +1,8 @@
 /* A counting allocator for the zero-allocations-per-frame tests: include it in exactly one test
  * binary's main file. The malloc family is defined here and forwarded to glibc's own entry points,
  * so every allocation of the process goes through it: the library, XNNPACK, pthreadpool (on any
- * thread). It counts only between count_start() and count_stop(). Not under AddressSanitizer,
- * which owns malloc (HR_COUNTING is then 0 and nothing is counted). */
+ * thread). It counts only between count_start() and count_stop(). Not under AddressSanitizer or
+ * ThreadSanitizer, which own malloc (HR_COUNTING is then 0 and nothing is counted). */
 #ifndef HR_ALLOC_COUNT_H
 #define HR_ALLOC_COUNT_H
 #include <errno.h>
@@ -12,10 +12,10 @@
  * The malloc family is defined here and forwarded to glibc's own entry points, so every
  * allocation of the process goes through it: the library, XNNPACK, pthreadpool (on any thread).
  * It counts only while `counting` is set. Not under AddressSanitizer, which owns malloc. */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define HR_COUNTING 0
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define HR_COUNTING 0
 #endif
 #endif

@@ -12,9 +12,14 @@
 #include "headroom.h"
 #include "hr_test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define COUNTING 0
-#else
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define COUNTING 0
+#endif
+#endif
+#ifndef COUNTING
 #define COUNTING 1
 #endif
 
