@@ -2642,7 +2642,20 @@ static void copy_rows(void *ctx, size_t b) {
     memcpy(j->dst + y * j->dst_stride, (const char *)j->src + (ptrdiff_t)y * j->src_stride, j->row_bytes);
 }
 
-static hr_status record_up_xq(hr_session *s, vk *v, int zc, const int *zi, const uint32_t *h, int np, const size_t *rows, size_t off);
+/* The frame's copy to fbuf into cb: the staging buffer's header and planes (off bytes), or, zero
+ * copy (zc), its header and each plane from the import zi[k] where it lies. */
+static void copy_to_fbuf(vk *v, VkCommandBuffer cb, const hr_frame *f, int zc, const int *zi, const uint32_t *h, int np, const size_t *rows,
+                         size_t off) {
+  VkBufferCopy c = {.srcOffset = 0, .dstOffset = 0, .size = zc ? FRAME_HDR : (VkDeviceSize)off};
+  vkCmdCopyBuffer(cb, v->stage.b, v->fbuf.b, 1, &c);
+  for (int k = 0; k < np && zc; k++) {
+    VkBufferCopy pc = {.srcOffset = (VkDeviceSize)((uintptr_t)f->planes[k] - v->sh->imp[zi[k]].lo), .dstOffset = h[3 + k],
+                       .size = (VkDeviceSize)h[6 + k] * rows[k]};
+    vkCmdCopyBuffer(cb, v->sh->imp[zi[k]].b, v->fbuf.b, 1, &pc);
+  }
+}
+static hr_status record_up_xq(hr_session *s, vk *v, int zc, const int *zi, const uintptr_t *span, const uint32_t *h, int np,
+                              const size_t *rows, size_t off);
 /* Copy the frame into the staging buffer: header, then each plane's rows densely (unless its planes
  * lie in imported memory: zero copy). xq 0: cb_up copies them to fbuf; 1: the frame beside the
  * network (see xq_on), record_up_xq. */
@@ -2681,15 +2694,15 @@ static hr_status upload_frame(hr_session *s, vk *v, int xq) {
       if (a >= v->sh->imp[q].lo && e <= v->sh->imp[q].lo + v->sh->imp[q].len) zi[k] = q;
     zc = zi[k] >= 0 && f->strides[k] == (ptrdiff_t)stride[k];
   }
+  uintptr_t span[2] = {UINTPTR_MAX, 0};   /* the planes' bytes [lo, hi) */
   if (zc && xq) { /* the ingest reads the planes through one descriptor: one import, a range it can bind */
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int k = 0; k < np; k++) {
       const uintptr_t a = (uintptr_t)f->planes[k];
-      if (a < lo) lo = a;
-      if (a + stride[k] * rows[k] > hi) hi = a + stride[k] * rows[k];
+      if (a < span[0]) span[0] = a;
+      if (a + stride[k] * rows[k] > span[1]) span[1] = a + stride[k] * rows[k];
       if (zi[k] != zi[0]) zc = 0;
     }
-    if (hi - lo + 256 > v->props.limits.maxStorageBufferRange) zc = 0;
+    if (span[1] - span[0] + 256 > v->props.limits.maxStorageBufferRange) zc = 0;
   }
   size_t off = FRAME_HDR;
   for (int k = 0; k < np; k++) {
@@ -2711,19 +2724,13 @@ static hr_status upload_frame(hr_session *s, vk *v, int xq) {
   }
   if (!zc) s->bytes_copied += (int64_t)(off - FRAME_HDR);
   if (!v->frame_dev) return HR_OK;
-  if (xq) return record_up_xq(s, v, zc, zi, h, np, rows, off);
+  if (xq) return record_up_xq(s, v, zc, zi, span, h, np, rows, off);
   /* the copy of exactly these bytes to the device (re-recorded: the format may change per frame) */
   VKTRY(vkResetCommandBuffer(v->cb_up, 0), "command buffer reset");
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   VKTRY(vkBeginCommandBuffer(v->cb_up, &bi), "recording the upload");
   barrier(v->cb_up, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-  VkBufferCopy c = {.srcOffset = 0, .dstOffset = 0, .size = zc ? FRAME_HDR : (VkDeviceSize)off};
-  vkCmdCopyBuffer(v->cb_up, v->stage.b, v->fbuf.b, 1, &c);
-  for (int k = 0; k < np && zc; k++) { /* the planes from where they lie */
-    VkBufferCopy pc = {.srcOffset = (VkDeviceSize)((uintptr_t)f->planes[k] - v->sh->imp[zi[k]].lo), .dstOffset = h[3 + k],
-                       .size = (VkDeviceSize)h[6 + k] * rows[k]};
-    vkCmdCopyBuffer(v->cb_up, v->sh->imp[zi[k]].b, v->fbuf.b, 1, &pc);
-  }
+  copy_to_fbuf(v, v->cb_up, f, zc, zi, h, np, rows, off);
   barrier(v->cb_up, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
   VKTRY(vkEndCommandBuffer(v->cb_up), "recording the upload");
   return HR_OK;
@@ -2733,19 +2740,15 @@ static hr_status upload_frame(hr_session *s, vk *v, int xq) {
  * for the tail; cb_up writes the first timestamp and runs the ingests on the frame where it lies
  * (the import zi[0] when zc, else the staging buffer), their header in push constants with the
  * planes' offsets from binding 4's start in ds_up. */
-static hr_status record_up_xq(hr_session *s, vk *v, int zc, const int *zi, const uint32_t *h, int np, const size_t *rows, size_t off) {
+static hr_status record_up_xq(hr_session *s, vk *v, int zc, const int *zi, const uintptr_t *span, const uint32_t *h, int np,
+                              const size_t *rows, size_t off) {
   const hr_frame *f = &s->cur;
   const hr__plan *p = s->plan;
   VkDescriptorBufferInfo bi = {v->stage.b, 0, (VkDeviceSize)off};
   uint32_t po[3] = {h[3], h[4], h[5]};
   if (zc) {
     const VkDeviceSize al = v->props.limits.minStorageBufferOffsetAlignment ? v->props.limits.minStorageBufferOffsetAlignment : 1;
-    VkDeviceSize a0 = VK_WHOLE_SIZE, a1 = 0;
-    for (int k = 0; k < np; k++) {
-      const VkDeviceSize a = (VkDeviceSize)((uintptr_t)f->planes[k] - v->sh->imp[zi[0]].lo);
-      if (a < a0) a0 = a;
-      if (a + h[6 + k] * rows[k] > a1) a1 = a + h[6 + k] * rows[k];
-    }
+    VkDeviceSize a0 = (VkDeviceSize)(span[0] - v->sh->imp[zi[0]].lo), a1 = (VkDeviceSize)(span[1] - v->sh->imp[zi[0]].lo);
     a0 -= a0 % al;
     bi = (VkDescriptorBufferInfo){v->sh->imp[zi[0]].b, a0, ((a1 - a0) + 3) & ~(VkDeviceSize)3};
     if (bi.offset + bi.range > v->sh->imp[zi[0]].len) bi.range = v->sh->imp[zi[0]].len - bi.offset;
@@ -2763,13 +2766,7 @@ static hr_status record_up_xq(hr_session *s, vk *v, int zc, const int *zi, const
   if (v->d_fgf < v->n_disp) {
     VKTRY(vkResetCommandBuffer(v->cb_x, 0), "command buffer reset");
     VKTRY(vkBeginCommandBuffer(v->cb_x, &cbi), "recording the frame's copy");
-    VkBufferCopy c = {.srcOffset = 0, .dstOffset = 0, .size = zc ? FRAME_HDR : (VkDeviceSize)off};
-    vkCmdCopyBuffer(v->cb_x, v->stage.b, v->fbuf.b, 1, &c);
-    for (int k = 0; k < np && zc; k++) {
-      VkBufferCopy pc = {.srcOffset = (VkDeviceSize)((uintptr_t)f->planes[k] - v->sh->imp[zi[k]].lo), .dstOffset = h[3 + k],
-                         .size = (VkDeviceSize)h[6 + k] * rows[k]};
-      vkCmdCopyBuffer(v->cb_x, v->sh->imp[zi[k]].b, v->fbuf.b, 1, &pc);
-    }
+    copy_to_fbuf(v, v->cb_x, f, zc, zi, h, np, rows, off);
     VKTRY(vkEndCommandBuffer(v->cb_x), "recording the frame's copy");
   }
   VKTRY(vkResetCommandBuffer(v->cb_up, 0), "command buffer reset");
