@@ -65,7 +65,7 @@ static int64_t stream_device_bytes(hr_model *m, const hr_frame *f, int64_t *plan
 int main(void) {
   governor_alone();
 #ifdef HR_HAVE_VULKAN
-  hr_test_vulkan_env(0);
+  hr_test_vulkan_env(1);
   hr_model *m; hr_source *src; hr_frame fr[1];
   if (!hr_test_rvm_frames(&m, &src, fr, 1)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_vulkan_gov"); }
   /* a small frame: the top-left 128x96 of the first one, read in place (its strides kept) */

@@ -59,7 +59,7 @@ int main(void) {
 #ifndef HR_HAVE_VULKAN
   return hr_test_finish("test_vulkan_memory (no Vulkan in this build)");
 #else
-  hr_test_vulkan_env(0);
+  hr_test_vulkan_env(1);
   hr_model *m;
   if (hr_model_load(mp, &m, err, sizeof err)) FATAL("cannot load %s: %s", mp, err);
   one(m, 128, 96, 0.5f, 0);

@@ -48,7 +48,7 @@ int main(void) {
   char mp[1024], dp[1024], err[512];
   if (!hr_test_path("HR_MODEL_DIR", "rvm.json", mp, sizeof mp)) SKIP("HR_MODEL_DIR unset");
   if (!hr_test_path("HR_DATA_DIR", "sam2-bedroom/frames", dp, sizeof dp)) SKIP("HR_DATA_DIR unset");
-  hr_test_vulkan_env(0);
+  hr_test_vulkan_env(1);
   setenv("HR_VK_TUNE", "1", 1);
   static uint8_t rgb[NF * W * H * 3], nv12[NF * W * H * 3 / 2];
   hr_frame fr[NF], frn[NF];
