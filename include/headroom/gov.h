@@ -132,8 +132,10 @@ HR_API hr_status hr_gov_admit(const hr_gov_admit_input *in, const hr_gov_candida
  *            else if h >= critical + hyst and rung not lowest -> action STEP_DOWN (stay suspended,
  *            so that resuming costs less); resume_cost = rung_bytes[rung] if suspend_frees_rung.
  *            (At the lowest rung only frames that could afford the resume count.)
- *   SHED, rung > 0: if h - (rung_bytes[rung-1] - rung_bytes[rung]) >= shed + hyst -> STEP_UP
- *            (stepping up must not by itself push the headroom back under the bar)
+ *   SHED, rung > 0: if h - (rung_bytes[rung-1] - rung_bytes[rung]) >= shed + hyst
+ *            and h - rung_build_bytes[rung-1] >= critical + hyst -> STEP_UP
+ *            (stepping up must not by itself push the headroom back under the bar, nor its
+ *            build, for the moment it lasts, under the critical mark)
  *   SHED, rung 0:   h >= shed + hyst                 -> WARN, action NONE
  *   WARN:           h >= warn + hyst                 -> NORMAL, action NONE (caches may regrow)
  * Thresholds must satisfy 0 <= critical < shed < warn. A headroom of INT64_MAX means "no ceiling".
@@ -176,6 +178,10 @@ typedef struct hr_gov_ladder_params {
   uint64_t rung_bytes[HR_GOV_MAX_RUNGS]; /* planned bytes of the resolution-dependent part at each
                                 rung (non-increasing); 0s = unknown (no cost check). Default 0s. */
   bool suspend_frees_rung;   /* the engine releases rung_bytes[rung] while suspended. Default true. */
+  uint64_t rung_build_bytes[HR_GOV_MAX_RUNGS]; /* bytes a change to this rung holds beside the
+                                running plan while it is built (a replan's transient: the new
+                                rung's kernels and state before the old ones go); 0s = none
+                                counted. Default 0s. */
 } hr_gov_ladder_params;
 
 HR_API void hr_gov_ladder_params_default(hr_gov_ladder_params *p);

@@ -44,7 +44,7 @@ hr_status hr_gov_create(const hr_gov_params *p, hr_gov **out, char *err, size_t 
   if (hr_gov_ladder_init(&ladder, &p->ladder) != HR_OK) {
     if (err && err_len)
       snprintf(err, err_len, "governor: bad ladder params (need 0 <= critical < shed < warn, "
-                             "hysteresis >= 0, frames >= 1, 1..%d rungs, rung bytes non-increasing)",
+                             "hysteresis >= 0, frames >= 1, 1..%d rungs, rung bytes non-increasing, costs < 2^62)",
                HR_GOV_MAX_RUNGS);
     return HR_EINVAL;
   }

@@ -45,8 +45,10 @@ hr_status hr_gov_ladder_init(hr_gov_ladder *l, const hr_gov_ladder_params *p) {
       p->hysteresis_bytes < 0 || p->up_frames < 1 || p->step_cooldown < 1 || p->n_rungs < 1 ||
       p->n_rungs > HR_GOV_MAX_RUNGS)
     return HR_EINVAL;
-  for (int i = 1; i < p->n_rungs; i++)
-    if (p->rung_bytes[i] > p->rung_bytes[i - 1]) return HR_EINVAL;
+  for (int i = 0; i < p->n_rungs; i++) /* costs within int64_t's half: h - cost cannot overflow */
+    if (p->rung_bytes[i] > (uint64_t)INT64_MAX / 2 || p->rung_build_bytes[i] > (uint64_t)INT64_MAX / 2 ||
+        (i && p->rung_bytes[i] > p->rung_bytes[i - 1]))
+      return HR_EINVAL;
   memset(l, 0, sizeof *l);
   l->p = *p;
   l->level = HR_GOV_LEVEL_NORMAL;
@@ -125,7 +127,9 @@ hr_gov_action hr_gov_ladder_step(hr_gov_ladder *l, int64_t h, hr_gov_decision *o
   } else if (l->level == HR_GOV_LEVEL_SHED) {
     if (l->rung > 0) {
       int64_t delta = (int64_t)(p->rung_bytes[l->rung - 1] - p->rung_bytes[l->rung]);
-      bool ok = at_least(h, p->shed_bytes, hyst) && at_least(h - delta, p->shed_bytes, hyst);
+      int64_t build = (int64_t)p->rung_build_bytes[l->rung - 1];
+      bool ok = at_least(h, p->shed_bytes, hyst) && at_least(h - delta, p->shed_bytes, hyst) &&
+                at_least(h - build, p->critical_bytes, hyst);
       if (count_up(l, ok)) {
         l->rung--;
         a = HR_GOV_ACTION_STEP_UP;

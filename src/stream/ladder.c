@@ -19,6 +19,7 @@ int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, 
     char e[256];
     if (hr_model_plan(m, &p, &pi, k ? e : err, k ? sizeof e : err_len)) { l->n = k; break; }
     l->bytes[k] = pi.total_bytes - pi.weight_bytes + (tail == 2 ? hr_stream_tail_bytes_u8(&pi) : tail ? hr_stream_tail_bytes(&pi) : 0);
+    l->build[k] = pi.kernel_shared_bytes + pi.kernel_bytes + pi.state_bytes;
     if (pi.proc_width < 64 || pi.proc_height < 48) { l->n = k + 1; break; }
   }
   return l->n;

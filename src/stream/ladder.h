@@ -7,6 +7,8 @@ typedef struct hr__ladder {
   int n;
   float ratio[HR_STREAM_MAX_RUNGS];
   int64_t bytes[HR_STREAM_MAX_RUNGS];  /* planned bytes without weights */
+  int64_t build[HR_STREAM_MAX_RUNGS];  /* held beside the running plan while a change to the rung is built
+                                          (its kernels and state: hr_session_replan's transient) */
   int budget_rung, gov_rung, cur;      /* the controller's wish, the governor's cap, the rung in use */
   double recent[64];                   /* frame processing times since the last change (ring) */
   double once[64];                     /* the same, each run of frames over the budget counted once: a

@@ -33,6 +33,8 @@ struct hr_stream {
   int want_resume;             /* the governor said resume (at lad.gov_rung) */
   int gov_step;                /* the governor moved its rung: a memory-driven change (release first) */
   int64_t mem_low, mem_hyst;   /* the governor's shed mark and hysteresis: health's memory-pressure cause */
+  int64_t mem_crit;            /* the governor's critical mark */
+  int64_t last_h;              /* the headroom the governor measured last, under a ceiling; else INT64_MAX */
   int rebuild;                 /* health FAILED: start over before the next frame */
   /* where the session is (suspended or not: hr_session_is_suspended) */
   int inj_suspended;           /* suspended by an injected memory-pressure fault */
@@ -201,6 +203,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
   if (pp) s->p = *pp; else hr_stream_params_default(&s->p);
   s->m = m;
   s->sp = s->p.session;
+  s->last_h = INT64_MAX;
   s->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
   hr_status st = HR_OK;
   if (!(s->p.budget_ms > 0) || s->p.max_rungs < 1 || s->p.max_rungs > HR_STREAM_MAX_RUNGS) {
@@ -234,9 +237,12 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     hr_gov_params gp; hr_gov_params_default(&gp);
     gp.profile = s->p.profile;
     gp.ladder.n_rungs = s->lad.n;
-    for (int k = 0; k < s->lad.n; k++) gp.ladder.rung_bytes[k] = (uint64_t)s->lad.bytes[k];
+    for (int k = 0; k < s->lad.n; k++) {
+      gp.ladder.rung_bytes[k] = (uint64_t)s->lad.bytes[k];
+      gp.ladder.rung_build_bytes[k] = (uint64_t)s->lad.build[k];
+    }
     char gerr[256] = "";
-    s->mem_low = gp.ladder.shed_bytes; s->mem_hyst = gp.ladder.hysteresis_bytes;
+    s->mem_low = gp.ladder.shed_bytes; s->mem_hyst = gp.ladder.hysteresis_bytes; s->mem_crit = gp.ladder.critical_bytes;
     st = hr_gov_create(&gp, &s->gov, gerr, sizeof gerr);
     if (st) { errf(err, err_len, "governor: %s", gerr); goto fail; }
     hr_gov_candidate cands[HR_STREAM_MAX_RUNGS]; char names[HR_STREAM_MAX_RUNGS][48];
@@ -349,6 +355,14 @@ static uint32_t replan_done(hr_stream *s) {
   return 0;
 }
 
+/* A change to rung k built beside the running plan (hr_session_replan) keeps the headroom the
+ * governor measured last, less the rung's build, at or above its critical mark + hysteresis (the
+ * rule the governor's own step up follows, gov.h). True without a governor or a ceiling. */
+static int build_fits(const hr_stream *s, int k) {
+  if (!s->gov || s->p.governor_observe_only || s->last_h == INT64_MAX) return 1;
+  return s->last_h - s->lad.build[k] >= s->mem_crit + s->mem_hyst;
+}
+
 /* Step 1 of a push: apply what the previous frame decided. Returns the events it raised. */
 static uint32_t apply_decisions(hr_stream *s, int pressure) {
   uint32_t ev = 0;
@@ -391,7 +405,14 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
     /* a step down the governor asked for is made under memory pressure: release the old plan
      * first (suspend, then resume smaller); any other change builds the new plan beside the old
      * one and keeps the old one if that fails */
-    const int release_first = s->gov_step && want > l->cur;
+    int release_first = s->gov_step && want > l->cur;
+    if (!release_first && !build_fits(s, want)) {
+      /* the budget's change would hold the new rung's build beside the running plan under the
+       * governor's critical mark (+ hysteresis): a step up waits for headroom, a step down
+       * releases first as the governor's own do (the state starts over) */
+      if (want < l->cur) return ev;
+      release_first = 1;
+    }
     hr_status st;
     if (release_first) {
       hr_session_suspend(s->s);
@@ -429,6 +450,7 @@ static void govern(hr_stream *s, hr_telemetry_record *rec) {
     rec->headroom_bytes = gs.available_bytes;
     rec->ceiling_safe_bytes = gs.safe_bytes ? (int64_t)gs.safe_bytes : HR_TELEMETRY_NONE;
     rec->ceiling_kill_bytes = gs.kill_bytes ? (int64_t)gs.kill_bytes : HR_TELEMETRY_NONE;
+    s->last_h = gs.safe_bytes || gs.kill_bytes ? gs.available_bytes : INT64_MAX;
     if (gs.safe_bytes || gs.kill_bytes) hr_health_observe_memory(s->health, gs.available_bytes, s->mem_low, s->mem_hyst);
     if (d.action != HR_GOV_ACTION_NONE) {
       rec->governor_action = hr_gov_action_name(d.action);
@@ -486,7 +508,9 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
   if (s->tail_on) {
     /* a change waits for the network run in flight: memory-driven ones at once (drain), a rebuild
      * and a resume at the first push that finds the network idle (no frame waits); the budget's
-     * rung change is then built on the worker while pushes go on (replan_on_worker) */
+     * rung change is then built on the worker while pushes go on (replan_on_worker), where its
+     * build fits the governor's headroom (else apply_decisions: a step up waits, a step down
+     * releases first) */
     const int urgent = pressure || s->want_suspend || s->gov_step || suspended(s);
     if (urgent) hr__tail_drain(&s->tail);
     if (s->replan_busy) {
@@ -496,7 +520,7 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
     const int other = urgent || s->want_resume || s->rebuild;
     const int want = hr__ladder_want(&s->lad);
     if (!defer && (other || want != s->lad.cur) && !hr__tail_idle(&s->tail)) defer = 1;
-    else if (!defer && !other && want != s->lad.cur) {
+    else if (!defer && !other && want != s->lad.cur && build_fits(s, want)) {
       s->replan_busy = 1; s->replan_rung = want;
       hr__tail_post(&s->tail, replan_on_worker, s);
       defer = 1;

@@ -152,6 +152,38 @@ static void test_rung_costs(void) {
   run_script(&l, sus2, sizeof sus2 / sizeof sus2[0], "suspend no cost");
 }
 
+/* A step up also waits until building the rung above (held beside the running plan while it is
+ * made: hr_session_replan's transient) leaves the headroom at or above critical + hysteresis. */
+static void test_build_costs(void) {
+  hr_gov_ladder_params p = small_params();
+  const int64_t rb[4] = {150, 100, 60, 30}, bb[4] = {20, 100, 10, 5};
+  for (int i = 0; i < 4; i++) { p.rung_bytes[i] = (uint64_t)(rb[i] * MB); p.rung_build_bytes[i] = (uint64_t)(bb[i] * MB); }
+  hr_gov_ladder l;
+  CHECK(hr_gov_ladder_init(&l, &p) == HR_OK);
+  CHECK(hr_gov_ladder_set_rung(&l, 2) == HR_OK);
+  hr_gov_decision d;
+  CHECK(hr_gov_ladder_step(&l, 70 * MB, &d) == HR_GOV_ACTION_STEP_DOWN && d.rung == 3);
+  const step up[] = {
+    {134, N_, SH, 3}, {134, N_, SH, 3}, {134, SU, SH, 2},                  /* 134-30 >= 104, 134-10 >= 56 */
+    {144, N_, SH, 2}, {144, N_, SH, 2}, {144, N_, SH, 2}, {144, N_, SH, 2}, /* 144-40 >= 104 but 144-100 < 56 */
+    {155, N_, SH, 2}, {155, N_, SH, 2}, {155, N_, SH, 2},                  /* 155-100 = 55 */
+    {156, N_, SH, 2}, {156, N_, SH, 2}, {156, SU, SH, 1},                  /* 156-100 = 56 */
+  };
+  run_script(&l, up, sizeof up / sizeof up[0], "build costs up");
+  /* without build bytes the same headroom steps up at once (the rung bytes alone) */
+  for (int i = 0; i < 4; i++) p.rung_build_bytes[i] = 0;
+  hr_gov_ladder_init(&l, &p);
+  hr_gov_ladder_set_rung(&l, 2);
+  const step up0[] = {{70, SD, SH, 3}, {144, N_, SH, 3}, {144, N_, SH, 3}, {144, SU, SH, 2}, {144, N_, SH, 2}, {144, N_, SH, 2},
+                      {144, SU, SH, 1}};
+  run_script(&l, up0, sizeof up0 / sizeof up0[0], "no build costs");
+  /* costs past 2^62 are refused (h - cost must not overflow) */
+  p.rung_build_bytes[1] = (uint64_t)INT64_MAX;
+  CHECK(hr_gov_ladder_init(&l, &p) == HR_EINVAL);
+  p.rung_build_bytes[1] = 0; p.rung_bytes[0] = UINT64_MAX;
+  CHECK(hr_gov_ladder_init(&l, &p) == HR_EINVAL);
+}
+
 static void test_params_and_names(void) {
   hr_gov_ladder_params p = small_params(), q;
   hr_gov_ladder l;
@@ -256,6 +288,7 @@ int main(void) {
   test_level_skips_and_interruptions();
   test_no_flapping();
   test_rung_costs();
+  test_build_costs();
   test_params_and_names();
   test_deterministic();
   test_admit();

@@ -164,8 +164,9 @@ static void stream_memory_pressure(hr_model *m, const hr_frame *fr) {
   CHECK_EQ_INT(roomy, 0);
 }
 
-/* (4) rung bytes as the governor was given them, tail every frame on or off */
-static int rung_bytes(hr_model *m, const hr_frame *fr, int tail, uint64_t *b, float *ratio) {
+/* (4) rung bytes (and build bytes, the replan's transient) as the governor was given them, tail
+ * every frame on or off */
+static int rung_bytes(hr_model *m, const hr_frame *fr, int tail, uint64_t *b, uint64_t *build, float *ratio) {
   hr_stream_params p;
   hr_stream_params_default(&p);
   p.session.width = fr[0].width; p.session.height = fr[0].height;
@@ -177,16 +178,16 @@ static int rung_bytes(hr_model *m, const hr_frame *fr, int tail, uint64_t *b, fl
   if (!st) return 0;
   const hr_gov_ladder *l = hr_gov_get_ladder(hr_stream_governor(st));
   int n = l->p.n_rungs;
-  for (int k = 0; k < n; k++) b[k] = l->p.rung_bytes[k];
+  for (int k = 0; k < n; k++) { b[k] = l->p.rung_bytes[k]; build[k] = l->p.rung_build_bytes[k]; }
   for (int k = 0; k < n; k++) ratio[k] = 0.5f * (float[]){1.f, 0.8f, 0.64f, 0.5f, 0.4f, 0.32f, 0.24f, 0.18f}[k];
   hr_stream_destroy(st);
   return n;
 }
 
 static void stream_admission_tail(hr_model *m, const hr_frame *fr) {
-  uint64_t on[HR_GOV_MAX_RUNGS], off[HR_GOV_MAX_RUNGS];
+  uint64_t on[HR_GOV_MAX_RUNGS], off[HR_GOV_MAX_RUNGS], bon[HR_GOV_MAX_RUNGS], boff[HR_GOV_MAX_RUNGS];
   float ratio[HR_GOV_MAX_RUNGS];
-  int n_on = rung_bytes(m, fr, 1, on, ratio), n_off = rung_bytes(m, fr, 0, off, ratio);
+  int n_on = rung_bytes(m, fr, 1, on, bon, ratio), n_off = rung_bytes(m, fr, 0, off, boff, ratio);
   CHECK(n_on > 1);
   CHECK_EQ_INT(n_on, n_off);
   for (int k = 0; k < n_on && k < n_off; k++) {
@@ -201,6 +202,10 @@ static void stream_admission_tail(hr_model *m, const hr_frame *fr) {
            (long long)t);
     CHECKF((int64_t)(on[k] - off[k]) == t, "rung %d (ratio %.3f): tail on %llu, off %llu bytes: differ by %lld, not the tail's %lld", k,
            ratio[k], (unsigned long long)on[k], (unsigned long long)off[k], (long long)(on[k] - off[k]), (long long)t);
+    /* a change to the rung builds its kernels and state beside the running plan (hr_session_replan) */
+    int64_t build = pi.kernel_shared_bytes + pi.kernel_bytes + pi.state_bytes;
+    CHECKF(build > 0 && (int64_t)bon[k] == build && (int64_t)boff[k] == build, "rung %d: build bytes %llu / %llu, the plan's %lld", k,
+           (unsigned long long)bon[k], (unsigned long long)boff[k], (long long)build);
     if (k == 0) printf("governor rung 0 at %dx%d: %.2f MB planned, %.2f MB with the tail every frame\n", pi.width, pi.height, off[0] / 1e6, on[0] / 1e6);
   }
 }
