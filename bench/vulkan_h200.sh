@@ -42,8 +42,20 @@
 # channel a thread), HR_VK_DW4=0 (the depthwise kernel of four pixels a thread not offered to the tuner).
 # HR_VK_XQ=1: the frame beside the network: the ingest reads the frame where it lies (imported memory
 # with REG=1, else the staging buffer) while a transfer queue copies it to the device for the tail,
-# which alone waits for it (a semaphore). Written 2026-12-05 on a day no GPU was lent: not yet timed,
-# off by default. What it is for: the copy was ~0.11 ms of the 2.11 ms frame, before the network.
+# which alone waits for it (a semaphore). What it was for: the copy was ~0.11 ms of the 2.11 ms
+# frame, before the network. Timed 2026-12-05 (`run-xq`) on an NVIDIA H100 80GB HBM3 (driver
+# 580.159.04; the device lent that day), U8=1, 300 frames, medians (wall / GPU ms):
+#   1920x1440 r0.25 REG=1, alternating: XQ=0 2.143 / 1.994, 2.134 / 1.982;
+#                                       XQ=1 2.149 / 2.065 (first, cold), 2.164 / 2.066, 2.150 / 2.058
+#   REG=0: XQ=0 2.320 / 1.981 (CPU copy 0.198), XQ=1 2.395 / 2.078
+#   with XQ=1: r0.5 5.099 / 4.989; 1920x1080 r0.25 1.774 / 1.679 (transfer queue family 1, every
+#   frame took the path). The copy does overlap (wall - GPU 0.09 against 0.15 ms), but the ingest's
+#   reads of the frame over PCIe add ~0.07 ms of GPU: the same bytes cross the same link, now on
+#   the critical path inside the ingest. No gain: off. Alpha vs XNNPACK unchanged (3.37e-5 / 3.3e-3,
+#   u8 bytes within 1). The same call, without XQ (REG=1 U8=1): GPU ms by class conv3x3 0.865,
+#   conv1x1 0.721, depthwise 0.209, elementwise 0.171, copy 0.120, resize 0.087, refiner 0.064;
+#   run-live: 400 of 400 frames at 59.99 fps, none dropped, all at 480x360, latency p50 8.3 / p99
+#   10.8 / max 12.1 ms, device_ms 4.73 / 5.67, 400 PNGs = 400 telemetry lines.
 # REG=1: the frames' memory registered with the session (hr_session_register_memory): the GPU copies
 # each frame from where it lies (VK_EXT_external_memory_host), the CPU copies nothing.
 # U8=1: the session gives the 8-bit matte (hr_session_params.alpha_u8; the tail writes it into the

@@ -269,7 +269,8 @@ typedef struct vk {
    * device copy, which waits for it on xsem. Without it the copy precedes the whole network: on the
    * H200 0.11 ms of a 2.11 ms frame at 1920x1440 NV12. xq_on: 0 off, 1 a queue family of its own,
    * 2 the compute queue itself (where no such family: nothing overlaps, the path is the same; the
-   * tests run it on lavapipe). HR_VK_XQ=1 turns it on; not yet timed on a GPU. */
+   * tests run it on lavapipe). HR_VK_XQ=1 turns it on; off: on an H100 it was no faster
+   * (2.15 ms against 2.14, the ingest's reads over PCIe costing the copy it hides; bench/vulkan_h200.sh). */
   int xq_on;
   VkQueue xq;
   uint32_t xqf, fams[2];
