@@ -33,7 +33,6 @@ struct hr_stream {
   int want_resume;             /* the governor said resume (at lad.gov_rung) */
   int gov_step;                /* the governor moved its rung: a memory-driven change (release first) */
   int64_t mem_low, mem_hyst;   /* the governor's shed mark and hysteresis: health's memory-pressure cause */
-  int64_t mem_crit;            /* the governor's critical mark */
   int64_t last_h;              /* the headroom the governor measured last, under a ceiling; else INT64_MAX */
   int rebuild;                 /* health FAILED: start over before the next frame */
   /* where the session is (suspended or not: hr_session_is_suspended) */
@@ -242,7 +241,7 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
       gp.ladder.rung_build_bytes[k] = (uint64_t)s->lad.build[k];
     }
     char gerr[256] = "";
-    s->mem_low = gp.ladder.shed_bytes; s->mem_hyst = gp.ladder.hysteresis_bytes; s->mem_crit = gp.ladder.critical_bytes;
+    s->mem_low = gp.ladder.shed_bytes; s->mem_hyst = gp.ladder.hysteresis_bytes;
     st = hr_gov_create(&gp, &s->gov, gerr, sizeof gerr);
     if (st) { errf(err, err_len, "governor: %s", gerr); goto fail; }
     hr_gov_candidate cands[HR_STREAM_MAX_RUNGS]; char names[HR_STREAM_MAX_RUNGS][48];
@@ -358,9 +357,10 @@ static uint32_t replan_done(hr_stream *s) {
 /* A change to rung k built beside the running plan (hr_session_replan) keeps the headroom the
  * governor measured last, less the rung's build, at or above its critical mark + hysteresis (the
  * rule the governor's own step up follows, gov.h). True without a governor or a ceiling. */
-static int build_fits(const hr_stream *s, int k) {
+static int build_fits(hr_stream *s, int k) {
   if (!s->gov || s->p.governor_observe_only || s->last_h == INT64_MAX) return 1;
-  return s->last_h - s->lad.build[k] >= s->mem_crit + s->mem_hyst;
+  const hr_gov_ladder_params *lp = &hr_gov_get_ladder(s->gov)->p;
+  return s->last_h - s->lad.build[k] >= lp->critical_bytes + lp->hysteresis_bytes;
 }
 
 /* Step 1 of a push: apply what the previous frame decided. Returns the events it raised. */
@@ -410,7 +410,7 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
       /* the budget's change would hold the new rung's build beside the running plan under the
        * governor's critical mark (+ hysteresis): a step up waits for headroom, a step down
        * releases first as the governor's own do (the state starts over) */
-      if (want < l->cur) return ev;
+      if (want < l->cur) { s->gov_step = 0; return ev; }
       release_first = 1;
     }
     hr_status st;
