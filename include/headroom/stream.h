@@ -256,6 +256,12 @@ typedef struct hr_stream_stats {
 } hr_stream_stats;
 HR_API void hr_stream_get_stats(const hr_stream *s, hr_stream_stats *st);
 
+/* A new frame budget from the next push on, for a source or display that changes rate (a camera
+ * dropping from 60 to 30 fps, a thermal cap); with net_budget_ms 0 the network's lag bound in
+ * tail-every-frame mode follows it. The controller keeps what it measured and moves at its own
+ * pace. budget_ms > 0 (and finite), else HR_EINVAL. From the thread that pushes. */
+HR_API hr_status hr_stream_set_budget(hr_stream *s, double budget_ms);
+
 /* The session, for what the stream does not wrap (state save/load, plan figures). Borrowed; do
  * not replan, suspend, resume or destroy it behind the stream's back. NULL-safe. With
  * tail_every_frame, this first waits for the network run in flight, so the state is still until

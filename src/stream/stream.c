@@ -113,6 +113,12 @@ hr_session *hr_stream_session(hr_stream *s) {
   return s ? s->s : NULL;
 }
 hr_gov *hr_stream_governor(hr_stream *s) { return s ? s->gov : NULL; }
+
+hr_status hr_stream_set_budget(hr_stream *s, double budget_ms) {
+  if (!s || !(budget_ms > 0) || !isfinite(budget_ms)) return HR_EINVAL;
+  s->p.budget_ms = budget_ms;
+  return HR_OK;
+}
 hr_health *hr_stream_health(hr_stream *s) { return s ? s->health : NULL; }
 const char *hr_stream_last_error(const hr_stream *s) { return s ? s->err : ""; }
 

@@ -210,6 +210,58 @@ static void stream_admission_tail(hr_model *m, const hr_frame *fr) {
   }
 }
 
+/* (5) A budget change built beside the running plan waits while its build (the new rung's kernels
+ * and state, held beside the old ones for a moment) would take the governor's headroom under the
+ * critical mark + hysteresis; the same change goes through once the marks allow it. The budget is
+ * moved on the live stream (hr_stream_set_budget): down first (every frame over 1 us), then up. */
+static void stream_build_gate(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  hr_stream_params_default(&p);
+  p.session.width = fr[0].width; p.session.height = fr[0].height;
+  p.session.downsample_ratio = 0.5f; p.session.threads = 1;
+  p.adapt = true; p.budget_ms = 1e-3; p.governor = true;
+  char err[512];
+  CHECK_EQ_INT(hr_gov_profile_parse("60000:64000", &p.profile, err, sizeof err), HR_OK);
+  hr_stream *st = NULL;
+  CHECKF(hr_stream_create(m, &p, &st, err, sizeof err) == HR_OK, "%s", err);
+  if (!st) return;
+  hr_stream_result r;
+  hr_stream_stats ss;
+  int i = 0, k;
+  for (hr_stream_get_stats(st, &ss); i < 80 && ss.replans == 0; i++, hr_stream_get_stats(st, &ss)) CHECK_EQ_INT(hr_stream_push(st, &fr[i % NF], &r), HR_OK);
+  CHECKF(ss.replans == 1 && ss.rung == 1, "over budget: %lld replans after %d frames, rung %d", (long long)ss.replans, i, ss.rung);
+  CHECK_EQ_INT(hr_stream_set_budget(st, 0), HR_EINVAL);
+  CHECK_EQ_INT(hr_stream_set_budget(st, NAN), HR_EINVAL);
+  CHECK_EQ_INT(hr_stream_set_budget(NULL, 10), HR_EINVAL);
+  CHECK_EQ_INT(hr_stream_set_budget(st, 1e6), HR_OK);
+  /* the marks moved so that rung 0's build does not fit, while the headroom stays above warn */
+  hr_gov *g = hr_stream_governor(st);
+  hr_gov_ladder *L = hr_gov_get_ladder(g);
+  const hr_gov_ladder_params saved = L->p;
+  hr_gov_sample gs;
+  CHECK_EQ_INT(hr_gov_sample_now(g, &gs), HR_OK);
+  const int64_t build0 = (int64_t)L->p.rung_build_bytes[0], h = gs.available_bytes, MBy = (int64_t)HR_GOV_MB;
+  CHECKF(build0 > 8 * MBy, "rung 0's build %lld bytes", (long long)build0);
+  L->p.hysteresis_bytes = 0;
+  L->p.critical_bytes = h - build0 / 2;
+  L->p.shed_bytes = L->p.critical_bytes + 1 * MBy;
+  L->p.warn_bytes = L->p.critical_bytes + 2 * MBy;
+  const int64_t acts = ss.governor_actions;
+  for (k = 0; k < 120; k++) CHECK_EQ_INT(hr_stream_push(st, &fr[(i + k) % NF], &r), HR_OK);
+  i += k;
+  hr_stream_get_stats(st, &ss);
+  CHECKF(ss.replans == 1 && ss.rung == 1 && ss.governor_actions == acts,
+         "build %.1f MB over the marks: %lld replans, rung %d, %lld governor actions in 120 frames (want 1, 1, %lld)", build0 / 1e6,
+         (long long)ss.replans, ss.rung, (long long)ss.governor_actions, (long long)acts);
+  /* the marks back: the step up the controller asked for goes through at once */
+  L->p = saved;
+  for (k = 0; k < 5 && ss.replans == 1; k++, hr_stream_get_stats(st, &ss)) CHECK_EQ_INT(hr_stream_push(st, &fr[(i + k) % NF], &r), HR_OK);
+  CHECKF(ss.replans == 2 && ss.rung == 0, "marks restored: %lld replans, rung %d after %d frames", (long long)ss.replans, ss.rung, k);
+  printf("build gate: rung 0's build %.1f MB, held back 120 frames while it would cross critical; stepped up %d frame(s) after\n",
+         build0 / 1e6, k);
+  hr_stream_destroy(st);
+}
+
 int main(void) {
   if (!HR_COUNTING) printf("AddressSanitizer build: allocation counting off (ASan owns malloc); the output checks run\n");
   hr_model *m; hr_source *src; hr_frame fr[NF];
@@ -218,6 +270,7 @@ int main(void) {
   stream_noalloc(m, fr, 0);
   stream_noalloc(m, fr, 1);
   stream_memory_pressure(m, fr);
+  stream_build_gate(m, fr);
   stream_admission_tail(m, fr);
   hr_source_destroy(src);
   hr_model_destroy(m);
