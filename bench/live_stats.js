@@ -116,6 +116,26 @@ out.before_last = before.length ? {
   proc_p99_ms: r3(q(BP, 0.99)),
   last_change_up: changes[changes.length - 1].ratio > before[0].ratio,
 } : null;
+// a probe that came back: the last change steps down to the ratio the change before it had left
+// (an up-step the budget did not hold); the stretch at that ratio before the probe is what the
+// controller settled on and returned to
+const nc = changes.length;
+const ratioBefore = (k) => (k > 0 ? changes[k - 1].ratio : rows[0].ratio);
+if (nc >= 2 && changes[nc - 1].ratio < changes[nc - 2].ratio && changes[nc - 1].ratio === ratioBefore(nc - 2) &&
+    changes[nc - 2].ratio > ratioBefore(nc - 2)) {
+  const from = nc >= 3 ? rows.findIndex((r) => r.frame === changes[nc - 3].frame) + 2 : 2;
+  const stretch = rows.slice(from, prevChange);
+  const PP = stretch.map(proc);
+  out.before_probe = stretch.length ? {
+    ratio: stretch[0].ratio,
+    proc: stretch[0].proc_w + 'x' + stretch[0].proc_h,
+    frames: stretch.length,
+    proc_p50_ms: r3(q(PP, 0.5)),
+    proc_p99_ms: r3(q(PP, 0.99)),
+    probe: changes[nc - 2].proc,
+    probe_frames: before.length,
+  } : null;
+}
 out.health = {};
 for (const r of rows) out.health[r.health] = (out.health[r.health] || 0) + 1;
 
