@@ -366,6 +366,7 @@ static uint32_t replan_done(hr_stream *s) {
 static int build_fits(hr_stream *s, int k) {
   if (!s->gov || s->p.governor_observe_only || s->last_h == INT64_MAX) return 1;
   const hr_gov_ladder_params *lp = &hr_gov_get_ladder(s->gov)->p;
+  if (lp->critical_bytes > INT64_MAX - lp->hysteresis_bytes) return 0;   /* a bar past int64_t: nothing fits */
   return s->last_h - s->lad.build[k] >= lp->critical_bytes + lp->hysteresis_bytes;
 }
 
