@@ -51,6 +51,16 @@
 #   the fast group alone the ratio is 7.1-7.6x (and session 15 saw only that group: 7.0-8.3x). So the
 #   figure follows the host's one-core state; the target is met by this script's medians on some days
 #   and not on others, and the 16-thread frame (15-18 ms) has not moved.
+# 2026-12-05, session 23, on the H100 machine's host (16 vCPUs, "Intel(R) Xeon(R) Processor", the
+# CLI of ef81f72): `--threads "1 16" --rounds 5 --frames 12`: 1: 149.08 ms median of [127.67, 144.59,
+# 193.2, 149.08, 181.34]; 16: 18.43 of [16.51, 18.43, 18.4, 19.75, 18.69] -> 8.09x. By class 1 -> 16:
+# conv1x1 29.06 -> 4.06 (7.2x), conv3x3 80.17 -> 8.99 (8.9x), depthwise 8.50 -> 1.18, elementwise
+# 8.22 -> 1.62 (5.1x), resize 6.99 -> 0.82, copy 6.01 -> 0.82, refiner 2.76 -> 0.33. A later call on a
+# fresh host (`bench --ops-all`, 12 frames, 1/16/1/16): 117.44 / 15.91 / 158.93 / 15.57 ms (7.4x or
+# 10.2x by which one-thread run), summed ops 150.48 -> 15.00 (10.03x). What loses most against 10x,
+# ~1 ms of the 15.6 together: the bottleneck's ConvGRU gates at 23x30x64 (0.116 ms on 1 thread,
+# 0.114 on 16), the 90x120x3 AvgPool (0.070 on both), the squeeze-excitation means and broadcasts,
+# the 23x30x960 1x1 expansions (7.5x).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}
