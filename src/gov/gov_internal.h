@@ -9,6 +9,10 @@ hr_status hr__gov_pread_text(int fd, char *buf, size_t len);
 hr_status hr__gov_parse_statm_resident(const char *text, uint64_t *pages);
 /* Read a file by path into buf (create time only). HR_EIO if it cannot be opened/read. */
 hr_status hr__gov_read_path(const char *path, char *buf, size_t len);
+/* Building rung k beside the running plan (a replan's transient, rung_build_bytes[k]) leaves the
+ * headroom h at or above critical + hysteresis: the ladder's own step up and the stream's budget
+ * changes ask the same (gov.h). True for h = INT64_MAX (no ceiling). */
+bool hr__gov_build_fits(const hr_gov_ladder *l, int64_t h, int k);
 /* Bytes as MB with one decimal. */
 static inline double hr__gov_mb(double bytes) { return bytes / (double)HR_GOV_MB; }
 #endif

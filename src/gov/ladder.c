@@ -71,6 +71,10 @@ static bool at_least(int64_t h, int64_t threshold, int64_t extra) {
   return h >= threshold + extra;
 }
 
+bool hr__gov_build_fits(const hr_gov_ladder *l, int64_t h, int k) {
+  return at_least(h - (int64_t)l->p.rung_build_bytes[k], l->p.critical_bytes, l->p.hysteresis_bytes);
+}
+
 /* Counts a frame towards going up; true when up_frames in a row have met the condition. */
 static bool count_up(hr_gov_ladder *l, bool ok) {
   l->frames_ok = ok ? l->frames_ok + 1 : 0;
@@ -127,9 +131,8 @@ hr_gov_action hr_gov_ladder_step(hr_gov_ladder *l, int64_t h, hr_gov_decision *o
   } else if (l->level == HR_GOV_LEVEL_SHED) {
     if (l->rung > 0) {
       int64_t delta = (int64_t)(p->rung_bytes[l->rung - 1] - p->rung_bytes[l->rung]);
-      int64_t build = (int64_t)p->rung_build_bytes[l->rung - 1];
       bool ok = at_least(h, p->shed_bytes, hyst) && at_least(h - delta, p->shed_bytes, hyst) &&
-                at_least(h - build, p->critical_bytes, hyst);
+                hr__gov_build_fits(l, h, l->rung - 1);
       if (count_up(l, ok)) {
         l->rung--;
         a = HR_GOV_ACTION_STEP_UP;

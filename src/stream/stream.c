@@ -18,6 +18,7 @@
 #include "stream/tail.h"
 #include "session/kernels.h"
 #include "health/health_internal.h"
+#include "gov/gov_internal.h"
 
 struct hr_stream {
   hr_model *m;
@@ -33,7 +34,7 @@ struct hr_stream {
   int want_resume;             /* the governor said resume (at lad.gov_rung) */
   int gov_step;                /* the governor moved its rung: a memory-driven change (release first) */
   int64_t mem_low, mem_hyst;   /* the governor's shed mark and hysteresis: health's memory-pressure cause */
-  int64_t last_h;              /* the headroom the governor measured last, under a ceiling; else INT64_MAX */
+  int64_t last_h;              /* the headroom the governor measured last (INT64_MAX: no ceiling, or none yet) */
   int rebuild;                 /* health FAILED: start over before the next frame */
   /* where the session is (suspended or not: hr_session_is_suspended) */
   int inj_suspended;           /* suspended by an injected memory-pressure fault */
@@ -360,14 +361,10 @@ static uint32_t replan_done(hr_stream *s) {
   return 0;
 }
 
-/* A change to rung k built beside the running plan (hr_session_replan) keeps the headroom the
- * governor measured last, less the rung's build, at or above its critical mark + hysteresis (the
- * rule the governor's own step up follows, gov.h). True without a governor or a ceiling. */
+/* A change to rung k built beside the running plan (hr_session_replan) under a governor must fit
+ * the headroom it measured last, by the rule of its own step up (hr__gov_build_fits). */
 static int build_fits(hr_stream *s, int k) {
-  if (!s->gov || s->p.governor_observe_only || s->last_h == INT64_MAX) return 1;
-  const hr_gov_ladder_params *lp = &hr_gov_get_ladder(s->gov)->p;
-  if (lp->critical_bytes > INT64_MAX - lp->hysteresis_bytes) return 0;   /* a bar past int64_t: nothing fits */
-  return s->last_h - s->lad.build[k] >= lp->critical_bytes + lp->hysteresis_bytes;
+  return !s->gov || s->p.governor_observe_only || hr__gov_build_fits(hr_gov_get_ladder(s->gov), s->last_h, k);
 }
 
 /* Step 1 of a push: apply what the previous frame decided. Returns the events it raised. */
@@ -452,13 +449,14 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
 static void govern(hr_stream *s, hr_telemetry_record *rec) {
   if (s->gov) {
     hr_gov_decision d; hr_gov_sample gs;   /* device bytes: set by plan_read */
-    hr_gov_frame(s->gov, &d, &gs);
-    rec->rss_bytes = (int64_t)gs.rss_bytes;
-    rec->headroom_bytes = gs.available_bytes;
-    rec->ceiling_safe_bytes = gs.safe_bytes ? (int64_t)gs.safe_bytes : HR_TELEMETRY_NONE;
-    rec->ceiling_kill_bytes = gs.kill_bytes ? (int64_t)gs.kill_bytes : HR_TELEMETRY_NONE;
-    s->last_h = gs.safe_bytes || gs.kill_bytes ? gs.available_bytes : INT64_MAX;
-    if (gs.safe_bytes || gs.kill_bytes) hr_health_observe_memory(s->health, gs.available_bytes, s->mem_low, s->mem_hyst);
+    if (hr_gov_frame(s->gov, &d, &gs) == HR_OK) {   /* a failed read fills d (no action), not gs */
+      rec->rss_bytes = (int64_t)gs.rss_bytes;
+      rec->headroom_bytes = gs.available_bytes;
+      rec->ceiling_safe_bytes = gs.safe_bytes ? (int64_t)gs.safe_bytes : HR_TELEMETRY_NONE;
+      rec->ceiling_kill_bytes = gs.kill_bytes ? (int64_t)gs.kill_bytes : HR_TELEMETRY_NONE;
+      s->last_h = gs.available_bytes;
+      if (gs.safe_bytes || gs.kill_bytes) hr_health_observe_memory(s->health, gs.available_bytes, s->mem_low, s->mem_hyst);
+    }
     if (d.action != HR_GOV_ACTION_NONE) {
       rec->governor_action = hr_gov_action_name(d.action);
       s->stats.governor_actions++;
