@@ -82,59 +82,56 @@ if (third >= 3) {
 }
 
 // ratio ladder: changes, up-steps, where it settled
-const changes = [];
+const changes = [], at = [];   // at[k]: the row where change k took effect
 for (let i = 1; i < rows.length; i++)
-  if (rows[i].ratio !== rows[i - 1].ratio) changes.push({ frame: rows[i].frame, t_s: r3(rows[i].t_ms / 1e3), ratio: rows[i].ratio, proc: rows[i].proc_w + 'x' + rows[i].proc_h });
+  if (rows[i].ratio !== rows[i - 1].ratio) {
+    changes.push({ frame: rows[i].frame, t_s: r3(rows[i].t_ms / 1e3), ratio: rows[i].ratio, proc: rows[i].proc_w + 'x' + rows[i].proc_h });
+    at.push(i);
+  }
 out.ratio_start = rows[0].ratio;
 out.replans = changes.length;
-out.up_steps = changes.filter((c, i) => c.ratio > (i ? changes[i - 1].ratio : rows[0].ratio)).length;
+const ratioBefore = (k) => (k > 0 ? changes[k - 1].ratio : rows[0].ratio);
+out.up_steps = changes.filter((c, i) => c.ratio > ratioBefore(i)).length;
 out.changes = changes;
-const lastChange = changes.length ? rows.findIndex((r) => r.frame === changes[changes.length - 1].frame) : 0;
-const settled = rows.slice(changes.length ? lastChange + 2 : 2);
-const SP = settled.map(proc);
+const nc = changes.length;
+// rows from change k's (skipping the 2 that carry the replan's setup; k < 0: from the start) to row end
+const from = (k) => (k >= 0 ? at[k] + 2 : 2);
+// a stretch of rows at one ratio: where (its first row) and its processing times
+const stretchAt = (rs, where) => {
+  const P = rs.map(proc);
+  return { ratio: where.ratio, proc: where.proc_w + 'x' + where.proc_h, frames: rs.length, proc_p50_ms: r3(q(P, 0.5)), proc_p99_ms: r3(q(P, 0.99)), P };
+};
+const lastChange = nc ? at[nc - 1] : 0, prevChange = nc > 1 ? at[nc - 2] : -1;
+const settled = rows.slice(from(nc - 1));
+const st = stretchAt(settled, rows[rows.length - 1]);
 out.settled = {
-  ratio: rows[rows.length - 1].ratio,
-  proc: rows[rows.length - 1].proc_w + 'x' + rows[rows.length - 1].proc_h,
+  ratio: st.ratio,
+  proc: st.proc,
   from_frame: settled.length ? settled[0].frame : null,
   from_s: settled.length ? r3(settled[0].t_ms / 1e3) : null,
-  frames: settled.length,
-  proc_p50_ms: r3(q(SP, 0.5)),
-  proc_p99_ms: r3(q(SP, 0.99)),
-  over_budget: SP.filter((x) => x > budget).length,
+  frames: st.frames,
+  proc_p50_ms: st.proc_p50_ms,
+  proc_p99_ms: st.proc_p99_ms,
+  over_budget: st.P.filter((x) => x > budget).length,
   delivered_fps: settled.length > 1 ? r3((settled.length - 1) / ((settled[settled.length - 1].t_ms - settled[0].t_ms) / 1e3)) : null,
 };
 // the stretch before the last change (skipping its 2 setup frames): what the controller kept until
 // it moved; a late up-step leaves few frames after it, and says the stretch before fit the budget
-const prevChange = changes.length > 1 ? rows.findIndex((r) => r.frame === changes[changes.length - 2].frame) : -1;
-const before = changes.length ? rows.slice(prevChange >= 0 ? prevChange + 2 : 2, lastChange) : [];
-const BP = before.map(proc);
-out.before_last = before.length ? {
-  ratio: before[0].ratio,
-  proc: before[0].proc_w + 'x' + before[0].proc_h,
-  frames: before.length,
-  proc_p50_ms: r3(q(BP, 0.5)),
-  proc_p99_ms: r3(q(BP, 0.99)),
-  last_change_up: changes[changes.length - 1].ratio > before[0].ratio,
-} : null;
+const before = nc ? rows.slice(from(nc - 2), lastChange) : [];
+if (before.length) {
+  const { P, ...b } = stretchAt(before, before[0]);
+  out.before_last = { ...b, last_change_up: changes[nc - 1].ratio > before[0].ratio };
+} else out.before_last = null;
 // a probe that came back: the last change steps down to the ratio the change before it had left
 // (an up-step the budget did not hold); the stretch at that ratio before the probe is what the
 // controller settled on and returned to
-const nc = changes.length;
-const ratioBefore = (k) => (k > 0 ? changes[k - 1].ratio : rows[0].ratio);
 if (nc >= 2 && changes[nc - 1].ratio < changes[nc - 2].ratio && changes[nc - 1].ratio === ratioBefore(nc - 2) &&
     changes[nc - 2].ratio > ratioBefore(nc - 2)) {
-  const from = nc >= 3 ? rows.findIndex((r) => r.frame === changes[nc - 3].frame) + 2 : 2;
-  const stretch = rows.slice(from, prevChange);
-  const PP = stretch.map(proc);
-  out.before_probe = stretch.length ? {
-    ratio: stretch[0].ratio,
-    proc: stretch[0].proc_w + 'x' + stretch[0].proc_h,
-    frames: stretch.length,
-    proc_p50_ms: r3(q(PP, 0.5)),
-    proc_p99_ms: r3(q(PP, 0.99)),
-    probe: changes[nc - 2].proc,
-    probe_frames: before.length,
-  } : null;
+  const stretch = rows.slice(from(nc - 3), prevChange);
+  if (stretch.length) {
+    const { P, ...b } = stretchAt(stretch, stretch[0]);
+    out.before_probe = { ...b, probe: changes[nc - 2].proc, probe_frames: before.length };
+  } else out.before_probe = null;
 }
 out.health = {};
 for (const r of rows) out.health[r.health] = (out.health[r.health] || 0) + 1;
