@@ -33,7 +33,6 @@ struct hr_stream {
   int want_suspend;            /* the governor said suspend */
   int want_resume;             /* the governor said resume (at lad.gov_rung) */
   int gov_step;                /* the governor moved its rung: a memory-driven change (release first) */
-  int64_t mem_low, mem_hyst;   /* the governor's shed mark and hysteresis: health's memory-pressure cause */
   int64_t last_h;              /* the headroom the governor measured last (INT64_MAX: no ceiling, or none yet) */
   int rebuild;                 /* health FAILED: start over before the next frame */
   /* where the session is (suspended or not: hr_session_is_suspended) */
@@ -248,7 +247,6 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
       gp.ladder.rung_build_bytes[k] = (uint64_t)s->lad.build[k];
     }
     char gerr[256] = "";
-    s->mem_low = gp.ladder.shed_bytes; s->mem_hyst = gp.ladder.hysteresis_bytes;
     st = hr_gov_create(&gp, &s->gov, gerr, sizeof gerr);
     if (st) { errf(err, err_len, "governor: %s", gerr); goto fail; }
     hr_gov_candidate cands[HR_STREAM_MAX_RUNGS]; char names[HR_STREAM_MAX_RUNGS][48];
@@ -455,7 +453,8 @@ static void govern(hr_stream *s, hr_telemetry_record *rec) {
       rec->ceiling_safe_bytes = gs.safe_bytes ? (int64_t)gs.safe_bytes : HR_TELEMETRY_NONE;
       rec->ceiling_kill_bytes = gs.kill_bytes ? (int64_t)gs.kill_bytes : HR_TELEMETRY_NONE;
       s->last_h = gs.available_bytes;
-      if (gs.safe_bytes || gs.kill_bytes) hr_health_observe_memory(s->health, gs.available_bytes, s->mem_low, s->mem_hyst);
+      const hr_gov_ladder_params *lp = &hr_gov_get_ladder(s->gov)->p;   /* health's memory-pressure cause: the shed mark */
+      if (gs.safe_bytes || gs.kill_bytes) hr_health_observe_memory(s->health, gs.available_bytes, lp->shed_bytes, lp->hysteresis_bytes);
     }
     if (d.action != HR_GOV_ACTION_NONE) {
       rec->governor_action = hr_gov_action_name(d.action);
