@@ -649,19 +649,21 @@ hr_status hr__dwconv_init(hr__dwconv *d, const float *w, const float *bias, int 
 }
 
 typedef struct dw_job { const hr__dwconv *d; const float *x; float *o; const hr__dw_epi *e; } dw_job;
-static void dw_task2(void *ctx, size_t grp, size_t oy) {
+static void dw_task2(void *ctx, size_t grp, size_t band) {
   const dw_job *j = ctx;
   const hr__dwconv *d = j->d;
-  hr__k_dwconv_row(j->x, d->w, d->b, j->o, d->H, d->W, d->C, d->OW, d->K, d->s, d->dl, d->pt, d->pl, d->lo, d->hi, j->e, (int)grp, (int)oy);
+  hr__k_dwconv_band(j->x, d->w, d->b, j->o, d->H, d->W, d->C, d->OH, d->OW, d->K, d->s, d->dl, d->pt, d->pl, d->lo, d->hi, j->e, (int)grp,
+                    (int)band);
 }
 
 void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float *o, const hr__dw_epi *e) {
   dw_job j = {d, x, o, e};
   const size_t ngrp = (size_t)(d->C + 16 * HR__DW_GB - 1) / (16 * HR__DW_GB);  /* groups of HR__DW_GB blocks of 16 channels */
-  if (pool) pthreadpool_parallelize_2d(pool, dw_task2, &j, ngrp, (size_t)d->OH, 0);
+  const size_t nband = (size_t)HR__DW_BANDS(d->OH, d->s, d->dl);
+  if (pool) pthreadpool_parallelize_2d(pool, dw_task2, &j, ngrp, nband, 0);
   else
     for (size_t b = 0; b < ngrp; b++)
-      for (int y = 0; y < d->OH; y++) dw_task2(&j, b, (size_t)y);
+      for (size_t y = 0; y < nband; y++) dw_task2(&j, b, y);
 }
 
 /* ---- one-pixel 1x1 convolution (kernels.h, hr__matvec) ---- */

@@ -193,7 +193,7 @@ HR__AVX512 static int hrow16(const int32_t *x0, const int32_t *x1, const float *
  * (hr__dw_epi: the ops after the convolution, as their own kernels compute them; test_exec_fuse). */
 typedef struct dw_task {
   const float *x, *w, *b; float *o;
-  int H, W, C, OW, s, dl, pt, pl, nblk;
+  int H, W, C, OH, OW, s, dl, pt, pl, nblk;
   float lo, hi;
   const hr__dw_epi *e;  /* never NULL here */
 } dw_task;
@@ -227,105 +227,229 @@ HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_finish(const h
   return e->hswish ? hswish_v(y) : y;
 }
 
-/* One tap sum for output pixel (ox) of block blk, every tap checked against the image (the border). */
-HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_px_edge(const dw_task *t, const float *xc, const float *wb, __m512 bias,
-                                                                           __mmask16 m, int iy0, int ix0, const int K) {
-  __m512 acc = bias;
-  const size_t rs = (size_t)t->W * (size_t)t->C;
-  for (int kx = 0; kx < K; kx++) {
-    const int ix = ix0 + kx * t->dl;
-    for (int ky = 0; ky < K; ky++) {
-      const int iy = iy0 + ky * t->dl;
-      const __m512 v = iy >= 0 && iy < t->H && ix >= 0 && ix < t->W ? _mm512_maskz_loadu_ps(m, xc + (size_t)iy * rs + (size_t)ix * (size_t)t->C)
-                                                                      : _mm512_setzero_ps();
-      acc = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * (size_t)t->C), acc);
-    }
-  }
-  return acc;
-}
-
-/* Output row oy, channel blocks [4 grp, 4 grp + 4): four pixels at a time (four independent chains)
- * where their taps lie inside the image, each block's weights read from the model's rows (TF's layout)
- * (L1-resident: 4 blocks x 26 x 64 bytes for 5x5), the pixels' 4 blocks read as 4 adjacent lines. */
-HR__AVX512 static inline __attribute__((always_inline)) void dw_row_k(const dw_task *t, int grp, int oy, const int K) {
-  const int nb = t->nblk - HR__DW_GB * grp < HR__DW_GB ? t->nblk - HR__DW_GB * grp : HR__DW_GB;
-  const __m512 vlo = _mm512_set1_ps(t->lo), vhi = _mm512_set1_ps(t->hi);
-  const int iy0 = oy * t->s - t->pt;
+/* One output row of NB adjacent channel blocks (of 16) of HR__DW_PX adjacent pixels from ox on, np of
+ * them real (a row's last chunk may have fewer): NB x HR__DW_PX independent sums. For the shapes
+ * dw_rows3 does not take (stride 2, dilation over 2; not in the engine, which gives stride 2 to
+ * XNNPACK: hr__k_dwconv_fits). Each block's weights are read from the model's rows (TF's layout),
+ * every output's taps summed in XNNPACK's order (kx outer, ky inner) for the same bits. Where all the
+ * pixels' taps lie inside the image (inside) the loads are plain base + index; at the border each
+ * pixel's column tap is masked empty where the column is outside the image (a zero, as XNNPACK's
+ * zero buffer gives; nothing read) or past the row's end, and the rows outside [ky0, ky1) are skipped
+ * (XNNPACK adds a zero for each, acc + 0 w: the same sum but for the sign of an exactly zero sum,
+ * -0 + +0 = +0). */
+#define HR__DW_PX 8
+/* the eight pixels' sums of block 0 (a0..a7) and block 1 (b0..b7) are named variables, not arrays:
+ * GCC kept a[2][8] in memory, a store after every FMA */
+#define HR__DW_EACH(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+HR__AVX512 static inline __attribute__((always_inline)) void dw_px_blocks(const dw_task *t, int blk, int oy, int ox, int np, int inside,
+                                                                           int ky0, int ky1, const int K, const int NB) {
   const size_t rs = (size_t)t->W * (size_t)t->C, cs = (size_t)t->C, ps = (size_t)t->s * cs;
-  const int span = (K - 1) * t->dl + 1;  /* input rows and columns one output pixel reads */
   const size_t rd = (size_t)t->dl * rs, cd = (size_t)t->dl * cs;
-  const int rows_in = iy0 >= 0 && iy0 + span <= t->H;
-  /* the taps whose input row lies in the image: [ky0, ky1). XNNPACK adds a zero for each of the
-   * others (acc + 0 * w); they are skipped here, which is the same sum (but for the sign of an
-   * exactly zero sum, -0 + +0 = +0). */
-  int ky0 = 0, ky1 = K;
-  while (ky0 < K && iy0 + ky0 * t->dl < 0) ky0++;
-  while (ky1 > ky0 && iy0 + (ky1 - 1) * t->dl >= t->H) ky1--;
-  float *orow = t->o + (size_t)oy * (size_t)t->OW * cs;
-  for (int ox = 0; ox < t->OW;) {
-    const int ix0 = ox * t->s - t->pl;
-    const int cols_in = ix0 >= 0 && ox + 3 < t->OW && (ox + 3) * t->s - t->pl + span <= t->W;
-    const int four = rows_in && cols_in;
-    for (int bi = 0; bi < nb; bi++) {
-      const int blk = HR__DW_GB * grp + bi, c0 = blk * 16, rem = t->C - c0;
-      const __mmask16 m = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
-      const float *wb = t->w + c0;  /* tap (ky, kx) at wb + (ky K + kx) C: TF's K x K x C weights */
-      const __m512 bias = t->b ? _mm512_maskz_loadu_ps(m, t->b + c0) : _mm512_setzero_ps();
-      const __m512 v1 = t->e->op1 ? _mm512_maskz_loadu_ps(m, t->e->v1 + c0) : _mm512_setzero_ps();
-      const __m512 v2 = t->e->op2 ? _mm512_maskz_loadu_ps(m, t->e->v2 + c0) : _mm512_setzero_ps();
-      const float *xc = t->x + c0;
-      float *oo = orow + (size_t)ox * cs + c0;
-      if (four) {
-        const float *p = xc + (size_t)iy0 * rs + (size_t)ix0 * cs;
-        __m512 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
-#pragma GCC unroll 5
-        for (int kx = 0; kx < K; kx++)
-#pragma GCC unroll 5
-          for (int ky = 0; ky < K; ky++) {
-            const float *q = p + (size_t)ky * rd + (size_t)kx * cd;
-            const __m512 wk = _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * cs);
-            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q), wk, a0);
-            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + ps), wk, a1);
-            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + 2 * ps), wk, a2);
-            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + 3 * ps), wk, a3);
-          }
-        _mm512_mask_storeu_ps(oo, m, dw_finish(t->e, a0, vlo, vhi, v1, v2));
-        _mm512_mask_storeu_ps(oo + cs, m, dw_finish(t->e, a1, vlo, vhi, v1, v2));
-        _mm512_mask_storeu_ps(oo + 2 * cs, m, dw_finish(t->e, a2, vlo, vhi, v1, v2));
-        _mm512_mask_storeu_ps(oo + 3 * cs, m, dw_finish(t->e, a3, vlo, vhi, v1, v2));
-      } else if (ox + 3 < t->OW) {
-        /* four pixels meeting the border: the rows outside the image skipped (above), and per
-         * column tap each pixel's load masked empty where its column is outside (a zero, as
-         * XNNPACK's zero buffer gives; nothing read) */
-        __m512 a[4] = {bias, bias, bias, bias};
-        for (int kx = 0; kx < K; kx++) {
-          const float *q[4];
-          __mmask16 mk[4];
-#pragma GCC unroll 4
-          for (int j = 0; j < 4; j++) {
-            const int ix = ix0 + j * t->s + kx * t->dl, ok = ix >= 0 && ix < t->W;
-            q[j] = ok ? xc + (size_t)ix * cs : xc;
-            mk[j] = ok ? m : 0;
-          }
-          for (int ky = ky0; ky < ky1; ky++) {
-            const size_t ro = (size_t)(iy0 + ky * t->dl) * rs;
-            const __m512 wk = _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * cs);
-#pragma GCC unroll 4
-            for (int j = 0; j < 4; j++) a[j] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk[j], q[j] + ro), wk, a[j]);
-          }
+  const int iy0 = oy * t->s - t->pt, ix0 = ox * t->s - t->pl, c0 = blk * 16;
+  const int rem0 = t->C - c0, rem1 = rem0 - 16;
+  const __mmask16 m0 = rem0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem0) - 1);
+  const __mmask16 m1 = NB < 2 ? 0 : rem1 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem1) - 1);
+  const __m512 bias0 = t->b ? _mm512_maskz_loadu_ps(m0, t->b + c0) : _mm512_setzero_ps();
+  const __m512 bias1 = NB > 1 && t->b ? _mm512_maskz_loadu_ps(m1, t->b + c0 + 16) : _mm512_setzero_ps();
+#define HR__DW_INIT(j) __m512 a##j = bias0, b##j = bias1;
+  HR__DW_EACH(HR__DW_INIT)
+#undef HR__DW_INIT
+  const float *xc = t->x + c0, *wb = t->w + c0;  /* tap (ky, kx) at wb + (ky K + kx) C: TF's K x K x C weights */
+  if (inside) {
+    /* one pointer a pixel, one tap offset, the blocks 64 bytes apart: every load is base + index +
+     * displacement (unrolled taps made the compiler keep 200 offsets on the stack, a scalar load
+     * before each vector load) */
+    const float *p0 = xc + (size_t)iy0 * rs + (size_t)ix0 * cs;
+#define HR__DW_PTR(j) const float *p##j = p0 + (size_t)(j) * ps;
+    HR__DW_PTR(1) HR__DW_PTR(2) HR__DW_PTR(3) HR__DW_PTR(4) HR__DW_PTR(5) HR__DW_PTR(6) HR__DW_PTR(7)
+#undef HR__DW_PTR
+#pragma GCC unroll 1
+    for (int kx = 0; kx < K; kx++) {
+      size_t off = (size_t)kx * cd;
+      const float *wt = wb + (size_t)kx * cs;
+#pragma GCC unroll 1
+      for (int ky = 0; ky < K; ky++, off += rd, wt += (size_t)K * cs) {
+        const __m512 w0 = _mm512_maskz_loadu_ps(m0, wt);
+#define HR__DW_FMA0(j) a##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, p##j + off), w0, a##j);
+        HR__DW_EACH(HR__DW_FMA0)
+#undef HR__DW_FMA0
+        if (NB > 1) {
+          const __m512 w1 = _mm512_maskz_loadu_ps(m1, wt + 16);
+#define HR__DW_FMA1(j) b##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, p##j + off + 16), w1, b##j);
+          HR__DW_EACH(HR__DW_FMA1)
+#undef HR__DW_FMA1
         }
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(oo + (size_t)j * cs, m, dw_finish(t->e, a[j], vlo, vhi, v1, v2));
-      } else {
-        const __m512 acc = dw_px_edge(t, xc, wb, bias, m, iy0, ix0, K);
-        _mm512_mask_storeu_ps(oo, m, dw_finish(t->e, acc, vlo, vhi, v1, v2));
       }
     }
-    ox += four || ox + 3 < t->OW ? 4 : 1;
+  } else {
+    for (int kx = 0; kx < K; kx++) {
+      /* pixel j's column for this tap: its pointer, and whether it lies in the image (and the row) */
+#define HR__DW_COL(j)                                                      \
+  const int cx##j = ix0 + (j) * t->s + kx * t->dl;                         \
+  const int ok##j = (j) < np && cx##j >= 0 && cx##j < t->W;                \
+  const float *q##j = ok##j ? xc + (size_t)cx##j * cs : xc;                \
+  const __mmask16 k0##j = ok##j ? m0 : 0, k1##j = ok##j ? m1 : 0;
+      HR__DW_EACH(HR__DW_COL)
+#undef HR__DW_COL
+      for (int ky = ky0; ky < ky1; ky++) {
+        const size_t ro = (size_t)(iy0 + ky * t->dl) * rs;
+        const float *wt = wb + (size_t)(ky * K + kx) * cs;
+        const __m512 w0 = _mm512_maskz_loadu_ps(m0, wt);
+#define HR__DW_FMA0(j) a##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k0##j, q##j + ro), w0, a##j);
+        HR__DW_EACH(HR__DW_FMA0)
+#undef HR__DW_FMA0
+        if (NB > 1) {
+          const __m512 w1 = _mm512_maskz_loadu_ps(m1, wt + 16);
+#define HR__DW_FMA1(j) b##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k1##j, q##j + ro + 16), w1, b##j);
+          HR__DW_EACH(HR__DW_FMA1)
+#undef HR__DW_FMA1
+        }
+      }
+    }
+  }
+  const __m512 vlo = _mm512_set1_ps(t->lo), vhi = _mm512_set1_ps(t->hi);
+  float *oo = t->o + ((size_t)oy * (size_t)t->OW + (size_t)ox) * cs + c0;
+  const __m512 v10 = t->e->op1 ? _mm512_maskz_loadu_ps(m0, t->e->v1 + c0) : _mm512_setzero_ps();
+  const __m512 v20 = t->e->op2 ? _mm512_maskz_loadu_ps(m0, t->e->v2 + c0) : _mm512_setzero_ps();
+#define HR__DW_OUT0(j) \
+  if ((j) < np) _mm512_mask_storeu_ps(oo + (size_t)(j) * cs, m0, dw_finish(t->e, a##j, vlo, vhi, v10, v20));
+  HR__DW_EACH(HR__DW_OUT0)
+#undef HR__DW_OUT0
+  if (NB > 1) {
+    const __m512 v11 = t->e->op1 ? _mm512_maskz_loadu_ps(m1, t->e->v1 + c0 + 16) : _mm512_setzero_ps();
+    const __m512 v21 = t->e->op2 ? _mm512_maskz_loadu_ps(m1, t->e->v2 + c0 + 16) : _mm512_setzero_ps();
+#define HR__DW_OUT1(j) \
+  if ((j) < np) _mm512_mask_storeu_ps(oo + (size_t)(j) * cs + 16, m1, dw_finish(t->e, b##j, vlo, vhi, v11, v21));
+    HR__DW_EACH(HR__DW_OUT1)
+#undef HR__DW_OUT1
   }
 }
-HR__AVX512 static void dw_row3(const dw_task *t, int grp, int oy) { dw_row_k(t, grp, oy, 3); }
-HR__AVX512 static void dw_row5(const dw_task *t, int grp, int oy) { dw_row_k(t, grp, oy, 5); }
+#undef HR__DW_EACH
+
+/* Three output rows (oy, oy + dl, oy + 2 dl) of eight adjacent pixels of one channel block, stride 1.
+ * The kernel is bound by loads (one core here: ~2 G 64-byte loads a second against ~4.4 G FMAs with
+ * enough chains in flight): one row at a time costs an input load per FMA; here each input vector
+ * loaded serves the three rows (input row iy0 + r dl is tap row r of output row oy, r - 1 of oy + dl,
+ * r - 2 of oy + 2 dl): 0.51 loads an FMA for 5x5, and 24 chains. Every output sums its taps in
+ * XNNPACK's order (kx outer, ky inner), a tap outside the image adding 0 w as XNNPACK's zero buffer
+ * does: the same bits. EDGE (a tap outside the image, fewer than three rows (nrows) or eight pixels
+ * (np)): the window the chunk reads is first copied to the stack with zeros outside the image (at
+ * most 7 x 16 vectors), and only the real outputs are stored; else the loads read the image where it
+ * lies. */
+#define HR__DW_EACH(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define HR__DW_WIN_COLS(K, dl) (HR__DW_PX + ((K) - 1) * (dl))
+HR__AVX512 static inline __attribute__((always_inline)) void dw_rows3(const dw_task *t, int blk, int oy, int ox, int nrows, int np, const int K,
+                                                                       const int EDGE) {
+  const size_t rs = (size_t)t->W * (size_t)t->C, cs = (size_t)t->C;
+  const int dl = t->dl, c0 = blk * 16, rem = t->C - c0, iy0 = oy - t->pt, ix0 = ox - t->pl;
+  const __mmask16 m = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
+  const float *xp;     /* the chunk's input row 0, column 0 (image or window) */
+  size_t xrs, xcs;     /* from one tap row to the next, one column to the next (floats) */
+  float win[(5 + 2) * HR__DW_WIN_COLS(5, 2) * 16] __attribute__((aligned(64)));
+  if (EDGE) {
+    const int wc = HR__DW_WIN_COLS(K, dl);
+    for (int r = 0; r < K + 2; r++) {
+      const int iy = iy0 + r * dl, yin = iy >= 0 && iy < t->H;
+      const float *row = t->x + c0 + (yin ? (size_t)iy * rs : 0);
+      for (int c = 0; c < wc; c++) {
+        const int ix = ix0 + c, in = yin && ix >= 0 && ix < t->W;
+        _mm512_store_ps(win + ((size_t)r * (size_t)wc + (size_t)c) * 16, _mm512_maskz_loadu_ps(in ? m : 0, in ? row + (size_t)ix * cs : row));
+      }
+    }
+    xp = win; xrs = (size_t)wc * 16; xcs = 16;
+  } else {
+    xp = t->x + c0 + (size_t)iy0 * rs + (size_t)ix0 * cs; xrs = (size_t)dl * rs; xcs = cs;
+  }
+  const __m512 bias = t->b ? _mm512_maskz_loadu_ps(m, t->b + c0) : _mm512_setzero_ps();
+#define HR__DW_INIT(j) __m512 a##j = bias, b##j = bias, d##j = bias;
+  HR__DW_EACH(HR__DW_INIT)
+#undef HR__DW_INIT
+  const float *wb = t->w + c0;
+#pragma GCC unroll 1
+  for (int kx = 0; kx < K; kx++) {
+    const float *wt = wb + (size_t)kx * cs;  /* tap (ky, kx) at wt + ky K C */
+    const float *p0 = xp + (size_t)kx * (size_t)dl * xcs;
+#define HR__DW_PTR(j) const float *p##j = p0 + (size_t)(j) * xcs;
+    HR__DW_PTR(1) HR__DW_PTR(2) HR__DW_PTR(3) HR__DW_PTR(4) HR__DW_PTR(5) HR__DW_PTR(6) HR__DW_PTR(7)
+#undef HR__DW_PTR
+    __m512 w0 = _mm512_setzero_ps(), w1 = w0, w2 = w0;  /* taps r, r - 1, r - 2 of this column */
+    size_t ro = 0;  /* tap row r's offset: opaque to the compiler (below), so that each load is base +
+                     * index; otherwise it kept the 56 pixel-row addresses on the stack, a scalar
+                     * load before each vector load */
+#pragma GCC unroll 7
+    for (int r = 0; r < K + 2; r++) {
+      w2 = w1; w1 = w0;
+      if (r < K) w0 = _mm512_maskz_loadu_ps(m, wt + (size_t)r * (size_t)K * cs);
+#define HR__DW_FMA(j)                                                        \
+  {                                                                          \
+    const __m512 v = _mm512_maskz_loadu_ps(m, p##j + ro);                    \
+    if (r < K) a##j = _mm512_fmadd_ps(v, w0, a##j);                          \
+    if (r >= 1 && r <= K) b##j = _mm512_fmadd_ps(v, w1, b##j);               \
+    if (r >= 2) d##j = _mm512_fmadd_ps(v, w2, d##j);                         \
+  }
+      HR__DW_EACH(HR__DW_FMA)
+#undef HR__DW_FMA
+      ro += xrs;
+      __asm__("" : "+r"(ro));
+    }
+  }
+  const __m512 vlo = _mm512_set1_ps(t->lo), vhi = _mm512_set1_ps(t->hi);
+  const __m512 v1 = t->e->op1 ? _mm512_maskz_loadu_ps(m, t->e->v1 + c0) : _mm512_setzero_ps();
+  const __m512 v2 = t->e->op2 ? _mm512_maskz_loadu_ps(m, t->e->v2 + c0) : _mm512_setzero_ps();
+  float *oo = t->o + ((size_t)oy * (size_t)t->OW + (size_t)ox) * cs + c0;
+  const size_t ors = (size_t)dl * (size_t)t->OW * cs;
+#define HR__DW_OUT(j)                                                                                                   \
+  if (!EDGE || (j) < np) {                                                                                              \
+    _mm512_mask_storeu_ps(oo + (size_t)(j) * cs, m, dw_finish(t->e, a##j, vlo, vhi, v1, v2));                            \
+    if (!EDGE || nrows > 1) _mm512_mask_storeu_ps(oo + ors + (size_t)(j) * cs, m, dw_finish(t->e, b##j, vlo, vhi, v1, v2)); \
+    if (!EDGE || nrows > 2) _mm512_mask_storeu_ps(oo + 2 * ors + (size_t)(j) * cs, m, dw_finish(t->e, d##j, vlo, vhi, v1, v2)); \
+  }
+  HR__DW_EACH(HR__DW_OUT)
+#undef HR__DW_OUT
+}
+#undef HR__DW_EACH
+
+/* Task (grp, band): channel blocks [4 grp, 4 grp + 4) (HR__DW_GB). At stride 1, dilation 1 or 2
+ * (HR__DW_TRIPLE) a band is three output rows dl apart (dw_rows3): the rows in groups of 3 dl, each
+ * group dl bands (band = group dl + phase: rows group 3 dl + phase + {0, dl, 2 dl} below OH),
+ * HR__DW_PX pixels at a time, the chunks whose taps all lie in the image read in place. Else (stride
+ * 2, which the engine leaves to XNNPACK, hr__k_dwconv_fits; dilation over 2) a band is HR__DW_ROWS
+ * rows, done row by row (dw_px_blocks) with the border's taps masked, the blocks two at a time. */
+HR__AVX512 static inline __attribute__((always_inline)) void dw_band_k(const dw_task *t, int grp, int band, const int K) {
+  const int nb = t->nblk - HR__DW_GB * grp < HR__DW_GB ? t->nblk - HR__DW_GB * grp : HR__DW_GB;
+  const int span = (K - 1) * t->dl + 1;  /* input rows and columns one output pixel reads */
+  if (HR__DW_TRIPLE(t->s, t->dl)) {
+    const int dl = t->dl, oy0 = band / dl * 3 * dl + band % dl;
+    const int rows = oy0 >= t->OH ? 0 : oy0 + dl >= t->OH ? 1 : oy0 + 2 * dl >= t->OH ? 2 : 3;
+    if (!rows) return;
+    const int rows_in = rows == 3 && oy0 - t->pt >= 0 && oy0 + 2 * dl - t->pt + span <= t->H;
+    for (int ox = 0; ox < t->OW; ox += HR__DW_PX) {
+      const int ix0 = ox - t->pl, np = t->OW - ox < HR__DW_PX ? t->OW - ox : HR__DW_PX;
+      if (rows_in && np == HR__DW_PX && ix0 >= 0 && HR__DW_PX - 1 + ix0 + span <= t->W)
+        for (int bi = 0; bi < nb; bi++) dw_rows3(t, HR__DW_GB * grp + bi, oy0, ox, 3, HR__DW_PX, K, 0);
+      else
+        for (int bi = 0; bi < nb; bi++) dw_rows3(t, HR__DW_GB * grp + bi, oy0, ox, rows, np, K, 1);
+    }
+    return;
+  }
+  const int oy0 = band * HR__DW_ROWS, rows = t->OH - oy0 < HR__DW_ROWS ? t->OH - oy0 : HR__DW_ROWS;
+  for (int ox = 0; ox < t->OW; ox += HR__DW_PX) {
+    const int ix0 = ox * t->s - t->pl, np = t->OW - ox < HR__DW_PX ? t->OW - ox : HR__DW_PX;
+    const int cols_in = np == HR__DW_PX && ix0 >= 0 && (HR__DW_PX - 1) * t->s + ix0 + span <= t->W;
+    for (int oy = oy0; oy < oy0 + rows; oy++) {
+      const int iy0 = oy * t->s - t->pt, rows_in = iy0 >= 0 && iy0 + span <= t->H;
+      int ky0 = 0, ky1 = K;  /* the taps whose input row lies in the image */
+      while (ky0 < K && iy0 + ky0 * t->dl < 0) ky0++;
+      while (ky1 > ky0 && iy0 + (ky1 - 1) * t->dl >= t->H) ky1--;
+      const int inside = rows_in && cols_in;
+      int bi = 0;
+      for (; bi + 2 <= nb; bi += 2) dw_px_blocks(t, HR__DW_GB * grp + bi, oy, ox, np, inside, ky0, ky1, K, 2);
+      if (bi < nb) dw_px_blocks(t, HR__DW_GB * grp + bi, oy, ox, np, inside, ky0, ky1, K, 1);
+    }
+  }
+}
+HR__AVX512 static void dw_band3(const dw_task *t, int grp, int band) { dw_band_k(t, grp, band, 3); }
+HR__AVX512 static void dw_band5(const dw_task *t, int grp, int band) { dw_band_k(t, grp, band, 5); }
 
 HR__AVX512 static void hswish16(float *y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
@@ -371,12 +495,12 @@ void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, i
 }
 
 int hr__k_dwconv_ok(void) { return hr__cpu_avx512f(); }
-void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
-                      int pl, float lo, float hi, const hr__dw_epi *e, int grp, int oy) {
+void hr__k_dwconv_band(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OH, int OW, int K, int s, int dl,
+                       int pt, int pl, float lo, float hi, const hr__dw_epi *e, int grp, int band) {
   static const hr__dw_epi none;
-  const dw_task t = {x, w, b, o, H, W, C, OW, s, dl, pt, pl, (C + 15) / 16, lo, hi, e ? e : &none};
-  if (K == 3) dw_row3(&t, grp, oy);
-  else dw_row5(&t, grp, oy);
+  const dw_task t = {x, w, b, o, H, W, C, OH, OW, s, dl, pt, pl, (C + 15) / 16, lo, hi, e ? e : &none};
+  if (K == 3) dw_band3(&t, grp, band);
+  else dw_band5(&t, grp, band);
 }
 
 int hr__k_fgf_hrow(const int32_t *x0, const int32_t *x1, const float *fx, int W, int w, int cs, const float *a, const float *b, float *ha,
@@ -417,10 +541,10 @@ int hr__k_hswish_ok(void) { return 0; }
 void hr__k_hswish(float *y, int64_t n) { (void)y; (void)n; }
 void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g) { (void)m; (void)x; (void)y; (void)n0; (void)g; }
 int hr__k_dwconv_ok(void) { return 0; }
-void hr__k_dwconv_row(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OW, int K, int s, int dl, int pt,
-                      int pl, float lo, float hi, const hr__dw_epi *e, int grp, int oy) {
-  (void)e; (void)x; (void)w; (void)b; (void)o; (void)H; (void)W; (void)C; (void)OW; (void)K; (void)s; (void)dl; (void)pt; (void)pl; (void)lo; (void)hi;
-  (void)grp; (void)oy;
+void hr__k_dwconv_band(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OH, int OW, int K, int s, int dl,
+                       int pt, int pl, float lo, float hi, const hr__dw_epi *e, int grp, int band) {
+  (void)e; (void)x; (void)w; (void)b; (void)o; (void)H; (void)W; (void)C; (void)OH; (void)OW; (void)K; (void)s; (void)dl; (void)pt; (void)pl;
+  (void)lo; (void)hi; (void)grp; (void)band;
 }
 int hr__k_stream_ok(void) { return 0; }
 void hr__k_stream_copy(float *dst, const float *src, int64_t n) { (void)dst; (void)src; (void)n; }

@@ -116,6 +116,12 @@ int main(void) {
     check(pools[pi], 23, 30, 960, 5, 1, 2, 0, 0);   /* RVM's dilated last blocks (SpaceToBatch folded) */
     check(pools[pi], 23, 30, 672, 5, 1, 2, 1, 1);
     check(pools[pi], 11, 9, 24, 3, 1, 3, 1, 0);     /* dilation wider than the image in places */
+    /* the three-row bands (HR__DW_TRIPLE): bands of one and two rows (19 = 3 x 6 + 1 with dilation
+     * 2: groups of 6 rows), a last chunk of one pixel, a single row, a part block with dilation 2 */
+    check(pools[pi], 19, 17, 40, 5, 1, 2, 1, 1);
+    check(pools[pi], 20, 9, 16, 3, 1, 1, 0, 0);
+    check(pools[pi], 1, 8, 16, 3, 1, 1, 1, 0);
+    check(pools[pi], 4, 26, 200, 3, 1, 2, 0, 1);
   }
   for (int pi = 0; pi < 2; pi++) {
     check_matvec(pools[pi], 960, 240, 1, 1);   /* squeeze-excitation: ReLU after the first */
