@@ -193,7 +193,7 @@ HR__AVX512 static int hrow16(const int32_t *x0, const int32_t *x1, const float *
  * (hr__dw_epi: the ops after the convolution, as their own kernels compute them; test_exec_fuse). */
 typedef struct dw_task {
   const float *x, *w, *b; float *o;
-  int H, W, C, OH, OW, s, dl, pt, pl, nblk;
+  int H, W, C, OH, OW, s, dl, pt, pl, nblk, gb;
   float lo, hi;
   const hr__dw_epi *e;  /* never NULL here */
 } dw_task;
@@ -409,14 +409,14 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_rows3(const dw_t
 }
 #undef HR__DW_EACH
 
-/* Task (grp, band): channel blocks [4 grp, 4 grp + 4) (HR__DW_GB). At stride 1, dilation 1 or 2
+/* Task (grp, band): channel blocks [gb grp, gb (grp + 1)). At stride 1, dilation 1 or 2
  * (HR__DW_TRIPLE) a band is three output rows dl apart (dw_rows3): the rows in groups of 3 dl, each
  * group dl bands (band = group dl + phase: rows group 3 dl + phase + {0, dl, 2 dl} below OH),
  * HR__DW_PX pixels at a time, the chunks whose taps all lie in the image read in place. Else (stride
  * 2, which the engine leaves to XNNPACK, hr__k_dwconv_fits; dilation over 2) a band is HR__DW_ROWS
  * rows, done row by row (dw_px_blocks) with the border's taps masked, the blocks two at a time. */
 HR__AVX512 static inline __attribute__((always_inline)) void dw_band_k(const dw_task *t, int grp, int band, const int K) {
-  const int nb = t->nblk - HR__DW_GB * grp < HR__DW_GB ? t->nblk - HR__DW_GB * grp : HR__DW_GB;
+  const int nb = t->nblk - t->gb * grp < t->gb ? t->nblk - t->gb * grp : t->gb;
   const int span = (K - 1) * t->dl + 1;  /* input rows and columns one output pixel reads */
   if (HR__DW_TRIPLE(t->s, t->dl)) {
     const int dl = t->dl, oy0 = band / dl * 3 * dl + band % dl;
@@ -426,9 +426,9 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_band_k(const dw_
     for (int ox = 0; ox < t->OW; ox += HR__DW_PX) {
       const int ix0 = ox - t->pl, np = t->OW - ox < HR__DW_PX ? t->OW - ox : HR__DW_PX;
       if (rows_in && np == HR__DW_PX && ix0 >= 0 && HR__DW_PX - 1 + ix0 + span <= t->W)
-        for (int bi = 0; bi < nb; bi++) dw_rows3(t, HR__DW_GB * grp + bi, oy0, ox, 3, HR__DW_PX, K, 0);
+        for (int bi = 0; bi < nb; bi++) dw_rows3(t, t->gb * grp + bi, oy0, ox, 3, HR__DW_PX, K, 0);
       else
-        for (int bi = 0; bi < nb; bi++) dw_rows3(t, HR__DW_GB * grp + bi, oy0, ox, rows, np, K, 1);
+        for (int bi = 0; bi < nb; bi++) dw_rows3(t, t->gb * grp + bi, oy0, ox, rows, np, K, 1);
     }
     return;
   }
@@ -443,8 +443,8 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_band_k(const dw_
       while (ky1 > ky0 && iy0 + (ky1 - 1) * t->dl >= t->H) ky1--;
       const int inside = rows_in && cols_in;
       int bi = 0;
-      for (; bi + 2 <= nb; bi += 2) dw_px_blocks(t, HR__DW_GB * grp + bi, oy, ox, np, inside, ky0, ky1, K, 2);
-      if (bi < nb) dw_px_blocks(t, HR__DW_GB * grp + bi, oy, ox, np, inside, ky0, ky1, K, 1);
+      for (; bi + 2 <= nb; bi += 2) dw_px_blocks(t, t->gb * grp + bi, oy, ox, np, inside, ky0, ky1, K, 2);
+      if (bi < nb) dw_px_blocks(t, t->gb * grp + bi, oy, ox, np, inside, ky0, ky1, K, 1);
     }
   }
 }
@@ -496,9 +496,9 @@ void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, i
 
 int hr__k_dwconv_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_dwconv_band(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OH, int OW, int K, int s, int dl,
-                       int pt, int pl, float lo, float hi, const hr__dw_epi *e, int grp, int band) {
+                       int pt, int pl, float lo, float hi, const hr__dw_epi *e, int gb, int grp, int band) {
   static const hr__dw_epi none;
-  const dw_task t = {x, w, b, o, H, W, C, OH, OW, s, dl, pt, pl, (C + 15) / 16, lo, hi, e ? e : &none};
+  const dw_task t = {x, w, b, o, H, W, C, OH, OW, s, dl, pt, pl, (C + 15) / 16, gb, lo, hi, e ? e : &none};
   if (K == 3) dw_band3(&t, grp, band);
   else dw_band5(&t, grp, band);
 }
@@ -542,8 +542,8 @@ void hr__k_hswish(float *y, int64_t n) { (void)y; (void)n; }
 void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g) { (void)m; (void)x; (void)y; (void)n0; (void)g; }
 int hr__k_dwconv_ok(void) { return 0; }
 void hr__k_dwconv_band(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OH, int OW, int K, int s, int dl,
-                       int pt, int pl, float lo, float hi, const hr__dw_epi *e, int grp, int band) {
-  (void)e; (void)x; (void)w; (void)b; (void)o; (void)H; (void)W; (void)C; (void)OH; (void)OW; (void)K; (void)s; (void)dl; (void)pt; (void)pl;
+                       int pt, int pl, float lo, float hi, const hr__dw_epi *e, int gb, int grp, int band) {
+  (void)e; (void)gb; (void)x; (void)w; (void)b; (void)o; (void)H; (void)W; (void)C; (void)OH; (void)OW; (void)K; (void)s; (void)dl; (void)pt; (void)pl;
   (void)lo; (void)hi; (void)grp; (void)band;
 }
 int hr__k_stream_ok(void) { return 0; }

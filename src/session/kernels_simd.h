@@ -35,14 +35,11 @@ void hr__k_stream_copy(float *dst, const float *src, int64_t n);
 void hr__k_stream_fence(void);
 /* Depthwise convolution, K x K (3 or 5), stride s, dilation dl, multiplier 1, NHWC floats, zero
  * padding pt / pl: the output rows of band (HR__DW_BANDS: three rows dl apart where HR__DW_TRIPLE, else
- * HR__DW_ROWS adjacent), channels [64 grp, 64 grp + 64) of C, with TF's K x K x C weights w
+ * HR__DW_ROWS adjacent), channels [16 gb grp, 16 gb (grp + 1)) of C, with TF's K x K x C weights w
  * and C biases b (NULL: zero) read in place. hr__k_dwconv_ok says whether the CPU can (AVX-512F);
  * only then may the band kernel be called. */
-#ifndef HR__DW_GB
-#define HR__DW_GB 4  /* blocks of 16 channels per depthwise task (1 and 2 measured slower) */
-#endif
 #ifndef HR__DW_ROWS
-#define HR__DW_ROWS 3  /* output rows per depthwise task: the interior's three rows share their loads */
+#define HR__DW_ROWS 3  /* output rows per depthwise task where not HR__DW_TRIPLE (stride 2, dilation over 2) */
 #endif
 /* stride 1, dilation 1 or 2: bands of three rows dl apart, in groups of 3 dl rows (dl bands each) */
 #define HR__DW_TRIPLE(s, dl) ((s) == 1 && (dl) <= 2)
@@ -60,5 +57,5 @@ void hr__k_hswish(float *y, int64_t n);
 enum { HR__EPI_NONE = 0, HR__EPI_MUL, HR__EPI_ADD, HR__EPI_SUB, HR__EPI_DIV };
 typedef struct hr__dw_epi { const float *v1, *v2; int op1, op2, v1_first, v2_first, hswish; } hr__dw_epi;
 void hr__k_dwconv_band(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OH, int OW, int K, int s, int dl,
-                       int pt, int pl, float lo, float hi, const hr__dw_epi *e, int grp, int band);
+                       int pt, int pl, float lo, float hi, const hr__dw_epi *e, int gb, int grp, int band);
 #endif
