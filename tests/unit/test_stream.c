@@ -8,7 +8,8 @@
  * ~50 MB above this process's RSS, the verdict turns DEGRADED with the memory-pressure cause; with
  * the ceiling 2 GB higher it does not; (4) the governor's rungs count the tail every frame's memory
  * when that mode is on: rung by rung, the planned bytes grow by hr_stream_tail_bytes of that rung's
- * plan, which holds at least the full-size float matte. */
+ * plan, which holds at least the full-size float matte; (5) a budget step up whose build would not
+ * fit beside the running plan waits; (6) such a step down releases first (the state starts over). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -262,6 +263,88 @@ static void stream_build_gate(hr_model *m, const hr_frame *fr) {
   hr_stream_destroy(st);
 }
 
+/* (6) a step down the budget asks for whose build would not fit beside the running plan releases
+ * first (suspend, then resume smaller: the state starts over) instead of building beside it. With
+ * the governor's marks moved so that rung 1's build would cross critical (the headroom still above
+ * warn: the governor itself does nothing), a budget no rung keeps makes the controller step down:
+ * the stream's matte at that frame is a resumed session's (zero state) bit for bit, and a session
+ * replanned beside (state carried) gives another: the two paths are told apart. */
+static void stream_release_first(hr_model *m, const hr_frame *fr) {
+  hr_stream_params p;
+  hr_stream_params_default(&p);
+  p.session.width = fr[0].width; p.session.height = fr[0].height;
+  p.session.downsample_ratio = 0.5f; p.session.threads = 1;
+  p.adapt = true; p.budget_ms = 1e6; p.governor = true;
+  char err[512];
+  CHECK_EQ_INT(hr_gov_profile_parse("60000:64000", &p.profile, err, sizeof err), HR_OK);
+  hr_stream *st = NULL;
+  CHECKF(hr_stream_create(m, &p, &st, err, sizeof err) == HR_OK, "%s", err);
+  hr_session *resumed = NULL, *beside = NULL;
+  CHECK_EQ_INT(hr_session_create(m, &p.session, &resumed), HR_OK);
+  CHECK_EQ_INT(hr_session_create(m, &p.session, &beside), HR_OK);
+  if (!st || !resumed || !beside) { hr_stream_destroy(st); hr_session_destroy(resumed); hr_session_destroy(beside); return; }
+  const size_t n = (size_t)fr[0].width * fr[0].height;
+  hr_stream_result r;
+  hr_outputs o;
+  hr_stream_stats ss;
+  int i = 0;
+  for (; i < 4; i++) {   /* state built up at rung 0, the same in all three */
+    CHECK_EQ_INT(hr_stream_push(st, &fr[i], &r), HR_OK);
+    CHECK_EQ_INT(hr_session_push(resumed, &fr[i], &o), HR_OK);
+    CHECK_EQ_INT(hr_session_push(beside, &fr[i], &o), HR_OK);
+  }
+  hr_gov *g = hr_stream_governor(st);
+  hr_gov_ladder *L = hr_gov_get_ladder(g);
+  hr_gov_sample gs;
+  CHECK_EQ_INT(hr_gov_sample_now(g, &gs), HR_OK);
+  const int64_t build1 = (int64_t)L->p.rung_build_bytes[1], h = gs.available_bytes, MBy = (int64_t)HR_GOV_MB;
+  CHECKF(build1 > 4 * MBy, "rung 1's build %lld bytes", (long long)build1);
+  L->p.hysteresis_bytes = 0;
+  L->p.critical_bytes = h - build1 / 2;
+  L->p.shed_bytes = L->p.critical_bytes + 1 * MBy;
+  L->p.warn_bytes = L->p.critical_bytes + 2 * MBy;
+  hr_stream_get_stats(st, &ss);
+  const int64_t acts = ss.governor_actions;
+  CHECK_EQ_INT(hr_stream_set_budget(st, 1e-3), HR_OK);
+  float *got = malloc(n * 4), *want_r = malloc(n * 4), *want_b = malloc(n * 4);
+  int changed = -1;
+  for (; i < 80 && changed < 0; i++) {
+    const hr_frame *f = &fr[i % NF];
+    CHECK_EQ_INT(hr_stream_push(st, f, &r), HR_OK);
+    if (r.events & (HR_STREAM_EVENT_RUNG_CHANGED | HR_STREAM_EVENT_RESUMED)) {
+      changed = i;
+      CHECKF(r.alpha != NULL, "no matte at the change");
+      if (!r.alpha) break;
+      memcpy(got, r.alpha, n * 4);
+      hr_session_suspend(resumed);
+      CHECK_EQ_INT(hr_session_resume(resumed, fr[0].width, fr[0].height, (float)r.record.ratio), HR_OK);
+      CHECK_EQ_INT(hr_session_replan(beside, fr[0].width, fr[0].height, (float)r.record.ratio), HR_OK);
+    }
+    CHECK_EQ_INT(hr_session_push(resumed, f, &o), HR_OK);
+    if (changed >= 0) memcpy(want_r, o.alpha, n * 4);
+    CHECK_EQ_INT(hr_session_push(beside, f, &o), HR_OK);
+    if (changed >= 0) memcpy(want_b, o.alpha, n * 4);
+  }
+  hr_stream_get_stats(st, &ss);
+  CHECKF(changed >= 0 && ss.replans == 1 && ss.rung == 1 && ss.change_failures == 0,
+         "budget step down: changed at push %d, %lld replans, rung %d, %lld failures", changed, (long long)ss.replans, ss.rung,
+         (long long)ss.change_failures);
+  CHECKF(ss.governor_actions == acts, "the governor acted (%lld actions, %lld before): the step was not the budget's",
+         (long long)ss.governor_actions, (long long)acts);
+  if (changed >= 0) {
+    const int same_r = !memcmp(got, want_r, n * 4), same_b = !memcmp(got, want_b, n * 4);
+    CHECKF(same_r, "the step down's matte is not a resumed session's (state zeroed)");
+    CHECKF(!same_b, "a replan beside (state carried) gives the same matte: the test cannot tell the paths apart");
+    printf("release first: rung 1's build %.1f MB over the marks; the budget's step down at push %d: matte = resumed "
+           "session's (state zeroed): %s; = replanned session's (state carried): %s\n",
+           build1 / 1e6, changed, same_r ? "yes" : "no", same_b ? "yes" : "no");
+  }
+  free(got); free(want_r); free(want_b);
+  hr_session_destroy(resumed);
+  hr_session_destroy(beside);
+  hr_stream_destroy(st);
+}
+
 int main(void) {
   if (!HR_COUNTING) printf("AddressSanitizer build: allocation counting off (ASan owns malloc); the output checks run\n");
   hr_model *m; hr_source *src; hr_frame fr[NF];
@@ -271,6 +354,7 @@ int main(void) {
   stream_noalloc(m, fr, 1);
   stream_memory_pressure(m, fr);
   stream_build_gate(m, fr);
+  stream_release_first(m, fr);
   stream_admission_tail(m, fr);
   hr_source_destroy(src);
   hr_model_destroy(m);
