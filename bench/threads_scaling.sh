@@ -15,7 +15,8 @@
 # to every run, for A/B on the same host: HR_BAND_SPLIT=1 keeps the plan's convolution bands as they
 # are (default: cut into ceil(4 threads / bands) <= 4 above 2 threads, exec.c), HR_EXEC_FUSE=0 runs
 # every op on its own kernel, HR_DWCONV=xnn keeps XNNPACK's depthwise convolutions (default on AVX-512:
-# ours, tasks of 64 channels x one output row; same bits).
+# ours, tasks of 64 channels x three output rows, fewer channels where that leaves under 4 tasks a
+# thread; same bits; before 2026-12-05 one row a task).
 # Load from other processes skews the result: the load average at start and end is in the output;
 # run it on an idle host.
 #
