@@ -85,6 +85,8 @@ typedef struct kern {
   int n_band;               /* > 0: a convolution run as n_band horizontal bands (op is NULL) */
   xband *band;
   int hs_on, hs_out;        /* banded convolution: a HardSwish on each band's rows after it (fuse_conv_hswish), into hs_out */
+  struct kern *pw;          /* banded convolution: the pointwise convolution after it, run on each band's pixels after it
+                             * (fuse_conv_pw; its bands match these, its own kind K_FUSED) */
   int reads_src;            /* re-setup when the src pointer changes (zero-copy input) */
   int fuse_x, fuse_m, fuse_a; /* K_TANH_GRU: the values x, m and a of y = tanh(x) * m + a */
   int bc_v;                 /* K_BCAST: which input is the per-channel operand */
@@ -525,8 +527,15 @@ static void run_band_hs(void *ctx, size_t b) {
   hr__k_hswish(xb->o, xb->on);
 }
 
+/* the same, then the pointwise convolution after it on the band's pixels while they are in cache */
+static void run_band_pw(void *ctx, size_t b) {
+  const kern *k = ctx;
+  xnn_run_operator(k->band[b].op, NULL);
+  xnn_run_operator(k->pw->band[b].op, NULL);
+}
+
 static void run_xnn(kern *k, pthreadpool_t pool) {
-  if (k->n_band) pthreadpool_parallelize_1d(pool, k->hs_on ? run_band_hs : run_band, k, (size_t)k->n_band, 0);
+  if (k->n_band) pthreadpool_parallelize_1d(pool, k->pw ? run_band_pw : k->hs_on ? run_band_hs : run_band, k, (size_t)k->n_band, 0);
   else xnn_run_operator(k->op, pool);
 }
 
@@ -1005,6 +1014,61 @@ static void fuse_conv_hswish(hr_session *s, hr__exec *ex, int i) {
   b->kind = K_FUSED;
 }
 
+/* A convolution run in bands (the plan's) whose output the next op reads whole, that op being a
+ * pointwise convolution (1x1, stride 1, no padding: a matrix product over the pixels) on XNNPACK:
+ * the pointwise one runs on each band's pixels right after the band, by the same thread, while they
+ * are in cache (RVM's last 3x3 convolution at the processing size, 16 -> 16 channels, and the 1x1
+ * 16 -> 4 after it: at 480x360 its 11 MB were read back from memory). Its bands are clones of its
+ * own operator (one template: same weights, same kernel), each on a run of pixels, so every pixel
+ * gets the same sums: the same bits. The pointwise output must not lie over the convolution's
+ * input or output (a band writes it while others still read and write those); both ops in every
+ * op range the executor runs (the tail mode's split: hr__split_plan_query). HR_CONV_PW=0: off. */
+static void fuse_conv_pw(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *a = &ex->k[i], *b = &ex->k[i + 1];
+  const hr__rop *ra = &p->rops[i], *rb = &p->rops[i + 1];
+  if (a->kind != K_XNN || !a->n_band || a->hs_on || a->pw || a->reads_src || a->xd.xk != X_CONV || a->xd.n != 1) return;
+  if (b->kind != K_XNN || b->n_band || b->mv_on || b->reads_src || !b->op || !b->share) return;
+  const xdesc *d = &b->xd;
+  if (d->xk != X_CONV || d->n != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 || d->sw != 1 || d->pt || d->pb || d->pl || d->pr || d->groups != 1)
+    return;
+  const hr__tensor *ao = &p->vals[ra->out[0]].t, *bo = &p->vals[rb->out[0]].t;
+  const int64_t n = hr__numel(ao), px = ao->dims[1] * ao->dims[2];
+  if (ao->rank != 4 || bo->rank != 4 || p->vals[rb->in[0]].root != p->vals[ra->out[0]].root || !dense_float(s, rb->in[0], n) ||
+      !dense_float(s, ra->out[0], n) || (int64_t)d->ih * (int64_t)d->iw != px || (size_t)ao->dims[3] != d->gic ||
+      !dense_float(s, rb->out[0], px * (int64_t)d->goc))
+    return;
+  if (!apart(s, rb->out[0], ra->in[0]) || !apart(s, rb->out[0], ra->out[0])) return;
+  hr__split_info si;
+  if (hr__split_plan_query(p, &si) && (si.src_end == i + 1 || si.tail == i + 1)) return;
+  xband *bb = calloc((size_t)a->n_band, sizeof *bb);
+  if (!bb) return;
+  const int64_t W = ao->dims[2];
+  hr_status st = HR_OK;
+  int nb = 0;
+  for (; nb < a->n_band && !st; nb++) {
+    const xband *ab = &a->band[nb];
+    bb[nb] = (xband){.in0 = ab->out0 * W, .in_rows = ab->out_rows * W, .out0 = ab->out0 * W, .out_rows = ab->out_rows * W, .px = 1};
+    st = hr__kcache_acquire(s->m->kcache, d, sizeof *d, build_template, &bb[nb].op, &bb[nb].share, &bb[nb].shared_bytes);
+  }
+  if (st) nb--;
+  /* the bands in place of its operator: set up on their pixels, or everything put back */
+  xnn_operator_t op = b->op;
+  hr__kshare *share = b->share;
+  b->band = bb; b->n_band = st ? 0 : nb; b->op = NULL; b->share = NULL;
+  if (st || setup_xnn(s, rb, b)) {
+    for (int k = 0; k < nb; k++) { xnn_delete_operator(bb[k].op); hr__kcache_release(ex->kc, bb[k].share); }
+    free(bb);
+    b->band = NULL; b->n_band = 0; b->op = op; b->share = share;
+    setup_xnn(s, rb, b);
+    return;
+  }
+  xnn_delete_operator(op);
+  hr__kcache_release(ex->kc, share);
+  a->pw = b;
+  b->kind = K_FUSED;
+}
+
 /* A depthwise convolution of ours (K_DWCONV) whose output only the next op reads, that op being a
  * per-channel op or pair (K_BCAST, with the HardSwish fused after it or not: RVM's batch norm after
  * DepthwiseConv2dNative) or a HardSwish (after FusedDepthwiseConv2dNative): those ops in the
@@ -1247,6 +1311,9 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   if (fuse && !(de && !strcmp(de, "0")))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_dw_epi(s, ex, i);
   for (int i = 0; fuse && i + 1 < ex->n && !st; i++) fuse_conv_hswish(s, ex, i);
+  const char *cpw = getenv("HR_CONV_PW");
+  if (fuse && !(cpw && !strcmp(cpw, "0")))
+    for (int i = 0; i + 1 < ex->n && !st; i++) fuse_conv_pw(s, ex, i);
 
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
@@ -1486,6 +1553,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi"
                       : k->kind == K_RESIZE_CAT && k->crop_h  ? "resizecrop"
                       : k->kind == K_XNN && k->hs_on          ? "xnnhswish"
+                      : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"
                                                               : kn[k->kind];
   snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kname,

@@ -1,8 +1,8 @@
 /* The CPU engine's fusions (exec.c, issue 15) change no float: RVM on real frames, the fused
  * engine (ConvGRU gates after the sigmoid, tanh + output arithmetic, the low-resolution guided filter as one kernel, resize
  * with the concats around it, per-channel binary ops and their pairs, our AvgPool and channel
- * mean, a convolution with the HardSwish after it band by band, a resize with the crop and concat
- * after it) against every op on its own kernel (HR_EXEC_FUSE=0), at three sizes (the last with odd
+ * mean, a convolution with the HardSwish after it band by band, a pointwise convolution after a
+ * banded one on its bands, a resize with the crop and concat after it) against every op on its own kernel (HR_EXEC_FUSE=0), at three sizes (the last with odd
  * sizes in the decoder, as most of the live loop's rungs have), alpha and foreground
  * compared bit for bit over frames with the recurrent state carried, the fused session on two
  * threads and the plain one on one (the split over the pool must not matter either). Also checks
@@ -92,6 +92,12 @@ int main(void) {
     if (dwa + dwo > 0) CHECK(hsa == 10 || hsa == 11);
     CHECK_EQ_INT(count_kind(b, "xnnhswish"), 0);
     CHECK_EQ_INT(count_kind(b, "dwepi"), 0);
+    /* the 1x1 convolution after the last 3x3 one at the processing size, run band by band on the
+     * 3x3's bands (fuse_conv_pw): RVM's output 16 -> 4 */
+    int pwa = count_kind(a, "xnnpw");
+    printf("%dx%d: xnnpw     fused engine %2d ops, plain %d\n", w, h, pwa, count_kind(b, "xnnpw"));
+    CHECK_EQ_INT(pwa, 1);
+    CHECK_EQ_INT(count_kind(b, "xnnpw"), 0);
     /* a resize, the crop after it and the concat after that in one pass (crop_cat): RVM's decoder
      * crops where an upsampled size is odd; at 245x184 two such chains are adjacent ops */
     int rca = count_kind(a, "resizecrop");
