@@ -62,6 +62,12 @@
 # ~1 ms of the 15.6 together: the bottleneck's ConvGRU gates at 23x30x64 (0.116 ms on 1 thread,
 # 0.114 on 16), the 90x120x3 AvgPool (0.070 on both), the squeeze-excitation means and broadcasts,
 # the 23x30x960 1x1 expansions (7.5x).
+# 2026-12-05, session 24, the same kind of host (CLI of dc6ec24: the depthwise kernel in three-row
+# bands): `--threads "1 16" --rounds 5 --frames 12`: 1: 204.99 ms of [216.61, 198.04, 178.48, 204.99,
+# 207.27]; 16: 25.19 of [28.78, 19.59, 25.19, 25.45, 18.61] -> 8.14x (depthwise 9.98 -> 1.29 ms).
+# Right after, HR_DWCONV=xnn, 3 rounds: 185.25 / 19.43 ms -> 9.53x (depthwise 9.53 -> 1.24). The
+# one-thread conv3x3 alone took 140.3 and then 88.4 ms: the host's one-core speed moved between the
+# two, so the pair tells nothing about the depthwise kernels.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}
