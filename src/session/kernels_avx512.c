@@ -227,104 +227,51 @@ HR__AVX512 static inline __attribute__((always_inline)) __m512 dw_finish(const h
   return e->hswish ? hswish_v(y) : y;
 }
 
-/* One output row of NB adjacent channel blocks (of 16) of HR__DW_PX adjacent pixels from ox on, np of
- * them real (a row's last chunk may have fewer): NB x HR__DW_PX independent sums. For the shapes
- * dw_rows3 does not take (stride 2, dilation over 2; not in the engine, which gives stride 2 to
- * XNNPACK: hr__k_dwconv_fits). Each block's weights are read from the model's rows (TF's layout),
- * every output's taps summed in XNNPACK's order (kx outer, ky inner) for the same bits. Where all the
- * pixels' taps lie inside the image (inside) the loads are plain base + index; at the border each
- * pixel's column tap is masked empty where the column is outside the image (a zero, as XNNPACK's
- * zero buffer gives; nothing read) or past the row's end, and the rows outside [ky0, ky1) are skipped
- * (XNNPACK adds a zero for each, acc + 0 w: the same sum but for the sign of an exactly zero sum,
- * -0 + +0 = +0). */
+/* One output row of one channel block (16) of HR__DW_PX adjacent pixels from ox on, np of them real
+ * (a row's last chunk may have fewer). For the shapes dw_rows3 does not take (stride 2, dilation over
+ * 2; not in the engine, which gives stride 2 to XNNPACK: hr__k_dwconv_fits), so kept plain. Every
+ * output's taps summed in XNNPACK's order (kx outer, ky inner) for the same bits; each pixel's column
+ * tap masked empty where the column is outside the image (a zero, as XNNPACK's zero buffer gives;
+ * nothing read) or past the row's end, and the rows outside [ky0, ky1) skipped (XNNPACK adds a zero
+ * for each, acc + 0 w: the same sum but for the sign of an exactly zero sum, -0 + +0 = +0). */
 #define HR__DW_PX 8
-/* the eight pixels' sums of block 0 (a0..a7) and block 1 (b0..b7) are named variables, not arrays:
- * GCC kept a[2][8] in memory, a store after every FMA */
 #define HR__DW_EACH(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-HR__AVX512 static inline __attribute__((always_inline)) void dw_px_blocks(const dw_task *t, int blk, int oy, int ox, int np, int inside,
-                                                                           int ky0, int ky1, const int K, const int NB) {
-  const size_t rs = (size_t)t->W * (size_t)t->C, cs = (size_t)t->C, ps = (size_t)t->s * cs;
-  const size_t rd = (size_t)t->dl * rs, cd = (size_t)t->dl * cs;
-  const int iy0 = oy * t->s - t->pt, ix0 = ox * t->s - t->pl, c0 = blk * 16;
-  const int rem0 = t->C - c0, rem1 = rem0 - 16;
-  const __mmask16 m0 = rem0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem0) - 1);
-  const __mmask16 m1 = NB < 2 ? 0 : rem1 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem1) - 1);
-  const __m512 bias0 = t->b ? _mm512_maskz_loadu_ps(m0, t->b + c0) : _mm512_setzero_ps();
-  const __m512 bias1 = NB > 1 && t->b ? _mm512_maskz_loadu_ps(m1, t->b + c0 + 16) : _mm512_setzero_ps();
-#define HR__DW_INIT(j) __m512 a##j = bias0, b##j = bias1;
+HR__AVX512 static inline __attribute__((always_inline)) void dw_px_row(const dw_task *t, int blk, int oy, int ox, int np, int ky0, int ky1,
+                                                                        const int K) {
+  const size_t rs = (size_t)t->W * (size_t)t->C, cs = (size_t)t->C;
+  const int iy0 = oy * t->s - t->pt, ix0 = ox * t->s - t->pl, c0 = blk * 16, rem = t->C - c0;
+  const __mmask16 m = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
+  const __m512 bias = t->b ? _mm512_maskz_loadu_ps(m, t->b + c0) : _mm512_setzero_ps();
+#define HR__DW_INIT(j) __m512 a##j = bias;
   HR__DW_EACH(HR__DW_INIT)
 #undef HR__DW_INIT
   const float *xc = t->x + c0, *wb = t->w + c0;  /* tap (ky, kx) at wb + (ky K + kx) C: TF's K x K x C weights */
-  if (inside) {
-    /* one pointer a pixel, one tap offset, the blocks 64 bytes apart: every load is base + index +
-     * displacement (unrolled taps made the compiler keep 200 offsets on the stack, a scalar load
-     * before each vector load) */
-    const float *p0 = xc + (size_t)iy0 * rs + (size_t)ix0 * cs;
-#define HR__DW_PTR(j) const float *p##j = p0 + (size_t)(j) * ps;
-    HR__DW_PTR(1) HR__DW_PTR(2) HR__DW_PTR(3) HR__DW_PTR(4) HR__DW_PTR(5) HR__DW_PTR(6) HR__DW_PTR(7)
-#undef HR__DW_PTR
-#pragma GCC unroll 1
-    for (int kx = 0; kx < K; kx++) {
-      size_t off = (size_t)kx * cd;
-      const float *wt = wb + (size_t)kx * cs;
-#pragma GCC unroll 1
-      for (int ky = 0; ky < K; ky++, off += rd, wt += (size_t)K * cs) {
-        const __m512 w0 = _mm512_maskz_loadu_ps(m0, wt);
-#define HR__DW_FMA0(j) a##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, p##j + off), w0, a##j);
-        HR__DW_EACH(HR__DW_FMA0)
-#undef HR__DW_FMA0
-        if (NB > 1) {
-          const __m512 w1 = _mm512_maskz_loadu_ps(m1, wt + 16);
-#define HR__DW_FMA1(j) b##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, p##j + off + 16), w1, b##j);
-          HR__DW_EACH(HR__DW_FMA1)
-#undef HR__DW_FMA1
-        }
-      }
-    }
-  } else {
-    for (int kx = 0; kx < K; kx++) {
-      /* pixel j's column for this tap: its pointer, and whether it lies in the image (and the row) */
+  for (int kx = 0; kx < K; kx++) {
+    /* pixel j's column for this tap: its pointer, and whether it lies in the image (and the row) */
 #define HR__DW_COL(j)                                                      \
   const int cx##j = ix0 + (j) * t->s + kx * t->dl;                         \
   const int ok##j = (j) < np && cx##j >= 0 && cx##j < t->W;                \
   const float *q##j = ok##j ? xc + (size_t)cx##j * cs : xc;                \
-  const __mmask16 k0##j = ok##j ? m0 : 0, k1##j = ok##j ? m1 : 0;
-      HR__DW_EACH(HR__DW_COL)
+  const __mmask16 k##j = ok##j ? m : 0;
+    HR__DW_EACH(HR__DW_COL)
 #undef HR__DW_COL
-      for (int ky = ky0; ky < ky1; ky++) {
-        const size_t ro = (size_t)(iy0 + ky * t->dl) * rs;
-        const float *wt = wb + (size_t)(ky * K + kx) * cs;
-        const __m512 w0 = _mm512_maskz_loadu_ps(m0, wt);
-#define HR__DW_FMA0(j) a##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k0##j, q##j + ro), w0, a##j);
-        HR__DW_EACH(HR__DW_FMA0)
-#undef HR__DW_FMA0
-        if (NB > 1) {
-          const __m512 w1 = _mm512_maskz_loadu_ps(m1, wt + 16);
-#define HR__DW_FMA1(j) b##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k1##j, q##j + ro + 16), w1, b##j);
-          HR__DW_EACH(HR__DW_FMA1)
-#undef HR__DW_FMA1
-        }
-      }
+    for (int ky = ky0; ky < ky1; ky++) {
+      const size_t ro = (size_t)(iy0 + ky * t->dl) * rs;
+      const __m512 w = _mm512_maskz_loadu_ps(m, wb + (size_t)(ky * K + kx) * cs);
+#define HR__DW_FMA(j) a##j = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k##j, q##j + ro), w, a##j);
+      HR__DW_EACH(HR__DW_FMA)
+#undef HR__DW_FMA
     }
   }
   const __m512 vlo = _mm512_set1_ps(t->lo), vhi = _mm512_set1_ps(t->hi);
   float *oo = t->o + ((size_t)oy * (size_t)t->OW + (size_t)ox) * cs + c0;
-  const __m512 v10 = t->e->op1 ? _mm512_maskz_loadu_ps(m0, t->e->v1 + c0) : _mm512_setzero_ps();
-  const __m512 v20 = t->e->op2 ? _mm512_maskz_loadu_ps(m0, t->e->v2 + c0) : _mm512_setzero_ps();
-#define HR__DW_OUT0(j) \
-  if ((j) < np) _mm512_mask_storeu_ps(oo + (size_t)(j) * cs, m0, dw_finish(t->e, a##j, vlo, vhi, v10, v20));
-  HR__DW_EACH(HR__DW_OUT0)
-#undef HR__DW_OUT0
-  if (NB > 1) {
-    const __m512 v11 = t->e->op1 ? _mm512_maskz_loadu_ps(m1, t->e->v1 + c0 + 16) : _mm512_setzero_ps();
-    const __m512 v21 = t->e->op2 ? _mm512_maskz_loadu_ps(m1, t->e->v2 + c0 + 16) : _mm512_setzero_ps();
-#define HR__DW_OUT1(j) \
-  if ((j) < np) _mm512_mask_storeu_ps(oo + (size_t)(j) * cs + 16, m1, dw_finish(t->e, b##j, vlo, vhi, v11, v21));
-    HR__DW_EACH(HR__DW_OUT1)
-#undef HR__DW_OUT1
-  }
+  const __m512 v1 = t->e->op1 ? _mm512_maskz_loadu_ps(m, t->e->v1 + c0) : _mm512_setzero_ps();
+  const __m512 v2 = t->e->op2 ? _mm512_maskz_loadu_ps(m, t->e->v2 + c0) : _mm512_setzero_ps();
+#define HR__DW_OUT(j) \
+  if ((j) < np) _mm512_mask_storeu_ps(oo + (size_t)(j) * cs, m, dw_finish(t->e, a##j, vlo, vhi, v1, v2));
+  HR__DW_EACH(HR__DW_OUT)
+#undef HR__DW_OUT
 }
-#undef HR__DW_EACH
 
 /* Three output rows (oy, oy + dl, oy + 2 dl) of eight adjacent pixels of one channel block, stride 1.
  * The kernel is bound by loads (one core here: ~2 G 64-byte loads a second against ~4.4 G FMAs with
@@ -336,7 +283,6 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_px_blocks(const 
  * (np)): the window the chunk reads is first copied to the stack with zeros outside the image (at
  * most 7 x 16 vectors), and only the real outputs are stored; else the loads read the image where it
  * lies. */
-#define HR__DW_EACH(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define HR__DW_WIN_COLS(K, dl) (HR__DW_PX + ((K) - 1) * (dl))
 HR__AVX512 static inline __attribute__((always_inline)) void dw_rows3(const dw_task *t, int blk, int oy, int ox, int nrows, int np, const int K,
                                                                        const int EDGE) {
@@ -414,7 +360,7 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_rows3(const dw_t
  * group dl bands (band = group dl + phase: rows group 3 dl + phase + {0, dl, 2 dl} below OH),
  * HR__DW_PX pixels at a time, the chunks whose taps all lie in the image read in place. Else (stride
  * 2, which the engine leaves to XNNPACK, hr__k_dwconv_fits; dilation over 2) a band is HR__DW_ROWS
- * rows, done row by row (dw_px_blocks) with the border's taps masked, the blocks two at a time. */
+ * rows, done row by row (dw_px_row) with the border's taps masked. */
 HR__AVX512 static inline __attribute__((always_inline)) void dw_band_k(const dw_task *t, int grp, int band, const int K) {
   const int nb = t->nblk - t->gb * grp < t->gb ? t->nblk - t->gb * grp : t->gb;
   const int span = (K - 1) * t->dl + 1;  /* input rows and columns one output pixel reads */
@@ -433,18 +379,14 @@ HR__AVX512 static inline __attribute__((always_inline)) void dw_band_k(const dw_
     return;
   }
   const int oy0 = band * HR__DW_ROWS, rows = t->OH - oy0 < HR__DW_ROWS ? t->OH - oy0 : HR__DW_ROWS;
-  for (int ox = 0; ox < t->OW; ox += HR__DW_PX) {
-    const int ix0 = ox * t->s - t->pl, np = t->OW - ox < HR__DW_PX ? t->OW - ox : HR__DW_PX;
-    const int cols_in = np == HR__DW_PX && ix0 >= 0 && (HR__DW_PX - 1) * t->s + ix0 + span <= t->W;
-    for (int oy = oy0; oy < oy0 + rows; oy++) {
-      const int iy0 = oy * t->s - t->pt, rows_in = iy0 >= 0 && iy0 + span <= t->H;
-      int ky0 = 0, ky1 = K;  /* the taps whose input row lies in the image */
-      while (ky0 < K && iy0 + ky0 * t->dl < 0) ky0++;
-      while (ky1 > ky0 && iy0 + (ky1 - 1) * t->dl >= t->H) ky1--;
-      const int inside = rows_in && cols_in;
-      int bi = 0;
-      for (; bi + 2 <= nb; bi += 2) dw_px_blocks(t, t->gb * grp + bi, oy, ox, np, inside, ky0, ky1, K, 2);
-      if (bi < nb) dw_px_blocks(t, t->gb * grp + bi, oy, ox, np, inside, ky0, ky1, K, 1);
+  for (int oy = oy0; oy < oy0 + rows; oy++) {
+    const int iy0 = oy * t->s - t->pt;
+    int ky0 = 0, ky1 = K;  /* the taps whose input row lies in the image */
+    while (ky0 < K && iy0 + ky0 * t->dl < 0) ky0++;
+    while (ky1 > ky0 && iy0 + (ky1 - 1) * t->dl >= t->H) ky1--;
+    for (int ox = 0; ox < t->OW; ox += HR__DW_PX) {
+      const int np = t->OW - ox < HR__DW_PX ? t->OW - ox : HR__DW_PX;
+      for (int bi = 0; bi < nb; bi++) dw_px_row(t, t->gb * grp + bi, oy, ox, np, ky0, ky1, K);
     }
   }
 }
