@@ -1046,21 +1046,22 @@ static void fuse_conv_pw(hr_session *s, hr__exec *ex, int i) {
   const int64_t W = ao->dims[2];
   hr_status st = HR_OK;
   int nb = 0;
-  for (; nb < a->n_band && !st; nb++) {
+  for (; nb < a->n_band; nb++) {
     const xband *ab = &a->band[nb];
     bb[nb] = (xband){.in0 = ab->out0 * W, .in_rows = ab->out_rows * W, .out0 = ab->out0 * W, .out_rows = ab->out_rows * W, .px = 1};
-    st = hr__kcache_acquire(s->m->kcache, d, sizeof *d, build_template, &bb[nb].op, &bb[nb].share, &bb[nb].shared_bytes);
+    if ((st = hr__kcache_acquire(s->m->kcache, d, sizeof *d, build_template, &bb[nb].op, &bb[nb].share, &bb[nb].shared_bytes))) break;
   }
-  if (st) nb--;
-  /* the bands in place of its operator: set up on their pixels, or everything put back */
+  /* the bands in place of its operator, set up on their pixels; or the operator kept as it was
+   * (already set up: setup_xnn of the bands touches only them) */
   xnn_operator_t op = b->op;
   hr__kshare *share = b->share;
-  b->band = bb; b->n_band = st ? 0 : nb; b->op = NULL; b->share = NULL;
-  if (st || setup_xnn(s, rb, b)) {
+  if (!st) {
+    b->band = bb; b->n_band = nb; b->op = NULL; b->share = NULL;
+    if ((st = setup_xnn(s, rb, b))) { b->band = NULL; b->n_band = 0; b->op = op; b->share = share; }
+  }
+  if (st) {
     for (int k = 0; k < nb; k++) { xnn_delete_operator(bb[k].op); hr__kcache_release(ex->kc, bb[k].share); }
     free(bb);
-    b->band = NULL; b->n_band = 0; b->op = op; b->share = share;
-    setup_xnn(s, rb, b);
     return;
   }
   xnn_delete_operator(op);
