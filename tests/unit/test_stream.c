@@ -211,20 +211,43 @@ static void stream_admission_tail(hr_model *m, const hr_frame *fr) {
   }
 }
 
+/* (5) and (6): a stream at ratio 0.5 on one thread, adapting, under a governor with a generous
+ * profile (60000:64000 MB), with budget_ms as given; its params in *p */
+static hr_stream *gate_stream(hr_model *m, const hr_frame *fr, double budget_ms, hr_stream_params *p) {
+  hr_stream_params_default(p);
+  p->session.width = fr[0].width; p->session.height = fr[0].height;
+  p->session.downsample_ratio = 0.5f; p->session.threads = 1;
+  p->adapt = true; p->budget_ms = budget_ms; p->governor = true;
+  char err[512];
+  CHECK_EQ_INT(hr_gov_profile_parse("60000:64000", &p->profile, err, sizeof err), HR_OK);
+  hr_stream *st = NULL;
+  CHECKF(hr_stream_create(m, p, &st, err, sizeof err) == HR_OK, "%s", err);
+  return st;
+}
+
+/* The governor's marks moved so that rung k's build would cross critical by half of it, while the
+ * headroom stays above warn (the governor itself does nothing); hysteresis off. Returns that build
+ * (bytes). */
+static int64_t marks_over_build(hr_stream *st, int k) {
+  hr_gov *g = hr_stream_governor(st);
+  hr_gov_ladder *L = hr_gov_get_ladder(g);
+  hr_gov_sample gs;
+  CHECK_EQ_INT(hr_gov_sample_now(g, &gs), HR_OK);
+  const int64_t build = (int64_t)L->p.rung_build_bytes[k], MBy = (int64_t)HR_GOV_MB;
+  L->p.hysteresis_bytes = 0;
+  L->p.critical_bytes = gs.available_bytes - build / 2;
+  L->p.shed_bytes = L->p.critical_bytes + 1 * MBy;
+  L->p.warn_bytes = L->p.critical_bytes + 2 * MBy;
+  return build;
+}
+
 /* (5) A budget change built beside the running plan waits while its build (the new rung's kernels
  * and state, held beside the old ones for a moment) would take the governor's headroom under the
  * critical mark + hysteresis; the same change goes through once the marks allow it. The budget is
  * moved on the live stream (hr_stream_set_budget): down first (every frame over 1 us), then up. */
 static void stream_build_gate(hr_model *m, const hr_frame *fr) {
   hr_stream_params p;
-  hr_stream_params_default(&p);
-  p.session.width = fr[0].width; p.session.height = fr[0].height;
-  p.session.downsample_ratio = 0.5f; p.session.threads = 1;
-  p.adapt = true; p.budget_ms = 1e-3; p.governor = true;
-  char err[512];
-  CHECK_EQ_INT(hr_gov_profile_parse("60000:64000", &p.profile, err, sizeof err), HR_OK);
-  hr_stream *st = NULL;
-  CHECKF(hr_stream_create(m, &p, &st, err, sizeof err) == HR_OK, "%s", err);
+  hr_stream *st = gate_stream(m, fr, 1e-3, &p);
   if (!st) return;
   hr_stream_result r;
   hr_stream_stats ss;
@@ -236,17 +259,10 @@ static void stream_build_gate(hr_model *m, const hr_frame *fr) {
   CHECK_EQ_INT(hr_stream_set_budget(NULL, 10), HR_EINVAL);
   CHECK_EQ_INT(hr_stream_set_budget(st, 1e6), HR_OK);
   /* the marks moved so that rung 0's build does not fit, while the headroom stays above warn */
-  hr_gov *g = hr_stream_governor(st);
-  hr_gov_ladder *L = hr_gov_get_ladder(g);
+  hr_gov_ladder *L = hr_gov_get_ladder(hr_stream_governor(st));
   const hr_gov_ladder_params saved = L->p;
-  hr_gov_sample gs;
-  CHECK_EQ_INT(hr_gov_sample_now(g, &gs), HR_OK);
-  const int64_t build0 = (int64_t)L->p.rung_build_bytes[0], h = gs.available_bytes, MBy = (int64_t)HR_GOV_MB;
-  CHECKF(build0 > 8 * MBy, "rung 0's build %lld bytes", (long long)build0);
-  L->p.hysteresis_bytes = 0;
-  L->p.critical_bytes = h - build0 / 2;
-  L->p.shed_bytes = L->p.critical_bytes + 1 * MBy;
-  L->p.warn_bytes = L->p.critical_bytes + 2 * MBy;
+  const int64_t build0 = marks_over_build(st, 0);
+  CHECKF(build0 > 8 * (int64_t)HR_GOV_MB, "rung 0's build %lld bytes", (long long)build0);
   const int64_t acts = ss.governor_actions;
   for (k = 0; k < 120; k++) CHECK_EQ_INT(hr_stream_push(st, &fr[(i + k) % NF], &r), HR_OK);
   i += k;
@@ -271,14 +287,7 @@ static void stream_build_gate(hr_model *m, const hr_frame *fr) {
  * replanned beside (state carried) gives another: the two paths are told apart. */
 static void stream_release_first(hr_model *m, const hr_frame *fr) {
   hr_stream_params p;
-  hr_stream_params_default(&p);
-  p.session.width = fr[0].width; p.session.height = fr[0].height;
-  p.session.downsample_ratio = 0.5f; p.session.threads = 1;
-  p.adapt = true; p.budget_ms = 1e6; p.governor = true;
-  char err[512];
-  CHECK_EQ_INT(hr_gov_profile_parse("60000:64000", &p.profile, err, sizeof err), HR_OK);
-  hr_stream *st = NULL;
-  CHECKF(hr_stream_create(m, &p, &st, err, sizeof err) == HR_OK, "%s", err);
+  hr_stream *st = gate_stream(m, fr, 1e6, &p);
   hr_session *resumed = NULL, *beside = NULL;
   CHECK_EQ_INT(hr_session_create(m, &p.session, &resumed), HR_OK);
   CHECK_EQ_INT(hr_session_create(m, &p.session, &beside), HR_OK);
@@ -293,16 +302,8 @@ static void stream_release_first(hr_model *m, const hr_frame *fr) {
     CHECK_EQ_INT(hr_session_push(resumed, &fr[i], &o), HR_OK);
     CHECK_EQ_INT(hr_session_push(beside, &fr[i], &o), HR_OK);
   }
-  hr_gov *g = hr_stream_governor(st);
-  hr_gov_ladder *L = hr_gov_get_ladder(g);
-  hr_gov_sample gs;
-  CHECK_EQ_INT(hr_gov_sample_now(g, &gs), HR_OK);
-  const int64_t build1 = (int64_t)L->p.rung_build_bytes[1], h = gs.available_bytes, MBy = (int64_t)HR_GOV_MB;
-  CHECKF(build1 > 4 * MBy, "rung 1's build %lld bytes", (long long)build1);
-  L->p.hysteresis_bytes = 0;
-  L->p.critical_bytes = h - build1 / 2;
-  L->p.shed_bytes = L->p.critical_bytes + 1 * MBy;
-  L->p.warn_bytes = L->p.critical_bytes + 2 * MBy;
+  const int64_t build1 = marks_over_build(st, 1);
+  CHECKF(build1 > 4 * (int64_t)HR_GOV_MB, "rung 1's build %lld bytes", (long long)build1);
   hr_stream_get_stats(st, &ss);
   const int64_t acts = ss.governor_actions;
   CHECK_EQ_INT(hr_stream_set_budget(st, 1e-3), HR_OK);
