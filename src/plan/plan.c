@@ -503,6 +503,43 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
       if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 2;
     }
   }
+  /* A bilinear resize whose output (itself, or the concat right after it, or through a crop the
+   * concat after that) only a convolution run in bands reads (bands tall enough: exec.c's rule on
+   * the plan's bands; more threads may cut them finer, and then it is not fused), that convolution
+   * next: the CPU backend
+   * makes each band's input rows in the band's task (exec.c, fuse_resize_conv), so what the resize
+   * and the concats fused with it read stays alive through the convolution, which writes while
+   * later bands still read. Placement only. */
+  for (int r = 0; !st && r + 1 < p->n_rops; r++) {
+    const hr__rop *z = &p->rops[r];
+    if (z->op != HR_OP_RESIZE_BILINEAR) continue;
+    int f = root_of(p, z->out[0]), jc = r + 1;
+    if (jc < p->n_rops && p->rops[jc].op == HR_OP_SLICE && root_of(p, p->rops[jc].in[0]) == f && jc + 1 < p->n_rops &&
+        p->rops[jc + 1].op == HR_OP_CONCAT)
+      f = root_of(p, p->rops[jc].out[0]), jc++;
+    if (jc < p->n_rops && p->rops[jc].op == HR_OP_CONCAT) {
+      int reads = root_of(p, p->rops[jc].out[0]) == f;   /* the resize writes into it (lower.c, pass_concat_resize) */
+      for (int k = 0; k < p->rops[jc].n_in - 1; k++) reads |= root_of(p, p->rops[jc].in[k]) == f;
+      if (!reads) continue;
+      f = root_of(p, p->rops[jc].out[0]);
+      jc++;
+    }
+    if (jc >= p->n_rops || p->vals[f].last != jc) continue;
+    const hr__rop *c = &p->rops[jc];
+    if ((c->op != HR_OP_CONV2D && c->op != HR_OP_FUSED_CONV2D) || root_of(p, c->in[0]) != f) continue;
+    hr__band bd[HR__BAND_MAX + 2];
+    const int nb = conv_bands(p, c, NULL) ? conv_bands(p, c, bd) : 0;
+    int64_t made = 0;   /* the rows the bands read, halo included: fused only up to 5/4 of the image's */
+    for (int b = 0; b < nb; b++) made += bd[b].in_rows;
+    if (!nb || 4 * made > 5 * p->vals[c->in[0]].t.dims[1]) continue;
+    const int g0 = r > 0 && p->rops[r - 1].op == HR_OP_CONCAT && root_of(p, p->rops[r - 1].out[0]) == root_of(p, z->in[0]) ? r - 1 : r;
+    for (int g = g0; g < jc; g++) /* what the group reads from before it (not its own values) */
+      for (int k = 0; k < p->rops[g].n_in; k++) {
+        if (p->rops[g].in[k] < 0) continue;
+        hr__val *x = &p->vals[root_of(p, p->rops[g].in[k])];
+        if (x->kind == V_DYN && x->storage == S_ARENA && x->def < g0 && x->last >= g0 && x->last < jc) x->last = jc;
+      }
+  }
   /* A depthwise convolution whose output only a chain of element-wise ops right after it reads (a
    * batch norm's Mul and Add, a HardSwish): the CPU backend does the chain in the convolution's
    * epilogue (exec.c, fuse_dw_epi), writing the chain's result early, so the convolution's input

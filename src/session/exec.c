@@ -1,6 +1,7 @@
 /* Executor: one kernel per planned op, XNNPACK operators where they exist, our own kernels elsewhere. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,17 @@ typedef enum {
 /* K_RESIZE_CAT: one source of the output pixel (a value, its channels' offset, resized or copied) */
 typedef struct cat_src { int v; int64_t off; int resize; } cat_src;
 typedef enum { X_CONV, X_DECONV, X_BINARY, X_UNARY, X_RESIZE, X_GAP, X_FC, X_AVGPOOL } xkind;
+/* A banded convolution's input made band by band by the resize-concat before it (fuse_resize_conv):
+ * each band's rows into a slot, one slot a thread of the pool, at the start of the input's own bytes */
+typedef struct rc_fuse {
+  const struct kern *rk;    /* the resize-concat (K_FUSED): its taps and sources */
+  int v;                    /* the value it writes (the convolution's input) */
+  int nslot;
+  int64_t slot;             /* floats between slots */
+  _Atomic uint64_t busy;    /* slots in use */
+  hr__tensor o;             /* per run: the input as the resize writes it (its data: the first slot) */
+  hr__k_cat_src cs[HR__CAT_MAX]; /* per run: the resize's sources */
+} rc_fuse;
 
 /* Everything an XNNPACK operator's create and setup depend on. Two ops with equal descriptors are
  * interchangeable, so a descriptor is also the kernel cache's key: it is zeroed before it is
@@ -87,6 +99,7 @@ typedef struct kern {
   int hs_on, hs_out;        /* banded convolution: a HardSwish on each band's rows after it (fuse_conv_hswish), into hs_out */
   struct kern *pw;          /* banded convolution: the pointwise convolution after it, run on each band's pixels after it
                              * (fuse_conv_pw; its bands match these, its own kind K_FUSED) */
+  struct rc_fuse *rc;       /* banded convolution: the resize-concat that makes its input (fuse_resize_conv) */
   int reads_src;            /* re-setup when the src pointer changes (zero-copy input) */
   int fuse_x, fuse_m, fuse_a; /* K_TANH_GRU: the values x, m and a of y = tanh(x) * m + a */
   int bc_v;                 /* K_BCAST: which input is the per-channel operand */
@@ -534,8 +547,30 @@ static void run_band_pw(void *ctx, size_t b) {
   xnn_run_operator(k->pw->band[b].op, NULL);
 }
 
+/* A band whose input rows a resize-concat makes (fuse_resize_conv): those rows into a free slot, the band's operator set up on them (its shape as made:
+ * XNNPACK keeps its indirection and moves it by the pointer's offset), then the band and what
+ * follows it as above. A slot is taken for the task: at most one task a thread runs at a time. */
+static void run_band_rc(void *ctx, size_t b) {
+  kern *k = ctx;
+  rc_fuse *rc = k->rc;
+  xband *xb = &k->band[b];
+  int q = 0;
+  for (;; q = (q + 1) % rc->nslot) {
+    const uint64_t bit = (uint64_t)1 << q;
+    if (!(atomic_fetch_or_explicit(&rc->busy, bit, memory_order_acquire) & bit)) break;
+  }
+  float *slot = (float *)rc->o.data + q * rc->slot;
+  hr__k_resize_cat_rows(&rc->rk->rs, rc->cs, rc->rk->n_src, &rc->o, xb->in0, xb->in0 + xb->in_rows, slot);
+  xnn_setup_convolution2d_nhwc_f32(xb->op, k->xd.n, (size_t)xb->in_rows, k->xd.iw, slot, xb->o, NULL);
+  xnn_run_operator(xb->op, NULL);
+  if (k->pw) xnn_run_operator(k->pw->band[b].op, NULL);
+  else if (k->hs_on) hr__k_hswish(xb->o, xb->on);
+  atomic_fetch_and_explicit(&rc->busy, ~((uint64_t)1 << q), memory_order_release);
+}
+
 static void run_xnn(kern *k, pthreadpool_t pool) {
-  if (k->n_band) pthreadpool_parallelize_1d(pool, k->pw ? run_band_pw : k->hs_on ? run_band_hs : run_band, k, (size_t)k->n_band, 0);
+  if (k->rc) pthreadpool_parallelize_1d(pool, run_band_rc, k, (size_t)k->n_band, 0);
+  else if (k->n_band) pthreadpool_parallelize_1d(pool, k->pw ? run_band_pw : k->hs_on ? run_band_hs : run_band, k, (size_t)k->n_band, 0);
   else xnn_run_operator(k->op, pool);
 }
 
@@ -1070,6 +1105,72 @@ static void fuse_conv_pw(hr_session *s, hr__exec *ex, int i) {
   b->kind = K_FUSED;
 }
 
+/* A resize-concat (K_RESIZE_CAT) whose output only a convolution run in bands reads, that being the
+ * next op that runs (RVM's decoder: the upsampled features joined with the skip and the image, then a
+ * 3x3 convolution; at 480x360 the concat is 24 MB, written by one op and read back by the next).
+ * Each band's task makes the input rows it reads, halo included, into a slot, and runs the band on
+ * them while they are in cache (run_band_rc): a halo row is made by both its bands (2 rows of ~15 at
+ * 480x360), and no task reads what another writes. The slots are one per thread of the pool, at the
+ * start of the concat's own bytes, which nothing else reads: no memory added. The rows are the
+ * whole op's (hr__k_resize_cat_rows) and the band's sums those of its operator: the same bits.
+ * Not across a range the executor runs apart (the tail mode's split). HR_RESIZE_CONV=0: off. */
+static void fuse_resize_conv(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *rk = &ex->k[i];
+  if (rk->kind != K_RESIZE_CAT || rk->n_src < 1) return;
+  int j = i + 1;
+  while (j < ex->n && j <= i + 2 && ex->k[j].kind == K_FUSED) j++;
+  if (j >= ex->n) return;
+  kern *k = &ex->k[j];
+  const hr__rop *rj = &p->rops[j];
+  const xdesc *d = &k->xd;
+  if (k->kind != K_XNN || !k->n_band || k->rc || k->reads_src || k->mv_on || d->xk != X_CONV || d->n != 1) return;
+  for (int b = 0; b < k->n_band; b++) if (k->band[b].px) return;
+  const int v = rk->crop_h ? rk->crop_out : p->rops[i].out[0], R = p->vals[v].root;
+  if (p->vals[rj->in[0]].root != R || p->vals[R].storage != S_ARENA) return;
+  const hr__tensor o = view(s, v), x = view(s, rj->in[0]);
+  if (o.rank != 4 || x.rank != 4 || o.dt != HR_DT_FLOAT || o.data != x.data || o.dims[0] != 1) return;
+  for (int q = 1; q < 4; q++) if (o.dims[q] != x.dims[q]) return;
+  if ((size_t)o.dims[3] != d->groups * d->gic || (size_t)o.dims[2] != d->iw || (size_t)o.dims[1] != d->ih) return;
+  /* nothing after the convolution reads it (the ops between are the resize's own, fused) */
+  for (int q = j + 1; q < p->n_rops; q++)
+    for (int t = 0; t < p->rops[q].n_in; t++)
+      if (p->rops[q].in[t] >= 0 && p->vals[p->rops[q].in[t]].root == R) return;
+  /* the resize's sources are read while bands write: the convolution's outputs must lie apart from them */
+  for (int q = 0; q < rk->n_src; q++)
+    if (!apart(s, rj->out[0], rk->src[q].v) || (k->hs_on && !apart(s, k->hs_out, rk->src[q].v)) ||
+        (k->pw && !apart(s, p->rops[j + 1].out[0], rk->src[q].v)))
+      return;
+  hr__split_info si;
+  if (hr__split_plan_query(p, &si) && ((si.src_end > i && si.src_end <= j) || (si.tail > i && si.tail <= j))) return;
+  const int nslot = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
+  if (nslot > 64) return;
+  /* each band makes its halo rows again: only where that adds at most a quarter to the resize's
+   * rows (RVM at 480x360 on 2 threads: 27 bands, +14%). Thin bands (small images, or many threads
+   * cutting them: 74 bands at 16 threads, +41%) lost: on a 16-core Xeon the fused ops took
+   * 4.50-5.09 ms against 4.34-4.89 apart */
+  int64_t rows = 0, made = 0;
+  for (int b = 0; b < k->n_band; b++) {
+    if (k->band[b].in_rows > rows) rows = k->band[b].in_rows;
+    made += k->band[b].in_rows;
+  }
+  if (4 * made > 5 * o.dims[1]) return;
+  const int64_t slot = (rows * o.dims[2] * o.dims[3] + 15) / 16 * 16;
+  const char *rb, *re;
+  val_range(s, R, &rb, &re);
+  /* XNNPACK may read 16 bytes past the last pixel (XNN_EXTRA_BYTES) */
+  if (rb != (const char *)o.data || ((uintptr_t)rb & 63) || (int64_t)(re - rb) < (int64_t)sizeof(float) * (nslot * slot + 16)) return;
+  rc_fuse *rc = calloc(1, sizeof *rc);
+  if (!rc) return;
+  rc->rk = rk;
+  rc->v = v;
+  rc->nslot = nslot;
+  rc->slot = slot;
+  atomic_init(&rc->busy, 0);
+  k->rc = rc;
+  rk->kind = K_FUSED;
+}
+
 /* A depthwise convolution of ours (K_DWCONV) whose output only the next op reads, that op being a
  * per-channel op or pair (K_BCAST, with the HardSwish fused after it or not: RVM's batch norm after
  * DepthwiseConv2dNative) or a HardSwish (after FusedDepthwiseConv2dNative): those ops in the
@@ -1315,13 +1416,16 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   const char *cpw = getenv("HR_CONV_PW");
   if (fuse && !(cpw && !strcmp(cpw, "0")))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_conv_pw(s, ex, i);
+  const char *rcv = getenv("HR_RESIZE_CONV");
+  if (fuse && !(rcv && !strcmp(rcv, "0")))
+    for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_conv(s, ex, i);
 
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
     s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
-                       (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) +
+                       (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) + (ex->k[i].rc ? (int64_t)sizeof(rc_fuse) : 0) +
                        (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) +
                        (ex->k[i].ing_mem ? (int64_t)(sizeof(float) * 6 * (size_t)ex->k[i].ing.out_w_pad * (size_t)ex->k[i].ing_parts + 64) : 0) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
                        (ex->k[i].wexp ? (int64_t)hr__numel(&s->plan->vals[s->plan->rops[i].in[1]].t) / s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] *
@@ -1342,6 +1446,7 @@ void hr__exec_destroy(hr__exec *ex) {
       hr__kcache_release(ex->kc, ex->k[i].band[b].share);
     }
     free(ex->k[i].band);
+    free(ex->k[i].rc);
     hr__fgf_free(&ex->k[i].fgf);
     hr__ingest_plan_free(&ex->k[i].ing);
     free(ex->k[i].ing_mem);
@@ -1409,6 +1514,14 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           if (kp) hr__k_matvec(kp, &k->mv, view(s, r->in[0]).data, view(s, r->out[0]).data);
           else run_xnn(k, NULL);
           break;
+        }
+        if (k->rc) { /* fuse_resize_conv: the resize's sources and output where they are this run */
+          const kern *rk = k->rc->rk;
+          for (int q = 0; q < rk->n_src; q++) {
+            const hr__tensor *t = &s->plan->vals[rk->src[q].v].t;
+            k->rc->cs[q] = (hr__k_cat_src){view(s, rk->src[q].v).data, t->dims[1], t->dims[2], t->dims[3], rk->src[q].off, rk->src[q].resize};
+          }
+          k->rc->o = view(s, k->rc->v);
         }
         run_xnn(k, kp);
         break;
@@ -1553,6 +1666,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   const char *kname = !k                                    ? s->bk->name
                       : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi"
                       : k->kind == K_RESIZE_CAT && k->crop_h  ? "resizecrop"
+                      : k->kind == K_XNN && k->rc             ? (k->rc->rk->crop_h ? "xnnrccrop" : "xnnrc")
                       : k->kind == K_XNN && k->hs_on          ? "xnnhswish"
                       : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"

@@ -711,6 +711,7 @@ typedef struct resize_job {
   const hr__resize *r; const hr__tensor *x; hr__tensor *o; float sy; int64_t ooff, ostride;
   const hr__k_cat_src *src; int n_src; /* hr__k_resize_cat: the sources */
   int stream;                           /* resize_cat_pair: stream whole 16-pixel groups out */
+  int64_t row0;                         /* hr__k_resize_cat_rows: the output row o->data holds first */
 } resize_job;
 
 HR__CLONES
@@ -855,7 +856,7 @@ static void resize_cat_cols(const resize_job *j, int64_t k, int64_t x0, int64_t 
 static void resize_cat_pair(void *ctx, size_t k) {
   const resize_job *j = ctx;
   int64_t OW = j->o->dims[2], OS = j->ostride, x = 0;
-  float *o0 = (float *)j->o->data + (int64_t)(2 * k) * OW * OS, *o1 = o0 + OW * OS;
+  float *o0 = (float *)j->o->data + ((int64_t)(2 * k) - j->row0) * OW * OS, *o1 = o0 + OW * OS;
   if (j->stream) {
     _Alignas(64) float buf[2][16 * HR__RCAT_NT_MAX_C];
     for (; x + 16 <= OW; x += 16) {
@@ -881,7 +882,7 @@ static void resize_pair(void *ctx, size_t k) {
 static void resize_cat_row(void *ctx, size_t oy) {
   const resize_job *j = ctx;
   int64_t OW = j->o->dims[2], OS = j->ostride;
-  float *orow = (float *)j->o->data + (int64_t)oy * OW * OS;
+  float *orow = (float *)j->o->data + ((int64_t)oy - j->row0) * OW * OS;
   for (int k = 0; k < j->n_src; k++) {
     const hr__k_cat_src *c = &j->src[k];
     if (c->resize) {
@@ -899,14 +900,21 @@ static void resize_cat_row(void *ctx, size_t oy) {
   }
 }
 
-void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o) {
+/* hr__k_resize_cat's job for output o; returns 1 where every resized source is an exact 2x (rows in pairs) */
+static int resize_cat_job(const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o, resize_job *j) {
   const int64_t vh = r->oh ? r->oh : o->dims[1];   /* the resize's own output height (a crop's is larger) */
   float sy = 1.f;
   for (int k = 0; k < n_src; k++) if (src[k].resize) sy = (float)src[k].h / (float)vh;
-  resize_job j = {r, NULL, o, sy, 0, o->dims[3], src, n_src, 0};
+  *j = (resize_job){r, NULL, o, sy, 0, o->dims[3], src, n_src, 0, 0};
   int up2 = o->dims[1] % 2 == 0 && o->dims[2] % 2 == 0 && vh == o->dims[1] && r->ow == o->dims[2];
   for (int k = 0; k < n_src; k++)
     if (src[k].resize && (2 * src[k].h != o->dims[1] || 2 * src[k].w != o->dims[2])) up2 = 0;
+  return up2;
+}
+
+void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o) {
+  resize_job j;
+  const int up2 = resize_cat_job(r, src, n_src, o, &j);
   /* streamed when the output is larger than the caches would keep for its reader anyway (16 MB),
    * every row 64-byte aligned (the tensor's start, and a row of OW x OS floats a multiple of 16:
    * _mm512_stream_ps faults on anything else) and the CPU can */
@@ -917,9 +925,22 @@ void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_s
   else pthreadpool_parallelize_1d(pool, resize_cat_row, &j, (size_t)o->dims[1], 0);
 }
 
+void hr__k_resize_cat_rows(const hr__resize *r, const hr__k_cat_src *src, int n_src, const hr__tensor *o, int64_t y0, int64_t y1,
+                           float *dst) {
+  resize_job j;
+  hr__tensor t = *o;
+  t.data = dst;
+  const int up2 = resize_cat_job(r, src, n_src, &t, &j);
+  j.row0 = y0;
+  int64_t y = y0;
+  if (up2 && (y & 1) && y < y1) resize_cat_row(&j, (size_t)y++);
+  for (; up2 && y + 2 <= y1; y += 2) resize_cat_pair(&j, (size_t)(y / 2));
+  for (; y < y1; y++) resize_cat_row(&j, (size_t)y);
+}
+
 void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, hr__tensor *o, int out_c_off, int out_c_total) {
   int64_t os = out_c_total > 0 ? out_c_total : x->dims[3];
-  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os, NULL, 0, 0};
+  resize_job j = {r, x, o, (float)x->dims[1] / (float)o->dims[1], out_c_total > 0 ? out_c_off : 0, os, NULL, 0, 0, 0};
   for (int64_t b = 0; b < x->dims[0]; b++) {
     hr__tensor xb = *x, ob = *o;
     xb.data = (float *)x->data + b * x->dims[1] * x->dims[2] * x->dims[3];

@@ -126,6 +126,11 @@ void hr__k_resize(pthreadpool_t pool, const hr__resize *r, const hr__tensor *x, 
  * bilinearly resized from h x w (resize: the r table's taps) or copied (same size as the output). */
 typedef struct hr__k_cat_src { const float *data; int64_t h, w, c, off; int resize; } hr__k_cat_src;
 void hr__k_resize_cat(pthreadpool_t pool, const hr__resize *r, const hr__k_cat_src *src, int n_src, hr__tensor *o);
+/* Output rows [y0, y1) of the same on the calling thread, into dst (their W x C floats a row, dst
+ * the first; o says the shape): the same bits as the whole op (an exact 2x makes rows in pairs,
+ * an odd row at either end alone). */
+void hr__k_resize_cat_rows(const hr__resize *r, const hr__k_cat_src *src, int n_src, const hr__tensor *o, int64_t y0, int64_t y1,
+                           float *dst);
 /* RVM's low-resolution guided filter as one kernel (plan.h, hr__fgf_lr): A and b from y (H x W x 4)
  * and the image (H x W x 3, its mean as the 4th channel), per output row: the vertical then the
  * horizontal pass of the four box filters, then the element-wise tail, each value rounded as the

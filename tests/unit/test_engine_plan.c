@@ -12,12 +12,14 @@
 /* Today's plan for rvm at 1920x1440 ratio 0.25 (the phone-camera case), from
  *   ./build/headroom plan --model rvm --size 1920x1440 --ratio 0.25 --json
  * on 2026-12-01 (the total rose 1.0% from 115131188 when the plan began to count the XNNPACK
- * operator structs and its own tables, which it had left out). When a change makes the plan
+ * operator structs and its own tables, which it had left out; the arena rose 7.4% from 37324800
+ * on 2026-12-05 when the resize-concats made in a convolution's bands (exec.c, fuse_resize_conv)
+ * kept their sources alive through that convolution: 2.8 MB; peak RSS fell 2 MB). When a change makes the plan
  * smaller, lower these to lock the gain in; when it must grow, raise them in the same commit and
  * say why in its message. */
-#define RVM_1920x1440_R025_ARENA_BYTES 37324800LL
+#define RVM_1920x1440_R025_ARENA_BYTES 40089600LL
 #define RVM_1920x1440_R025_TOTAL_BYTES 116314208LL   /* weights + shared kernels + one session (estimated) */
-#define RVM_1920x1440_R025_SESSION_BYTES 43069372LL  /* what a further session adds: arena + state + io + own kernels */
+#define RVM_1920x1440_R025_SESSION_BYTES 46444964LL  /* what a further session adds: arena + state + io + own kernels */
 #define GROWTH_ALLOWED 1.05
 
 static hr_model *load(const char *name) {

@@ -2,7 +2,8 @@
  * engine (ConvGRU gates after the sigmoid, tanh + output arithmetic, the low-resolution guided filter as one kernel, resize
  * with the concats around it, per-channel binary ops and their pairs, our AvgPool and channel
  * mean, a convolution with the HardSwish after it band by band, a pointwise convolution after a
- * banded one on its bands, a resize with the crop and concat after it) against every op on its own kernel (HR_EXEC_FUSE=0), at three sizes (the last with odd
+ * banded one on its bands, a resize with the crop and concat after it, a resize-concat made band by
+ * band in the tasks of the banded convolution that reads it) against every op on its own kernel (HR_EXEC_FUSE=0), at four sizes (the third with odd
  * sizes in the decoder, as most of the live loop's rungs have), alpha and foreground
  * compared bit for bit over frames with the recurrent state carried, the fused session on two
  * threads and the plain one on one (the split over the pool must not matter either). Also checks
@@ -53,8 +54,10 @@ int main(void) {
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_exec_fuse"); }
   /* 980x736: processing 245x184, the live loop's 0.128 rung at 1920x1440, odd sizes in the decoder */
-  int sizes[3][2] = {{fr[0].width, fr[0].height}, {640, 480}, {980, 736}};
-  for (int z = 0; z < 3; z++) {
+  /* 1920x1080: processing 480x270, bands of ~13 rows, where a resize-concat is made in its
+   * convolution's bands (fuse_resize_conv) */
+  int sizes[4][2] = {{fr[0].width, fr[0].height}, {640, 480}, {980, 736}, {1920, 1080}};
+  for (int z = 0; z < 4; z++) {
     int w = sizes[z][0], h = sizes[z][1];
     hr_session *a = make(m, w, h, 2, 1, NULL), *b = make(m, w, h, 1, 0, NULL), *c = make(m, w, h, 2, 1, "3");
     if (!a || !b || !c) { hr_session_destroy(a); hr_session_destroy(b); hr_session_destroy(c); break; }
@@ -100,10 +103,18 @@ int main(void) {
     CHECK_EQ_INT(count_kind(b, "xnnpw"), 0);
     /* a resize, the crop after it and the concat after that in one pass (crop_cat): RVM's decoder
      * crops where an upsampled size is odd; at 245x184 two such chains are adjacent ops */
-    int rca = count_kind(a, "resizecrop");
-    printf("%dx%d: resizecrop fused engine %2d ops, plain %d\n", w, h, rca, count_kind(b, "resizecrop"));
-    if (w == 980) CHECK_EQ_INT(rca, 2);
+    int rca = count_kind(a, "resizecrop"), rcc = count_kind(a, "xnnrccrop");
+    printf("%dx%d: resizecrop fused engine %2d ops (%d more in a convolution's bands), plain %d\n", w, h, rca, rcc, count_kind(b, "resizecrop"));
+    if (w == 980) CHECK_EQ_INT(rca + rcc, 2);
     CHECK_EQ_INT(count_kind(b, "resizecrop"), 0);
+    /* resize-concats made band by band in the banded 3x3 convolution after them (fuse_resize_conv):
+     * the decoder's output block where its bands are tall enough (at 1920x1080; the halo rows made
+     * twice would add over a quarter at the smaller sizes), its slots at the start of the concat's
+     * bytes, two threads: two slots in use at once */
+    int rcv = count_kind(a, "xnnrc") + rcc;
+    printf("%dx%d: xnnrc     fused engine %2d ops, plain %d\n", w, h, rcv, count_kind(b, "xnnrc") + count_kind(b, "xnnrccrop"));
+    CHECK_EQ_INT(rcv, w == 1920 ? 1 : 0);
+    CHECK_EQ_INT(count_kind(b, "xnnrc") + count_kind(b, "xnnrccrop"), 0);
     int da = 0, df = 0, dc = 0;
     for (int i = 0; i < NF; i++) {
       hr_outputs oa, ob;
