@@ -28,7 +28,10 @@
  * what the composite shows). Read it with gst_buffer_get_custom_meta(buf, "HeadroomMatteMeta") and
  * gst_custom_meta_get_structure (Python: buf.get_custom_meta("HeadroomMatteMeta").get_structure()).
  * Latency: budget-ms is added to the upstream latency. QoS is on: late buffers are dropped before
- * the model runs (the newest frame wins). */
+ * the model runs (the newest frame wins). budget-ms may change while PLAYING (a camera dropping
+ * to 30 fps, a thermal cap): the stream takes it at the next buffer (hr_stream_set_budget: with
+ * tail-every-frame the network's lag bound follows it) and the element posts a latency message so
+ * that the pipeline asks again. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -57,7 +60,7 @@ struct _GstHeadroom {
   /* properties */
   gchar *model, *profile, *backend, *composite, *background, *fallback, *telemetry, *inject;
   gfloat ratio;
-  gdouble budget_ms;
+  gdouble budget_ms;           /* properties are under the object lock (set from the application's thread) */
   gint threads;
   gboolean attach_matte;
   gboolean tail_every_frame;
@@ -72,6 +75,7 @@ struct _GstHeadroom {
   hr_telemetry *tel;
   /* made at set_info */
   hr_stream *stream;
+  gdouble budget_stream;       /* the budget the stream has (streaming thread) */
   hr_compositor *comp;
   GstBufferPool *matte_pool;   /* GRAY8 w x h buffers for the matte meta */
   hr_pixfmt fmt;
@@ -111,11 +115,15 @@ static void set_str(gchar **dst, const GValue *v) { g_free(*dst); *dst = g_value
 
 static void gst_headroom_set_property(GObject *obj, guint id, const GValue *v, GParamSpec *ps) {
   GstHeadroom *self = GST_HEADROOM(obj);
+  gboolean latency = FALSE;   /* budget-ms changed: the latency the element answers with it */
   GST_OBJECT_LOCK(self);
   switch (id) {
     case PROP_MODEL: set_str(&self->model, v); break;
     case PROP_RATIO: self->ratio = g_value_get_float(v); break;
-    case PROP_BUDGET_MS: self->budget_ms = g_value_get_double(v); break;
+    case PROP_BUDGET_MS:
+      latency = self->budget_ms != g_value_get_double(v);
+      self->budget_ms = g_value_get_double(v);
+      break;
     case PROP_PROFILE: set_str(&self->profile, v); break;
     case PROP_BACKEND: set_str(&self->backend, v); break;
     case PROP_COMPOSITE: set_str(&self->composite, v); break;
@@ -129,6 +137,8 @@ static void gst_headroom_set_property(GObject *obj, guint id, const GValue *v, G
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(obj, id, ps); break;
   }
   GST_OBJECT_UNLOCK(self);
+  /* the pipeline is to ask the latency again (the stream takes the budget at its next buffer) */
+  if (latency) gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
 }
 
 static void gst_headroom_get_property(GObject *obj, guint id, GValue *v, GParamSpec *ps) {
@@ -319,7 +329,9 @@ static gboolean gst_headroom_set_info(GstVideoFilter *filter, GstCaps *incaps, G
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("headroom: backend is xnnpack, reference, vulkan or auto, not '%s'", self->backend), (NULL));
     return FALSE;
   }
-  p.budget_ms = self->budget_ms;
+  GST_OBJECT_LOCK(self);
+  p.budget_ms = self->budget_stream = self->budget_ms;
+  GST_OBJECT_UNLOCK(self);
   /* the network on its own thread, its size kept within the lag bound; the tail on every buffer */
   p.tail_every_frame = p.adapt = self->tail_every_frame;
   p.inject = self->inject && *self->inject ? self->inject : NULL;
@@ -373,7 +385,9 @@ static gboolean gst_headroom_query(GstBaseTransform *trans, GstPadDirection dir,
     gboolean live;
     GstClockTime min, max;
     gst_query_parse_latency(q, &live, &min, &max);
+    GST_OBJECT_LOCK(self);
     GstClockTime lat = (GstClockTime)(self->budget_ms * GST_MSECOND);
+    GST_OBJECT_UNLOCK(self);
     min += lat;
     if (GST_CLOCK_TIME_IS_VALID(max)) max += lat;
     gst_query_set_latency(q, live, min, max);
@@ -473,6 +487,13 @@ static GstFlowReturn gst_headroom_transform_frame(GstVideoFilter *filter, GstVid
   if (self->last_ts != G_MININT64 && ts <= self->last_ts) ts = self->last_ts + 1;
   self->last_ts = ts;
   f.ts_ns = ts;
+  GST_OBJECT_LOCK(self);
+  const gdouble budget = self->budget_ms;
+  GST_OBJECT_UNLOCK(self);
+  if (budget != self->budget_stream && hr_stream_set_budget(self->stream, budget) == HR_OK) {
+    GST_INFO_OBJECT(self, "frame budget %.2f -> %.2f ms", self->budget_stream, budget);
+    self->budget_stream = budget;
+  }
   hr_stream_result r;
   hr_status st = hr_stream_push(self->stream, &f, &r);
   if (st) {
@@ -563,7 +584,8 @@ static void gst_headroom_class_init(GstHeadroomClass *klass) {
   g_object_class_install_property(oc, PROP_RATIO, g_param_spec_float("ratio", "Downsample ratio",
       "RVM's downsample_ratio in (0,1]; 0 = auto (processing side ~512 px)", 0.f, 1.f, 0.f, rw));
   g_object_class_install_property(oc, PROP_BUDGET_MS, g_param_spec_double("budget-ms", "Frame budget",
-      "processing budget a frame in ms (also the latency this element reports)", 0.1, 10000, 16.7, rw));
+      "processing budget a frame in ms (also the latency this element reports); may change while playing", 0.1, 10000, 16.7,
+      (GParamFlags)((rw & ~GST_PARAM_MUTABLE_READY) | GST_PARAM_MUTABLE_PLAYING)));
   g_object_class_install_property(oc, PROP_PROFILE, g_param_spec_string("profile", "Memory profile",
       "memory ceiling profile (a14 a15 a16 m1 cgroup none SAFE:KILL in MB); unset = no governor", NULL, rw));
   g_object_class_install_property(oc, PROP_BACKEND, g_param_spec_string("backend", "Backend", "xnnpack, reference, vulkan or auto (Vulkan on a GPU, else xnnpack)", DEF_BACKEND, rw));

@@ -6,6 +6,10 @@
  *   3. RGBA at 96x64: the output's A channel is the matte (not all 255).
  *   4. A model that does not exist: the state change fails and the bus has an error naming it.
  *   5. GRAY8 caps: refused, and the bus has a message naming the formats the element takes.
+ *   6. budget-ms changed while PLAYING (tail-every-frame, telemetry on): a latency message on the
+ *      bus, the latency query answers the new budget, and the stream takes it: at 10 s a frame
+ *      every buffer waits for its own network run (the telemetry's coef_age 0), at 0.1 ms none
+ *      does (coef_age >= 1: the newest coefficients there are, as a 60 fps loop gets them).
  * Every output buffer carries a HeadroomMatteMeta (read with gst_buffer_get_custom_meta) of its own
  * size with a GRAY8 matte, through the caps change and NULL -> PLAYING; on RGBA its matte is the
  * output's A channel byte for byte.
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
@@ -219,6 +224,60 @@ int main(int argc, char **argv) {
   printf("GRAY8: push %s, warning '%s'\n", gst_flow_get_name(fr), last_warning);
   CHECK(n_warning >= 1 && strstr(last_warning, "NV12, I420, BGRx, BGRA, RGB, RGBA") && strstr(last_warning, "GRAY8"), "GRAY8 refused naming the formats");
   done(pipe, src, sink);
+  /* 6: the budget changed on a live pipeline */
+  {
+    n_error = 0;
+    gchar *tel = g_strdup_printf("%s/hr_gst_budget_%d.jsonl", g_get_tmp_dir(), (int)getpid());
+    gchar *desc = g_strdup_printf("appsrc name=src format=time is-live=false ! headroom name=hr model=%s ratio=0.5 threads=1 "
+                                  "tail-every-frame=true budget-ms=10000 telemetry=%s ! appsink name=sink sync=false", model, tel);
+    pipe = gst_parse_launch(desc, NULL);
+    g_free(desc);
+    src = gst_bin_get_by_name(GST_BIN(pipe), "src");
+    sink = gst_bin_get_by_name(GST_BIN(pipe), "sink");
+    set_caps(src, "NV12", 160, 96);
+    GstElement *hr = gst_bin_get_by_name(GST_BIN(pipe), "hr");
+    gst_element_set_state(pipe, GST_STATE_PLAYING);
+    int e = run_frames(src, sink, "NV12", 160, 96, 12, 0, NULL);
+    drain_bus(pipe);
+    g_object_set(hr, "budget-ms", 0.1, NULL);
+    GstBus *b6 = gst_element_get_bus(pipe);
+    GstMessage *lm = gst_bus_timed_pop_filtered(b6, 5 * GST_SECOND, GST_MESSAGE_LATENCY);
+    CHECK(lm != NULL, "a latency message after budget-ms changed while PLAYING");
+    if (lm) gst_message_unref(lm);
+    gst_object_unref(b6);
+    GstPad *pad = gst_element_get_static_pad(hr, "src");
+    GstQuery *q = gst_query_new_latency();
+    gboolean ok = gst_pad_query(pad, q), live = FALSE;
+    GstClockTime min = 0, max = 0;
+    if (ok) gst_query_parse_latency(q, &live, &min, &max);
+    printf("budget-ms 10000 -> 0.1 while PLAYING: latency query %s, min %.2f ms\n", ok ? "answered" : "not answered", min / 1e6);
+    CHECK(ok && min >= 90 * GST_USECOND && min <= 110 * GST_USECOND, "latency = the new budget-ms");
+    gst_query_unref(q); gst_object_unref(pad);
+    int f = run_frames(src, sink, "NV12", 160, 96, 40, 12, NULL);
+    done(pipe, src, sink);
+    gst_object_unref(hr);
+    /* the telemetry's coef_age, frame by frame: 0 while each buffer waits for its own run, then >= 1 */
+    FILE *tf = fopen(tel, "r");
+    char line[4096];
+    int n = 0, before_old = 0, after_old = 0;
+    while (tf && fgets(line, sizeof line, tf)) {
+      const char *k = strstr(line, "\"coef_age\":");
+      if (!k || !strstr(line, "\"frame\"")) continue;
+      int age = atoi(k + 11);
+      if (n < 12) before_old += age != 0;
+      else after_old += age >= 1;
+      n++;
+    }
+    if (tf) fclose(tf);
+    remove(tel);
+    g_free(tel);
+    printf("budget-ms while PLAYING: %d + %d frames, telemetry %d frames: at 10 s %d of 12 without their own run's "
+           "coefficients, at 0.1 ms %d of %d\n", e, f, n, before_old, after_old, n - 12);
+    CHECK(e == 12 && f == 40 && n == 52, "every frame through and in the telemetry");
+    CHECK(before_old == 0, "at 10 s a frame every buffer waits for its own run");
+    CHECK(after_old >= 36, "the stream took the new budget: no buffer waits");
+    CHECK(n_error == 0, "no error with the budget changed");
+  }
   gst_deinit();
   printf("%s\n", fails ? "hr_gst_lifecycle: FAILED" : "hr_gst_lifecycle: ok");
   return fails ? 1 : 0;
