@@ -68,6 +68,12 @@
 # Right after, HR_DWCONV=xnn, 3 rounds: 185.25 / 19.43 ms -> 9.53x (depthwise 9.53 -> 1.24). The
 # one-thread conv3x3 alone took 140.3 and then 88.4 ms: the host's one-core speed moved between the
 # two, so the pair tells nothing about the depthwise kernels.
+# 2026-12-05, session 25, the same kind of host, quiet (the CLI of fuse_resize_conv's first form,
+# every resize-concat fused, before d51ea76 limited it to tall bands): 1: 92.96 ms of [87.56, 86.96, 93.07, 94.49, 92.96]; 16: 11.96 of [11.11,
+# 10.47, 11.96, 12.04, 12.13] -> 7.77x. By class 1 -> 16: conv1x1 17.64 -> 2.65 (6.7x), conv3x3
+# 58.58 -> 6.01 (9.8x), depthwise 4.82 -> 0.77, elementwise 5.27 -> 1.14 (4.6x), copy 4.16 -> 0.49,
+# refiner 1.76 -> 0.21. The fastest one-thread frame yet, so the lowest ratio: the 16-thread frame
+# (12 ms) is the best this script has seen too.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}
