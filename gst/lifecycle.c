@@ -126,6 +126,19 @@ static int run_frames(GstElement *src, GstElement *sink, const char *fmt, int w,
   return ok;
 }
 
+/* The latency the element hr answers on its src pad (its budget over upstream's): *min; 0 when unanswered. */
+static gboolean latency_min(GstElement *hr, GstClockTime *min) {
+  GstPad *pad = gst_element_get_static_pad(hr, "src");
+  GstQuery *q = gst_query_new_latency();
+  gboolean ok = gst_pad_query(pad, q), live = FALSE;
+  GstClockTime max = 0;
+  *min = 0;
+  if (ok) gst_query_parse_latency(q, &live, min, &max);
+  gst_query_unref(q);
+  gst_object_unref(pad);
+  return ok;
+}
+
 static GstElement *make(const char *model, const char *fmt, int w, int h, GstElement **src, GstElement **sink) {
   gchar *desc = g_strdup_printf("appsrc name=src format=time is-live=false ! headroom name=hr model=%s ratio=0.5 threads=1 composite=blur ! "
                                 "appsink name=sink sync=false", model);
@@ -159,14 +172,11 @@ int main(int argc, char **argv) {
   printf("PLAYING: %d of 4 frames at 160x96, then after a caps change %d of 4 at 128x72\n", a, b);
   {   /* latency: the element adds its budget (16.7 ms by default) to what upstream reports */
     GstElement *hr = gst_bin_get_by_name(GST_BIN(pipe), "hr");
-    GstPad *pad = gst_element_get_static_pad(hr, "src");
-    GstQuery *q = gst_query_new_latency();
-    gboolean ok = gst_pad_query(pad, q), live = FALSE;
-    GstClockTime min = 0, max = 0;
-    if (ok) gst_query_parse_latency(q, &live, &min, &max);
+    GstClockTime min;
+    gboolean ok = latency_min(hr, &min);
     printf("latency query: %s, min %.1f ms\n", ok ? "answered" : "not answered", min / 1e6);
     CHECK(ok && min >= 16 * GST_MSECOND && min <= 18 * GST_MSECOND, "latency = budget-ms");
-    gst_query_unref(q); gst_object_unref(pad); gst_object_unref(hr);
+    gst_object_unref(hr);
   }
   CHECK(a == 4 && b == 4, "frames through the caps change");
   drain_bus(pipe);   /* a pipeline's bus is flushed at NULL */
@@ -245,14 +255,10 @@ int main(int argc, char **argv) {
     CHECK(lm != NULL, "a latency message after budget-ms changed while PLAYING");
     if (lm) gst_message_unref(lm);
     gst_object_unref(b6);
-    GstPad *pad = gst_element_get_static_pad(hr, "src");
-    GstQuery *q = gst_query_new_latency();
-    gboolean ok = gst_pad_query(pad, q), live = FALSE;
-    GstClockTime min = 0, max = 0;
-    if (ok) gst_query_parse_latency(q, &live, &min, &max);
+    GstClockTime min;
+    gboolean ok = latency_min(hr, &min);
     printf("budget-ms 10000 -> 0.1 while PLAYING: latency query %s, min %.2f ms\n", ok ? "answered" : "not answered", min / 1e6);
     CHECK(ok && min >= 90 * GST_USECOND && min <= 110 * GST_USECOND, "latency = the new budget-ms");
-    gst_query_unref(q); gst_object_unref(pad);
     int f = run_frames(src, sink, "NV12", 160, 96, 40, 12, NULL);
     done(pipe, src, sink);
     gst_object_unref(hr);

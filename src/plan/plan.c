@@ -529,9 +529,9 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
     if ((c->op != HR_OP_CONV2D && c->op != HR_OP_FUSED_CONV2D) || root_of(p, c->in[0]) != f) continue;
     hr__band bd[HR__BAND_MAX + 2];
     const int nb = conv_bands(p, c, NULL) ? conv_bands(p, c, bd) : 0;
-    int64_t made = 0;   /* the rows the bands read, halo included: fused only up to 5/4 of the image's */
+    int64_t made = 0;   /* the rows the bands read, halo included */
     for (int b = 0; b < nb; b++) made += bd[b].in_rows;
-    if (!nb || 4 * made > 5 * p->vals[c->in[0]].t.dims[1]) continue;
+    if (!nb || !hr__bands_halo_ok(made, p->vals[c->in[0]].t.dims[1])) continue;
     const int g0 = r > 0 && p->rops[r - 1].op == HR_OP_CONCAT && root_of(p, p->rops[r - 1].out[0]) == root_of(p, z->in[0]) ? r - 1 : r;
     for (int g = g0; g < jc; g++) /* what the group reads from before it (not its own values) */
       for (int k = 0; k < p->rops[g].n_in; k++) {

@@ -110,6 +110,10 @@ typedef struct hr__band {
  * stride sh, dilation dh and top padding pt: their count (0: it runs whole); with b, also the
  * bands (b has room for the count: call once without b to know it). */
 int hr__conv_bands(int64_t n, int64_t ih, int64_t oh, int64_t ow, int kh, int kw, int sh, int dh, int pt, hr__band *b);
+/* A resize-concat is made inside the tasks of the banded convolution that reads it (exec.c,
+ * fuse_resize_conv; the plan keeps its sources alive for it) only where the input rows the bands
+ * read, each band's halo included, are at most 5/4 of the image's rows: a halo row is made twice. */
+static inline int hr__bands_halo_ok(int64_t rows_read, int64_t rows) { return 4 * rows_read <= 5 * rows; }
 
 /* Tensor view of value v given the arena base and state buffers. */
 hr__tensor hr__plan_view(const hr__plan *p, int v, void *arena, float *const *state, const float *src);

@@ -568,6 +568,14 @@ static void run_band_rc(void *ctx, size_t b) {
   atomic_fetch_and_explicit(&rc->busy, ~((uint64_t)1 << q), memory_order_release);
 }
 
+/* The sources of resize-concat k (K_RESIZE_CAT, or fused into a convolution) where they lie this run. */
+static void cat_sources(hr_session *s, const kern *k, hr__k_cat_src *cs) {
+  for (int q = 0; q < k->n_src; q++) {
+    const hr__tensor *t = &s->plan->vals[k->src[q].v].t;
+    cs[q] = (hr__k_cat_src){view(s, k->src[q].v).data, t->dims[1], t->dims[2], t->dims[3], k->src[q].off, k->src[q].resize};
+  }
+}
+
 static void run_xnn(kern *k, pthreadpool_t pool) {
   if (k->rc) pthreadpool_parallelize_1d(pool, run_band_rc, k, (size_t)k->n_band, 0);
   else if (k->n_band) pthreadpool_parallelize_1d(pool, k->pw ? run_band_pw : k->hs_on ? run_band_hs : run_band, k, (size_t)k->n_band, 0);
@@ -1146,15 +1154,15 @@ static void fuse_resize_conv(hr_session *s, hr__exec *ex, int i) {
   const int nslot = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
   if (nslot > 64) return;
   /* each band makes its halo rows again: only where that adds at most a quarter to the resize's
-   * rows (RVM at 480x360 on 2 threads: 27 bands, +14%). Thin bands (small images, or many threads
-   * cutting them: 74 bands at 16 threads, +41%) lost: on a 16-core Xeon the fused ops took
-   * 4.50-5.09 ms against 4.34-4.89 apart */
+   * rows (hr__bands_halo_ok; RVM at 480x360 on 2 threads: 27 bands, +14%). Thin bands (small
+   * images, or many threads cutting them: 74 bands at 16 threads, +41%) lost: on a 16-core Xeon the
+   * fused ops took 4.50-5.09 ms against 4.34-4.89 apart */
   int64_t rows = 0, made = 0;
   for (int b = 0; b < k->n_band; b++) {
     if (k->band[b].in_rows > rows) rows = k->band[b].in_rows;
     made += k->band[b].in_rows;
   }
-  if (4 * made > 5 * o.dims[1]) return;
+  if (!hr__bands_halo_ok(made, o.dims[1])) return;
   const int64_t slot = (rows * o.dims[2] * o.dims[3] + 15) / 16 * 16;
   const char *rb, *re;
   val_range(s, R, &rb, &re);
@@ -1516,11 +1524,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           break;
         }
         if (k->rc) { /* fuse_resize_conv: the resize's sources and output where they are this run */
-          const kern *rk = k->rc->rk;
-          for (int q = 0; q < rk->n_src; q++) {
-            const hr__tensor *t = &s->plan->vals[rk->src[q].v].t;
-            k->rc->cs[q] = (hr__k_cat_src){view(s, rk->src[q].v).data, t->dims[1], t->dims[2], t->dims[3], rk->src[q].off, rk->src[q].resize};
-          }
+          cat_sources(s, k->rc->rk, k->rc->cs);
           k->rc->o = view(s, k->rc->v);
         }
         run_xnn(k, kp);
@@ -1601,10 +1605,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           }
           case K_RESIZE_CAT: {
             hr__k_cat_src cs[HR__CAT_MAX];
-            for (int q = 0; q < k->n_src; q++) {
-              const hr__tensor *t = &s->plan->vals[k->src[q].v].t;
-              cs[q] = (hr__k_cat_src){view(s, k->src[q].v).data, t->dims[1], t->dims[2], t->dims[3], k->src[q].off, k->src[q].resize};
-            }
+            cat_sources(s, k, cs);
             if (k->crop_h) out[0] = view(s, k->crop_out);
             hr__k_resize_cat(kp, &k->rs, cs, k->n_src, &out[0]);
             break;
