@@ -99,7 +99,11 @@ const from = (k) => (k >= 0 ? at[k] + 2 : 2);
 // a stretch of rows at one ratio: where (its first row) and its processing times
 const stretchAt = (rs, where) => {
   const P = rs.map(proc);
-  return { ratio: where.ratio, proc: where.proc_w + 'x' + where.proc_h, frames: rs.length, proc_p50_ms: r3(q(P, 0.5)), proc_p99_ms: r3(q(P, 0.99)), P };
+  // over_runs: runs of consecutive frames over the budget, each counted once (the ladder's tail
+  // rules count them so: a stall of the host often spans two frames and is one accident)
+  let over_runs = 0;
+  P.forEach((x, i) => { if (x > budget && !(i && P[i - 1] > budget)) over_runs++; });
+  return { ratio: where.ratio, proc: where.proc_w + 'x' + where.proc_h, frames: rs.length, proc_p50_ms: r3(q(P, 0.5)), proc_p99_ms: r3(q(P, 0.99)), over_runs, P };
 };
 const lastChange = nc ? at[nc - 1] : 0, prevChange = nc > 1 ? at[nc - 2] : -1;
 const settled = rows.slice(from(nc - 1));
@@ -113,6 +117,7 @@ out.settled = {
   proc_p50_ms: st.proc_p50_ms,
   proc_p99_ms: st.proc_p99_ms,
   over_budget: st.P.filter((x) => x > budget).length,
+  over_runs: st.over_runs,
   delivered_fps: settled.length > 1 ? r3((settled.length - 1) / ((settled[settled.length - 1].t_ms - settled[0].t_ms) / 1e3)) : null,
 };
 // the stretch before the last change (skipping its 2 setup frames): what the controller kept until
@@ -121,6 +126,13 @@ const before = nc ? rows.slice(from(nc - 2), lastChange) : [];
 if (before.length) {
   const { P, ...b } = stretchAt(before, before[0]);
   out.before_last = { ...b, last_change_up: changes[nc - 1].ratio > before[0].ratio };
+  // a step down: the stretch without its last 12 frames (the ladder's longest window but the p99's,
+  // which needs two slow runs: the one before these frames is in the stretch), what the controller
+  // held before the slowdown that moved it
+  if (!out.before_last.last_change_up && before.length > 12) {
+    const { P: _, ...t } = stretchAt(before.slice(0, -12), before[0]);
+    out.before_last.trimmed = t;
+  }
 } else out.before_last = null;
 // a probe that came back: the last change steps down to the ratio the change before it had left
 // (an up-step the budget did not hold); the stretch at that ratio before the probe is what the

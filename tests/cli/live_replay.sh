@@ -2,7 +2,9 @@
 # Issue 8, the live loop under --realtime, on 180 frames of the sam2 bedroom clip at 1920x1440 NV12
 # (bench/live_replay.sh is the long version, with figures):
 #   adaptive: the controller leaves the first rung (far over budget here) and, once settled, keeps
-#     the p99 processing time (ingest+infer+post+output) within the budget. The budget is one this
+#     the processing time (ingest+infer+post+output) within the budget as the ladder promises: at
+#     most one run of slow frames in 64 (its p99 rule; the stretch judged is the last one of >= 20
+#     frames at one rung, see below: a change near the end leaves too few after it). The budget is one this
 #     machine can keep: twice what the smallest rung costs (median, measured first), in whole 60 fps
 #     frame periods, at least 33.3 ms. Replayed at 15 fps so that 180 frames last long enough (12 s)
 #     to settle from a first rung that costs ~0.3 s a frame here.
@@ -61,20 +63,29 @@ console.log(`adaptive: ${s.frames} processed, ${s.dropped} dropped; replans ${s.
 if (s.duplicate_frames || s.non_increasing) bad.push(`frames processed twice: ${s.duplicate_frames}, out of order: ${s.non_increasing}`);
 if (s.unaccounted) bad.push(`${s.unaccounted} frames neither processed nor counted dropped`);
 if (s.replans < 1) bad.push('the controller never left the first rung');
+// the ladder's contract on a stretch at one rung: its slow frames, a run of consecutive ones counted
+// once, are at most one in 64 frames (the p99 of 64 taken as the second largest, src/stream/ladder.c:
+// one frame over the budget in 64 is an accident of the host that a smaller rung would not avoid)
+const judge = (x, what) => {
+  const allowed = Math.max(1, Math.floor(x.frames / 64));
+  console.log(`adaptive: ${what}: ${x.frames} frames at ${x.proc}: p50 ${x.proc_p50_ms} / p99 ${x.proc_p99_ms} ms, ` +
+    `${x.over_runs} run(s) over the ${s.budget_ms} ms budget (${allowed} allowed)`);
+  if (x.over_runs > allowed) bad.push(`${what}: ${x.over_runs} runs of frames over the ${s.budget_ms} ms budget in ${x.frames} frames (${allowed} allowed)`);
+};
 const b = s.before_last;
-if (s.settled.frames < 20 && b && b.last_change_up && b.frames >= 20) {
+if (s.settled.frames >= 20) judge(s.settled, 'settled');
+else if (b && b.last_change_up && b.frames >= 20)
   // an up-step near the end: the controller found room, so judge the stretch it kept before it
-  console.log(`adaptive: the last change is an up-step ${s.settled.frames} frames before the end; judging the ${b.frames} frames before it (${b.proc}): p50 ${b.proc_p50_ms} / p99 ${b.proc_p99_ms} ms`);
-  if (!(b.proc_p99_ms <= s.budget_ms)) bad.push(`p99 ${b.proc_p99_ms} ms before the last up-step is over the ${s.budget_ms} ms budget`);
-} else if (s.settled.frames < 20 && s.before_probe && s.before_probe.frames >= 20) {
+  judge(b, `the last change is an up-step ${s.settled.frames} frames before the end; the stretch before it`);
+else if (s.before_probe && s.before_probe.frames >= 20)
   // a probe up that the budget did not hold, and the step back down near the end: judge the stretch
   // at the rung it returned to, before the probe
-  const p = s.before_probe;
-  console.log(`adaptive: the last change steps back down from a probe (${p.probe}, ${p.probe_frames} frames) ${s.settled.frames} frames before ` +
-    `the end; judging the ${p.frames} frames at ${p.proc} before the probe: p50 ${p.proc_p50_ms} / p99 ${p.proc_p99_ms} ms`);
-  if (!(p.proc_p99_ms <= s.budget_ms)) bad.push(`p99 ${p.proc_p99_ms} ms before the probe is over the ${s.budget_ms} ms budget`);
-} else if (s.settled.frames < 20) bad.push(`only ${s.settled.frames} frames after the last replan: not settled`);
-else if (!(s.settled.proc_p99_ms <= s.budget_ms)) bad.push(`settled p99 ${s.settled.proc_p99_ms} ms is over the ${s.budget_ms} ms budget`);
+  judge(s.before_probe, `the last change steps back down from a probe (${s.before_probe.probe}, ${s.before_probe.probe_frames} frames) ` +
+    `${s.settled.frames} frames before the end; the stretch before the probe`);
+else if (b && !b.last_change_up && b.trimmed && b.trimmed.frames >= 20)
+  // a step down near the end (the host slowed down): judge the stretch before the 12 frames that moved it
+  judge(b.trimmed, `the last change is a step down ${s.settled.frames} frames before the end; the stretch before the 12 frames that moved it`);
+else bad.push(`only ${s.settled.frames} frames after the last replan: not settled`);
 if (bad.length) { console.log('FAIL: ' + bad.join('\nFAIL: ')); process.exit(1); }
 EOF
 }
