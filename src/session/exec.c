@@ -123,9 +123,29 @@ typedef struct trange {
   int threads;              /* threads its last run used */
 } trange;
 
+/* Per op: whether its runs use the pool, measured (issue 15, lever 4). Which ops wake the workers
+ * was a rule of size alone (kern.pool: over 4 MFLOP or 65536 outputs), and where a pool join costs
+ * more than the split saves depends on the machine: on a 2-vCPU VM the ConvGRU gates at 23x30x64
+ * took 0.314 ms over 2 threads and 0.054 on one, on the 16-core Xeon host 0.083 / 0.075. So each
+ * candidate op (pick_candidate) runs in the other mode on every third of its runs, staggered by
+ * its index so that a frame carries a third of the candidates in the other mode, until each mode
+ * has PICK_N runs; the other mode is kept when its median beats the rule's by PICK_GAIN, else the
+ * rule's. Once per executor (a replan makes a new one); both modes split the work into the same
+ * tasks, so the results are the same bits. Runs of the range that leave the pool out (tadapt.h)
+ * and ops the caller runs alone are not counted. HR_OP_POOL=0 keeps the rule (A/B). */
+#define PICK_N 3   /* pick_med takes 3 */
+#define PICK_GAIN 0.85
+typedef struct opick {
+  float ms[2][PICK_N];      /* [0]: runs in the rule's mode, [1]: in the other */
+  uint8_t n[2];
+  uint8_t state;            /* 0 not a candidate, 1 measuring, 2 decided */
+  uint16_t runs;
+} opick;
+
 struct hr__exec {
   int n;
   kern *k;
+  opick *pk;                /* n, or NULL when no op is measured (no pool, HR_OP_POOL=0) */
   hr__kcache *kc;           /* the model's, where shared operators come from */
   trange tr[3];             /* made at create, so that ranges run on two threads need no lock */
   int n_tr;                 /* 0: the session's thread count is fixed (or it has no pool) */
@@ -1244,7 +1264,43 @@ static int gap_fits(hr_session *s, const hr__rop *r) {
          hr__numel(&p->vals[r->out[0]].t) == (int64_t)d.ch;
 }
 
-int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1)); }
+int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1) + sizeof(opick) * (size_t)n_ops); }
+
+/* Whether op i's pool is worth measuring: it runs on a kernel that takes the op's pool (kern.pool),
+ * and is small enough that the other mode's runs cost little (a 2-thread run of an op at the bound
+ * alone: ~0.3 ms more on this project's machines). */
+static int pick_candidate(const hr_session *s, const kern *k, const hr__rop *r) {
+  if (r->dead) return 0;
+  switch (k->kind) {
+    case K_NOP: case K_FUSED: case K_FGF: case K_SRC_RESIZE: case K_REF: return 0;
+    default: break;
+  }
+  return r->flops <= 24e6 && hr__numel(&s->plan->vals[r->out[0]].t) <= (1 << 19);
+}
+
+static float pick_med(const float *v) {   /* the median of PICK_N (3) */
+  const float a = v[0], b = v[1], c = v[2];
+  return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+}
+
+/* Op i's pool for this run (other: 1 when the run is one of the other mode's), and its account. */
+static pthreadpool_t pick_pool(hr_session *s, hr__exec *ex, int i, int *other) {
+  kern *k = &ex->k[i];
+  opick *o = &ex->pk[i];
+  /* every third run, or every run once the rule's mode has its runs */
+  *other = o->n[1] < PICK_N && ((o->runs + i) % 3 == 0 || o->n[0] >= PICK_N);
+  return *other ? (k->pool ? NULL : s->pool) : k->pool;
+}
+static void pick_account(hr_session *s, hr__exec *ex, int i, int other, double ms) {
+  opick *o = &ex->pk[i];
+  kern *k = &ex->k[i];
+  o->runs++;
+  if (o->runs <= 1) return;   /* the first run carries first-touch costs */
+  if (o->n[other] < PICK_N) o->ms[other][o->n[other]++] = (float)ms;
+  if (o->n[0] < PICK_N || o->n[1] < PICK_N) return;
+  o->state = 2;
+  if (pick_med(o->ms[1]) < PICK_GAIN * pick_med(o->ms[0])) k->pool = k->pool ? NULL : s->pool;
+}
 
 /* The ranges whose runs may leave the pool out (tadapt.h): the whole plan, and the tail mode's
  * frame and network parts. None when the caller fixed the thread count or there is no pool.
@@ -1440,6 +1496,11 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
                                             s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
   init_ranges(s, ex);
+  const char *pe = getenv("HR_OP_POOL");
+  if (s->pool && pthreadpool_get_threads_count(s->pool) > 1 && !(pe && !strcmp(pe, "0"))) {
+    if (!(ex->pk = calloc((size_t)ex->n, sizeof *ex->pk))) { hr__exec_destroy(ex); return HR_ENOMEM; }
+    for (int i = 0; i < ex->n; i++) ex->pk[i].state = (uint8_t)pick_candidate(s, &ex->k[i], &s->plan->rops[i]);
+  }
   *out = ex;
   return HR_OK;
 }
@@ -1464,6 +1525,7 @@ void hr__exec_destroy(hr__exec *ex) {
     hr__fgf_lr_free(&ex->k[i].lr);
   }
   free(ex->k);
+  free(ex->pk);
   free(ex);
 }
 
@@ -1506,8 +1568,10 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
   for (int i = i0; i < i1; i++) {
     const hr__rop *r = &p->rops[i];
     kern *k = &ex->k[i];
-    pthreadpool_t kp = alone ? NULL : k->pool;
-    double t0 = s->profiling ? now_us() : 0;
+    const int pick = !alone && ex->pk && ex->pk[i].state == 1;
+    int other = 0;
+    pthreadpool_t kp = alone ? NULL : pick ? pick_pool(s, ex, i, &other) : k->pool;
+    double t0 = s->profiling || pick ? now_us() : 0;
     hr__tensor in[HR_ROP_MAX_IN], out[HR_MAX_OUT];
     const hr__tensor *inp[HR_ROP_MAX_IN];
     switch (k->kind) {
@@ -1651,7 +1715,11 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           default: hr__op_exec_ref(r->node ? r->node : &r->syn, inp, r->n_in, out, r->n_out); break;
         }
     }
-    if (s->profiling) s->op_us[i] = now_us() - t0;
+    if (s->profiling || pick) {
+      const double us = now_us() - t0;
+      if (s->profiling) s->op_us[i] = us;
+      if (pick) pick_account(s, ex, i, other, us / 1e3);
+    }
   }
   return HR_OK;
 }
@@ -1672,7 +1740,10 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"
                                                               : kn[k->kind];
-  snprintf(buf, sizeof buf, "%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kname,
+  /* a measured pool choice (opick): @1 the calling thread, @pool the workers */
+  const opick *pk = k && ((const hr__exec *)s->bimpl)->pk ? &((const hr__exec *)s->bimpl)->pk[i] : NULL;
+  snprintf(buf, sizeof buf, "%s%s in[%lld,%lld,%lld,%lld] out[%lld,%lld,%lld,%lld] %s", kname,
+           pk && pk->state == 2 ? (k->pool ? "@pool" : "@1") : "",
            (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2], (long long)x->dims[3],
            (long long)o->dims[0], (long long)o->dims[1], (long long)o->dims[2], (long long)o->dims[3],
            r->node ? r->node->name + (strlen(r->node->name) > 60 ? strlen(r->node->name) - 60 : 0) : "");

@@ -37,7 +37,8 @@ static hr_session *make(hr_model *m, int w, int h, int threads, int fuse, const 
   return s;
 }
 
-/* How many ops run on kernel kind `kind` (the first word of hr_session_op_detail). */
+/* How many ops run on kernel kind `kind` (the first word of hr_session_op_detail, up to an '@' that
+ * says where a measured pool choice left it). */
 static int count_kind(const hr_session *s, const char *kind) {
   hr_plan_info pi;
   hr_session_get_plan(s, &pi);
@@ -45,7 +46,7 @@ static int count_kind(const hr_session *s, const char *kind) {
   size_t l = strlen(kind);
   for (int i = 0; i < pi.n_ops; i++) {
     const char *d = hr_session_op_detail(s, i);
-    n += d && !strncmp(d, kind, l) && d[l] == ' ';
+    n += d && !strncmp(d, kind, l) && (d[l] == ' ' || d[l] == '@');
   }
   return n;
 }

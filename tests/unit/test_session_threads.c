@@ -191,6 +191,58 @@ out:
   hr_model_destroy(m);
 }
 
+/* The measured pool choice per op (exec.c, opick): RVM on real frames, 2 threads fixed (no range
+ * fallback), against HR_OP_POOL=0 (the size rule alone), state carried over 12 frames: the same
+ * bits on every frame, those where the candidates alternate between the modes included; by then
+ * every candidate is decided ("@1" or "@pool" in the op detail), none in the session with the rule. */
+static void test_op_pool(void) {
+  enum { NF = 4, RUNS = 12 };
+  hr_model *m; hr_source *src; hr_frame fr[NF];
+  if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return; }
+  hr_session_params p;
+  hr_session_params_default(&p);
+  p.width = fr[0].width; p.height = fr[0].height; p.downsample_ratio = 0.25f; p.threads = 2; p.threads_fixed = true;
+  hr_session *s[2] = {NULL, NULL};
+  setenv("HR_OP_POOL", "0", 1);
+  CHECK_EQ_INT(hr_session_create(m, &p, &s[0]), HR_OK);
+  unsetenv("HR_OP_POOL");
+  CHECK_EQ_INT(hr_session_create(m, &p, &s[1]), HR_OK);
+  if (!s[0] || !s[1]) goto out;
+  hr_plan_info pi;
+  hr_session_get_plan(s[1], &pi);
+  int undecided_at_start = 0;
+  for (int i = 0; i < pi.n_ops; i++) undecided_at_start += strchr(hr_session_op_detail(s[1], i), '@') == NULL;
+  size_t n = (size_t)p.width * p.height;
+  float *a0 = malloc(n * sizeof *a0);
+  int diff = 0;
+  for (int i = 0; i < RUNS && a0; i++) {
+    hr_outputs o[2];
+    CHECK_EQ_INT(hr_session_push(s[0], &fr[i % NF], &o[0]), HR_OK);
+    memcpy(a0, o[0].alpha, n * sizeof *a0);
+    CHECK_EQ_INT(hr_session_push(s[1], &fr[i % NF], &o[1]), HR_OK);
+    diff += memcmp(a0, o[1].alpha, n * sizeof *a0) != 0;
+  }
+  CHECK_EQ_INT(diff, 0);
+  free(a0);
+  int dec[2] = {0, 0}, alone = 0;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < pi.n_ops; i++) {
+      const char *d = hr_session_op_detail(s[k], i), *at = strchr(d, '@');
+      dec[k] += at != NULL && at < strchr(d, ' ');
+      alone += k == 1 && at && !strncmp(at, "@1 ", 3);
+    }
+  printf("measured pool choice: %d ops decided after %d frames (%d on the calling thread), %d with HR_OP_POOL=0\n", dec[1], RUNS, alone,
+         dec[0]);
+  CHECK_EQ_INT(undecided_at_start, pi.n_ops);
+  CHECK(dec[1] >= 20);   /* RVM's small ops: the squeeze-excitation, the GRU gates, the small decoder ops */
+  CHECK_EQ_INT(dec[0], 0);
+out:
+  hr_session_destroy(s[0]);
+  hr_session_destroy(s[1]);
+  hr_source_destroy(src);
+  hr_model_destroy(m);
+}
+
 /* hr_plan_info.threads: the one place the "0 means every CPU" rule is read (the CLI prints it) */
 static void test_plan_threads(void) {
   hr_model *m; hr_source *src; hr_frame fr[1];
@@ -220,5 +272,6 @@ int main(void) {
   test_plan_threads();
   test_same_results();
   test_matvec();
+  test_op_pool();
   return hr_test_finish("test_session_threads");
 }
