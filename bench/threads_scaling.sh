@@ -16,7 +16,8 @@
 # are (default: cut into ceil(4 threads / bands) <= 4 above 2 threads, exec.c), HR_EXEC_FUSE=0 runs
 # every op on its own kernel, HR_DWCONV=xnn keeps XNNPACK's depthwise convolutions (default on AVX-512:
 # ours, tasks of 64 channels x three output rows, fewer channels where that leaves under 4 tasks a
-# thread; same bits; before 2026-12-05 one row a task).
+# thread; same bits; before 2026-12-05 one row a task), HR_OP_POOL=0 keeps the size rule for which small ops wake
+# the pool (default: measured per op in the first runs, exec.c opick; after 2026-12-05).
 # Load from other processes skews the result: the load average at start and end is in the output;
 # run it on an idle host.
 #
