@@ -43,6 +43,21 @@ static double now_s(void) {
   return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* How long this thread has waited for a CPU while runnable, ms (Linux schedstat; -1 elsewhere): what
+ * the caller's push lost to other threads (the stream's own, or other processes') */
+static double runq_ms(void) {
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  long long run = 0, wait = -1;
+  if (f) { if (fscanf(f, "%lld %lld", &run, &wait) != 2) wait = -1; fclose(f); }
+  return wait < 0 ? -1 : wait / 1e6;
+}
+/* this process's CPU time, s */
+static double proc_cpu_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
 static void quantise(const float *a, uint8_t *q, size_t n) {
   for (size_t i = 0; i < n; i++) q[i] = (uint8_t)(a[i] <= 0.f ? 0 : a[i] >= 1.f ? 255 : a[i] * 255.f + 0.5f);
 }
@@ -109,9 +124,9 @@ int main(int argc, char **argv) {
   /* per delivered frame: the push, its stages (record), the matte into the store */
   double *pushms = malloc(sizeof(double) * (size_t)n), *qms = malloc(sizeof(double) * (size_t)n), *inms = malloc(sizeof(double) * (size_t)n),
          *infms = malloc(sizeof(double) * (size_t)n), *postms = malloc(sizeof(double) * (size_t)n),
-         *chms = malloc(sizeof(double) * (size_t)n);
+         *chms = malloc(sizeof(double) * (size_t)n), *rqms = malloc(sizeof(double) * (size_t)n);
   int *rung = malloc(sizeof(int) * (size_t)n), *got = malloc(sizeof(int) * (size_t)n);
-  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms || !chms) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
+  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms || !chms || !rqms) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
   /* touched now: an application quantises into a buffer it reuses, it does not fault in 2.8 MB of fresh pages a
    * frame (on a 2-CPU machine that took ~3 ms a frame from the loop being measured) */
   memset(base, 0xff, (size_t)n * px);   /* not 0: GCC makes malloc + memset(0) a calloc, which touches nothing */
@@ -170,22 +185,25 @@ int main(int argc, char **argv) {
     /* one push before the clock starts: the first network run is not a live frame's business */
     hr_stream_push(st, &fr[0], &r);
     t0 = now_s();
+    double cpu0 = proc_cpu_s();
     for (int pass = 0;;) {
       double t = now_s() - t0;
       int idx = (int)(t * fps);
       if (idx >= n) {
         if (++pass == 2) break;
         t0 += n / fps; last = -1; delivered = 0; last_change = 0; age_sum = 0; age_max = 0;   /* the measured pass */
+        cpu0 = proc_cpu_s();
         continue;
       }
       if (idx == last) { struct timespec ts = {0, (long)(((last + 1) / fps - t) * 1e9) + 1000}; nanosleep(&ts, NULL); continue; }
-      double tp = now_s();
+      double tp = now_s(), rq0 = runq_ms();
       if (hr_stream_push(st, &fr[idx], &r)) { fprintf(stderr, "live_quality: %s frame %d: %s\n", mode, idx, hr_stream_last_error(st)); return 1; }
       if (r.alpha || r.alpha_u8) {
         double tq = now_s();
         if (r.alpha_u8) memcpy(live + (size_t)idx * px, r.alpha_u8, px);
         else quantise(r.alpha, live + (size_t)idx * px, px);
         pushms[delivered] = (tq - tp) * 1e3; qms[delivered] = (now_s() - tq) * 1e3;
+        rqms[delivered] = rq0 >= 0 ? runq_ms() - rq0 : -1;
         chms[delivered] = r.change_ms; inms[delivered] = r.record.ingest_ms; infms[delivered] = r.record.infer_ms; postms[delivered] = r.record.post_ms;
         lat[delivered] = (now_s() - t0 - idx / fps) * 1e3;
         rung[delivered] = r.rung;
@@ -196,6 +214,7 @@ int main(int argc, char **argv) {
       }
       last = idx;
     }
+    const double cpu_pass = proc_cpu_s() - cpu0;
     hr_stream_stats ss;
     hr_stream_get_stats(st, &ss);
     int from = last_change + 2 < delivered ? last_change + 2 : delivered;
@@ -221,6 +240,16 @@ int main(int argc, char **argv) {
     printf("\n%s%s%-11s push p50 %.2f ms (ingest %.2f, infer %.2f, post %.2f), the 8-bit matte into the store %.2f ms (%s)\n", label,
            *label ? ": " : "", mode, quant(pushms + from, settled, 0.5), quant(inms + from, settled, 0.5), quant(infms + from, settled, 0.5),
            quant(postms + from, settled, 0.5), quant(qms + from, settled, 0.5), float_matte ? "quantised here" : "the stream's, copied");
+    /* the caller's thread waiting for a CPU inside its pushes (the stream's own threads, or other
+     * processes, on its CPU), and the process's CPU over the measured pass (all threads) */
+    if (settled && rqms[from] >= 0) {
+      double tot_rq = 0;
+      int over1 = 0;
+      for (int k = from; k < delivered; k++) { tot_rq += rqms[k]; over1 += rqms[k] > 1; }
+      printf("%s%s%-11s the caller waited for a CPU in its pushes: p50 %.2f p99 %.2f ms, %d of %d pushes over 1 ms, %.0f ms in all; "
+             "process CPU over the pass %.1f s in %.1f s (%.2f CPUs)\n", label, *label ? ": " : "", mode, quant(rqms + from, settled, 0.5),
+             quant(rqms + from, settled, 0.99), over1, settled, tot_rq, cpu_pass, n / fps, cpu_pass / (n / fps));
+    }
     /* stalls: pushes of the measured pass over twice the median push (the host, or the loop) */
     {
       const double med = quant(pushms, delivered, 0.5);
@@ -250,7 +279,7 @@ int main(int argc, char **argv) {
     hr_stream_destroy(st);
   }
   free(base); free(live); free(lat); free(rung); free(got); free(fr);
-  free(pushms); free(qms); free(inms); free(infms); free(postms); free(chms);
+  free(pushms); free(rqms); free(qms); free(inms); free(infms); free(postms); free(chms);
   hr_model_destroy(m);
   munmap((void *)clip, (size_t)n * fbytes);
   close(fd);
