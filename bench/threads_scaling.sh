@@ -17,7 +17,8 @@
 # every op on its own kernel, HR_DWCONV=xnn keeps XNNPACK's depthwise convolutions (default on AVX-512:
 # ours, tasks of 64 channels x three output rows, fewer channels where that leaves under 4 tasks a
 # thread; same bits; before 2026-12-05 one row a task), HR_OP_POOL=0 keeps the size rule for which small ops wake
-# the pool (default: measured per op in the first runs, exec.c opick; after 2026-12-05).
+# the pool (default: measured per op in the first runs, exec.c opick; after 2026-12-05), HR_POOL_PARK=0
+# leaves the pool's threads spinning after each run (default: asleep, exec.c park_pool; after 2026-12-06).
 # Load from other processes skews the result: the load average at start and end is in the output;
 # run it on an idle host.
 #

@@ -149,6 +149,7 @@ struct hr__exec {
   hr__kcache *kc;           /* the model's, where shared operators come from */
   trange tr[3];             /* made at create, so that ranges run on two threads need no lock */
   int n_tr;                 /* 0: the session's thread count is fixed (or it has no pool) */
+  int park;                 /* the pool's threads put to sleep after each run (park_pool) */
 };
 
 /* XNNPACK is initialised once per process; a failed attempt (out of memory) is retried next time. */
@@ -1496,6 +1497,8 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
                                             s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
   init_ranges(s, ex);
+  const char *pk = getenv("HR_POOL_PARK");
+  ex->park = !(pk && !strcmp(pk, "0"));
   const char *pe = getenv("HR_OP_POOL");
   if (s->pool && pthreadpool_get_threads_count(s->pool) > 1 && !(pe && !strcmp(pe, "0"))) {
     if (!(ex->pk = calloc((size_t)ex->n, sizeof *ex->pk))) { hr__exec_destroy(ex); return HR_ENOMEM; }
@@ -1544,16 +1547,35 @@ static void src_part(void *ctx, size_t part) {
 
 static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone);
 
+/* The pool's threads asleep once a run is over. pthreadpool's workers spin after each call made
+ * without PTHREADPOOL_FLAG_YIELD_WORKERS, for a count of pause instructions: on this project's
+ * 2-vCPU VM a 2-thread pool burnt 14.5-18.5 ms of CPU while its caller slept 100 ms after one call,
+ * 0.1-1.5 ms after a call with the flag (test_session_threads: 20-22 ms after a push, 0.1-0.6 with
+ * the park). Between a run's ops that spin is what makes the next op start at once; after the run it
+ * takes a CPU from whatever the process does next: the tail mode's full-resolution tail on the
+ * caller's thread, the application's own work between frames. One more dispatch a run (a no-op task
+ * a thread), and the next run's first op wakes the workers from a futex: back-to-back frames
+ * (`bench`, 2 threads, r0.25 and r0.133, ABBA) showed no difference. HR_POOL_PARK=0: off. */
+static void nop_task(void *ctx, size_t i) { (void)ctx; (void)i; }
+static void park_pool(hr__exec *ex, pthreadpool_t pool) {
+  if (pool && ex->park) pthreadpool_parallelize_1d(pool, nop_task, NULL, pthreadpool_get_threads_count(pool), PTHREADPOOL_FLAG_YIELD_WORKERS);
+}
+
 hr_status hr__exec_run(hr_session *s, hr__exec *ex) { return hr__exec_run_range(s, ex, 0, ex->n); }
 
 hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
   int ri = range_at(ex, i0, i1);
-  if (ri < 0) return run_ops(s, ex, i0, i1, 0);
+  if (ri < 0) {
+    hr_status st = run_ops(s, ex, i0, i1, 0);
+    park_pool(ex, s->pool);
+    return st;
+  }
   trange *tr = &ex->tr[ri];
   const int alone = hr__tadapt_serial(&tr->a);
   double t0 = now_us(), d0 = hr__thread_delay_ms();
   hr_status st = run_ops(s, ex, i0, i1, alone);
   double t1 = now_us(), d1 = d0 >= 0 ? hr__thread_delay_ms() : -1;
+  if (!alone) park_pool(ex, s->pool);   /* after the run's time: it is the next one's first op's concern */
   hr__tadapt_update(&tr->a, (t1 - t0) / 1e3, d0 >= 0 && d1 >= 0 ? d1 - d0 : -1);
   tr->threads = alone ? 1 : (int)pthreadpool_get_threads_count(s->pool);
   return st;
