@@ -7,9 +7,12 @@
 # the JSON so a class that does not scale shows. One JSON line on stdout, a table on stderr.
 #
 # usage: bench/threads_scaling.sh [--threads "1 2 4 8 16"] [--size WxH] [--ratio R] [--frames N]
-#                                 [--rounds N] [--format nv12]
+#                                 [--rounds N] [--format nv12] [--warmup N]
 #   --threads LIST  counts to run (default 1 2 4 8 16, cut at nproc; 1 is always run: the baseline)
-#   --frames N      frames timed per run (default 20; 3 warm-up frames first)
+#   --frames N      frames timed per run (default 20)
+#   --warmup N      frames run before the timed ones (default 10: the engine measures which small ops
+#                   wake the pool over its first ~10 runs, exec.c opick, and those runs are slower at
+#                   16 threads; before 2026-12-06 bench's default of 3, so the timed frames held them)
 #   --rounds N      runs per count, interleaved (default 3)
 # env: HR_CLI (default build/headroom), HR_MODEL_DIR (default models/). Engine switches pass through
 # to every run, for A/B on the same host: HR_BAND_SPLIT=1 keeps the plan's convolution bands as they
@@ -76,11 +79,24 @@
 # 58.58 -> 6.01 (9.8x), depthwise 4.82 -> 0.77, elementwise 5.27 -> 1.14 (4.6x), copy 4.16 -> 0.49,
 # refiner 1.76 -> 0.21. The fastest one-thread frame yet, so the lowest ratio: the 16-thread frame
 # (12 ms) is the best this script has seen too.
+# 2026-12-06, session 27, an H100 machine's host (16 vCPUs, "Intel(R) Xeon(R) Processor", L2 32 MiB
+# in 16, L3 105 MiB), the CLI of ec320d2 (the pool's threads asleep after each run), quiet and steady
+# (one-thread runs within 3%): `--threads "1 16" --rounds 5 --frames 12` with bench's 3 warm-up frames
+# (as every figure above): 1: 135.73 ms of [134.46-137.84], 16: 15.72 of [14.78-16.33] -> 8.63x.
+# With 10 warm-up frames (now the default), the next call: 1: 134.69 of [134.49-135.75], 16: 13.61
+# of [12.94-14.60] -> 9.90x; then 3 warm-up frames again, 3 rounds: 133.88 / 15.12 -> 8.85x, and
+# HR_OP_POOL=0: 16 threads 15.09. The 16-thread frames of the first ~10 runs are slower (the pool
+# choice measuring, first touches): `bench --threads 16 --warmup 10 --frames 20`, ABBA 3 rounds:
+# 12.52-14.08 ms (median ~12.9) with HR_POOL_PARK=0, 12.58-13.03 (~12.74) with the park;
+# HR_OP_POOL=0 13.13-13.40, on 12.64-13.66. By class 1 -> 16 (--ops-all): conv3x3 89.26 -> 6.07
+# (14.7x), conv1x1 26.20 -> 3.06 (8.6x), depthwise 7.78 -> 0.97 (8.0x), elementwise 7.19 -> 1.33
+# (5.4x), resize 3.56 -> 0.59, copy 4.79 -> 0.43, refiner 2.39 -> 0.21. The squeeze-excitation Muls
+# at 45x60x120 take 0.12 ms on 16 threads against 0.09 on one: they read what 16 cores just wrote.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}
 models=${HR_MODEL_DIR:-$src/models}
-size=1920x1440 ratio=0.25 frames=20 rounds=3 format=nv12
+size=1920x1440 ratio=0.25 frames=20 rounds=3 format=nv12 warmup=10
 ncpu=$(nproc)
 threads=""
 while [ $# -gt 0 ]; do
@@ -91,6 +107,7 @@ while [ $# -gt 0 ]; do
     --frames) frames=$2; shift 2;;
     --rounds) rounds=$2; shift 2;;
     --format) format=$2; shift 2;;
+    --warmup) warmup=$2; shift 2;;
     -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
     *) echo "threads_scaling: unknown option $1" >&2; exit 2;;
   esac
@@ -112,7 +129,7 @@ echo "threads_scaling: rvm $size ratio $ratio $format, threads: $threads, $round
 for r in $(seq "$rounds"); do
   for t in $threads; do
     "$cli" bench --model "$models/rvm.json" --size "$size" --ratio "$ratio" --format "$format" --threads "$t" \
-      --frames "$frames" --json > "$tmp/run.json"
+      --warmup "$warmup" --frames "$frames" --json > "$tmp/run.json"
     printf '%s %s\n' "$t" "$(tail -n 1 "$tmp/run.json")" >> "$tmp/all.txt"
   done
 done
