@@ -1303,6 +1303,12 @@ static void pick_account(hr_session *s, hr__exec *ex, int i, int other, double m
   if (pick_med(o->ms[1]) < PICK_GAIN * pick_med(o->ms[0])) k->pool = k->pool ? NULL : s->pool;
 }
 
+/* A developer switch set to "0" (HR_EXEC_FUSE, HR_CONV_PW, HR_OP_POOL, ...): the feature off. */
+static int switch_off(const char *name) {
+  const char *e = getenv(name);
+  return e && !strcmp(e, "0");
+}
+
 /* The ranges whose runs may leave the pool out (tadapt.h): the whole plan, and the tail mode's
  * frame and network parts. None when the caller fixed the thread count or there is no pool.
  * HR_THREAD_FALLBACK (developer switch): 0 never, "alternate" every other run alone, "alone"
@@ -1358,8 +1364,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   hr__xnn_account_begin(&s->kernel_bytes);
   /* HR_EXEC_FUSE=0 (a developer switch, test_exec_fuse): every op on its own kernel, as the plan
    * lists them (XNNPACK's or the reference's), for comparison with the fused engine. */
-  const char *fz = getenv("HR_EXEC_FUSE");
-  int fuse = !(fz && !strcmp(fz, "0"));
+  int fuse = !switch_off("HR_EXEC_FUSE");
   if (s->p.backend == HR_BACKEND_XNNPACK && fuse) {
     for (int i = 0; i < ex->n; i++) i += fuse_tanh_gru(s, ex, i) ? 2 : 0;
     for (int i = 0; i < ex->n; i++) i += fuse_gru_gates(s, ex, i) ? 4 : 0;
@@ -1474,15 +1479,12 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   }
   for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_pair(s, ex, i);
   for (int i = 0; i + 1 < ex->n && !st; i++) fuse_bcast_hswish(s, ex, i);
-  const char *de = getenv("HR_DW_EPI");
-  if (fuse && !(de && !strcmp(de, "0")))
+  if (fuse && !switch_off("HR_DW_EPI"))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_dw_epi(s, ex, i);
   for (int i = 0; fuse && i + 1 < ex->n && !st; i++) fuse_conv_hswish(s, ex, i);
-  const char *cpw = getenv("HR_CONV_PW");
-  if (fuse && !(cpw && !strcmp(cpw, "0")))
+  if (fuse && !switch_off("HR_CONV_PW"))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_conv_pw(s, ex, i);
-  const char *rcv = getenv("HR_RESIZE_CONV");
-  if (fuse && !(rcv && !strcmp(rcv, "0")))
+  if (fuse && !switch_off("HR_RESIZE_CONV"))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_conv(s, ex, i);
 
   hr__xnn_account_end();
@@ -1497,10 +1499,8 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
                                             s->plan->vals[s->plan->rops[i].out[0]].t.dims[2] * s->plan->vals[s->plan->rops[i].in[0]].t.dims[3] * 4 : 0);
   if (st) { *out = ex; hr__exec_destroy(ex); *out = NULL; return st; }
   init_ranges(s, ex);
-  const char *pk = getenv("HR_POOL_PARK");
-  ex->park = !(pk && !strcmp(pk, "0"));
-  const char *pe = getenv("HR_OP_POOL");
-  if (s->pool && pthreadpool_get_threads_count(s->pool) > 1 && !(pe && !strcmp(pe, "0"))) {
+  ex->park = !switch_off("HR_POOL_PARK");
+  if (s->pool && pthreadpool_get_threads_count(s->pool) > 1 && !switch_off("HR_OP_POOL")) {
     if (!(ex->pk = calloc((size_t)ex->n, sizeof *ex->pk))) { hr__exec_destroy(ex); return HR_ENOMEM; }
     for (int i = 0; i < ex->n; i++) ex->pk[i].state = (uint8_t)pick_candidate(s, &ex->k[i], &s->plan->rops[i]);
   }

@@ -89,13 +89,18 @@ static void test_policy(void) {
 
 /* RVM at camera size on real frames, 2 threads: a session whose runs alternate between the pool and
  * the calling thread (HR_THREAD_FALLBACK=alternate) against one on the pool only, state carried. */
+/* A session's params for the test frames at ratio 0.25 on `threads` threads. */
+static void frame_params(hr_session_params *p, const hr_frame *f, int threads, bool fixed) {
+  hr_session_params_default(p);
+  p->width = f->width; p->height = f->height; p->downsample_ratio = 0.25f; p->threads = threads; p->threads_fixed = fixed;
+}
+
 static void test_same_results(void) {
   enum { NF = 6 };
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return; }
   hr_session_params p;
-  hr_session_params_default(&p);
-  p.width = fr[0].width; p.height = fr[0].height; p.downsample_ratio = 0.25f; p.threads = 2;
+  frame_params(&p, &fr[0], 2, false);
   hr_session *s[2] = {NULL, NULL};
   p.threads_fixed = true;
   CHECK_EQ_INT(hr_session_create(m, &p, &s[0]), HR_OK);
@@ -152,8 +157,7 @@ static void test_matvec(void) {
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return; }
   hr_session_params p;
-  hr_session_params_default(&p);
-  p.width = fr[0].width; p.height = fr[0].height; p.downsample_ratio = 0.25f; p.threads = 4; p.threads_fixed = true;
+  frame_params(&p, &fr[0], 4, true);
   hr_session *s[3] = {NULL, NULL, NULL};
   CHECK_EQ_INT(hr_session_create(m, &p, &s[0]), HR_OK);
   setenv("HR_MATVEC", "xnn", 1);
@@ -201,8 +205,7 @@ static void test_op_pool(void) {
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return; }
   hr_session_params p;
-  hr_session_params_default(&p);
-  p.width = fr[0].width; p.height = fr[0].height; p.downsample_ratio = 0.25f; p.threads = 2; p.threads_fixed = true;
+  frame_params(&p, &fr[0], 2, true);
   hr_session *s[2] = {NULL, NULL};
   setenv("HR_OP_POOL", "0", 1);
   CHECK_EQ_INT(hr_session_create(m, &p, &s[0]), HR_OK);
@@ -259,8 +262,7 @@ static void test_park(void) {
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return; }
   hr_session_params p;
-  hr_session_params_default(&p);
-  p.width = fr[0].width; p.height = fr[0].height; p.downsample_ratio = 0.25f; p.threads = 2; p.threads_fixed = true;
+  frame_params(&p, &fr[0], 2, true);
   hr_session *s[2] = {NULL, NULL};
   CHECK_EQ_INT(hr_session_create(m, &p, &s[0]), HR_OK);
   setenv("HR_POOL_PARK", "0", 1);
