@@ -92,6 +92,15 @@
 # (14.7x), conv1x1 26.20 -> 3.06 (8.6x), depthwise 7.78 -> 0.97 (8.0x), elementwise 7.19 -> 1.33
 # (5.4x), resize 3.56 -> 0.59, copy 4.79 -> 0.43, refiner 2.39 -> 0.21. The squeeze-excitation Muls
 # at 45x60x120 take 0.12 ms on 16 threads against 0.09 on one: they read what 16 cores just wrote.
+# 2026-12-06, session 28, another H100 machine's host (16 vCPUs, "Intel(R) Xeon(R) Processor"), idle
+# (load 0.00 at start), `--threads "1 16" --rounds 3 --frames 12` (10 warm-up frames), the CLI with the
+# depthwise tasks band-major (new) against 7de6a2c (old), alternating new / old three times:
+#   new: 1: 107.05 / 106.47 / 106.10 ms, 16: 10.02 / 9.71 / 9.69 -> 10.68x, 10.96x, 10.95x
+#   old: 1: 107.05 / 106.99 / 106.03 ms, 16: 10.05 / 9.96 / 9.70 -> 10.65x, 10.74x, 10.93x
+# This host's one-thread frame is 20% faster than session 27's (134.69 ms), and 16 threads scale
+# further on it; the two builds are within each other's spread. By class at 16 threads (--ops-all,
+# one run each): depthwise 0.67 (new) / 0.76 (old) ms, conv1x1 1.98 / 2.09, conv3x3 5.11 / 4.76,
+# elementwise 1.13 / 1.18, resize 0.50, copy 0.37, refiner 0.16.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cli=${HR_CLI:-$src/build/headroom}

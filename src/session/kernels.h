@@ -88,7 +88,7 @@ float *hr__dw1d_expand(const hr__attrs *a, const hr__tensor *x, const hr__tensor
  * multiplier 1, zero padding (pt, pl at the top and left), NHWC floats, output clamped to [lo, hi]: the
  * values XNNPACK's AVX-512 depthwise kernels give, bit for bit (bias, then one fused multiply-add per
  * tap in their order), in tasks of 4 blocks of 16 channels (fewer where that leaves under 4 tasks a
- * thread) x a band of output rows (kernels_simd.h) over the pool. The weights (TF's
+ * thread) x a band of output rows (kernels_simd.h) over the pool, band-major. The weights (TF's
  * K x K x C x 1) and bias (C, or NULL: zero) are read in place: nothing is allocated, and they must
  * outlive the kernel (the model's or the plan's constants). hr__k_dwconv_fits: whether exec.c (and
  * the plan's memory estimate, which must agree) runs a depthwise convolution of that geometry here:
