@@ -446,6 +446,13 @@
 #    candidate's concat of x and r * h cannot be read so: its epilogue writes the new state over h
 #    (the state is updated in place) while its taps would read h at neighbouring pixels (a race
 #    test_vulkan_ops and test_vulkan_rvm caught: max |d| 0.1-0.47).
+# 2026-12-06, session 28 (c93fd9f; no Vulkan change since session 20's kernels), an NVIDIA H100 80GB
+# HBM3 (driver 580.159.04, asked for as nvidia-h200), U8=1 REG=1, 300 frames: 1920x1440 r0.25 2.111 /
+# 2.128 ms median (p99 2.151 / 2.153), GPU 1.980 / 1.982 (conv3x3 0.858-0.862, conv1x1 0.722,
+# depthwise 0.208, elementwise 0.167, copy 0.116-0.118, resize 0.088, refiner 0.061-0.063), 470-474
+# fps; r0.5 5.022 ms (GPU 4.876); 1920x1080 r0.25 1.744 ms (GPU 1.629, 573 fps). Alpha vs XNNPACK
+# mean 3.37e-5, max 3.3e-3, 8 bits within 1. run-live: 400 of 400 at 480x360, 0 dropped, latency p50
+# 7.66 / p99 9.13 / max 9.74 ms, device_ms 4.65 / 5.67. (Session 27's H100, another host: 2.195 ms.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
