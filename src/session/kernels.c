@@ -668,7 +668,8 @@ void hr__k_dwconv(pthreadpool_t pool, const hr__dwconv *d, const float *x, float
    * run of rows across all channels, the rows that the producer (XNNPACK's convolutions split M,
    * the pixels, the same way) left in its own cache. Channel-major, half of each thread's input
    * came from the other core: 2 threads on the 2-vCPU EPYC VM, 1920x1440 r0.25, depthwise class
-   * 3.58-3.70 -> 3.00-3.23 ms a frame (45x60x120 5x5: 0.31 -> 0.21 ms); same bits. */
+   * 3.58-3.70 -> 3.00-3.23 ms a frame (45x60x120 5x5: 0.31 -> 0.21 ms) in the VM's slow phases,
+   * equal in its fast ones (2.14-2.35 ms either way); same bits. */
   const size_t ngrp = (size_t)((nblk + gb - 1) / gb);
   if (pool) pthreadpool_parallelize_2d(pool, dw_task2, &j, (size_t)nband, ngrp, 0);
   else

@@ -87,14 +87,14 @@ static void test_policy(void) {
   CHECK(d >= 0 || d == -1);
 }
 
-/* RVM at camera size on real frames, 2 threads: a session whose runs alternate between the pool and
- * the calling thread (HR_THREAD_FALLBACK=alternate) against one on the pool only, state carried. */
 /* A session's params for the test frames at ratio 0.25 on `threads` threads. */
 static void frame_params(hr_session_params *p, const hr_frame *f, int threads, bool fixed) {
   hr_session_params_default(p);
   p->width = f->width; p->height = f->height; p->downsample_ratio = 0.25f; p->threads = threads; p->threads_fixed = fixed;
 }
 
+/* RVM at camera size on real frames, 2 threads: a session whose runs alternate between the pool and
+ * the calling thread (HR_THREAD_FALLBACK=alternate) against one on the pool only, state carried. */
 static void test_same_results(void) {
   enum { NF = 6 };
   hr_model *m; hr_source *src; hr_frame fr[NF];
