@@ -271,10 +271,16 @@ int main(void) {
   unsetenv("HR_VK_MEANSK");
   unsetenv("HR_VK_CONV");
   setenv("HR_VK_FOLDS", "0", 1);
-  /* the direct 3x3 kernel (stride 1) where it applies, else split-K across workgroups (two
-   * dispatches: slices into a scratch, then their sum and the epilogue) where that applies */
+  /* the direct 3x3 kernel (stride 1) where it applies, its 16- and 32-channel workgroups in turn
+   * over the ops, else split-K across workgroups (two dispatches: slices into a scratch, then
+   * their sum and the epilogue) where that applies */
   setenv("HR_VK_CONV", "split,direct", 1);
   run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, direct 3x3 and split-K convolutions, HR_VK_FOLDS=0");
+  unsetenv("HR_VK_FOLDS");
+  /* the direct 3x3 kernel split along the input channels across workgroups, then the reduction */
+  setenv("HR_VK_CONV", "dsplit", 1);
+  run_plan(m, 75, 53, 1.f, &f1, "75x53 r1 rgb24, direct 3x3 split along the input channels");
+  setenv("HR_VK_FOLDS", "0", 1);
   unsetenv("HR_VK_CONV");
   /* kernels picked by timing them on the device (the default on GPUs) */
   setenv("HR_VK_TUNE", "1", 1);

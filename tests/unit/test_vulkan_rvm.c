@@ -83,6 +83,22 @@ int main(void) {
     hr_session_destroy(vf);
     hr_session_destroy(xf);
   }
+  {  /* the direct 3x3 kernel on every stride-1 3x3 convolution (16- and 32-channel workgroups in
+      * turn), then split along the input channels (a reduction after): on a GPU the tuner picks
+      * them for the decoder's large layers, here it is off (lavapipe), so they are forced */
+    const char *forced[2] = {"direct", "dsplit"};
+    for (int k = 0; k < 2; k++) {
+      setenv("HR_VK_CONV", forced[k], 1);
+      hr_session *vd = make(m, HR_BACKEND_VULKAN, &st), *xd = make(m, HR_BACKEND_XNNPACK, &st);
+      unsetenv("HR_VK_CONV");
+      if (!vd || !xd) FATAL("sessions with HR_VK_CONV=%s: %s", forced[k], hr_status_name(st));
+      char what[64];
+      snprintf(what, sizeof what, "rgb24, HR_VK_CONV=%s", forced[k]);
+      for (int i = 0; i < 4; i++) compare(xd, vd, &fr_rgb[i], what, i);
+      hr_session_destroy(vd);
+      hr_session_destroy(xd);
+    }
+  }
   {  /* the foreground output too (fgf.comp's four channels a pixel): fgr and alpha within the bounds */
     hr_session_params pf;
     hr_session_params_default(&pf);

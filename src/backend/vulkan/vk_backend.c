@@ -148,17 +148,18 @@ static const uint32_t spv_fgflr_h[] =
 #include "fgflr_h.spv.h"
     ;
 
-enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8, P_CONVDW4, P_CONVRED, P_MEANSK, P_MEANSK2, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_RESIZE4, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P_FGFLR, P__COUNT };
+enum { P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8, P_CONVDW4, P_CONVDS16, P_CONVDS32, P_CONVRED, P_MEANSK, P_MEANSK2, P_BINARY, P_UNARY, P_MEAN, P_AVGPOOL, P_RESIZE, P_RESIZE4, P_COPY, P_SRCRESIZE, P_FGF, P_CVT, P_CONCAT, P_FGFLR, P__COUNT };
 /* spec: specialisation constant 0 (the tiled convolution's tile width), 0 = none; code16: the
  * fp16-storage variant */
 #define SH(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4, 0}
 #define SH2(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 2, 0}
 #define SHS(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 2, 1}
+#define SHD(n, name, spec) {spv_##n, sizeof spv_##n, spv_##n##_h, sizeof spv_##n##_h, name, spec, 4, 1}
 /* tm: the tiled convolution's per-thread tile (specialisation constant 3); split: split-K across
  * workgroups (constant 4) */
 static const struct { const uint32_t *code; size_t size; const uint32_t *code16; size_t size16; const char *name; int spec, tm, split; } shaders[P__COUNT] = {
     SH(conv, "conv", 0),       SH(conv4, "conv4", 0),     SH(convsk, "convsk", 32),   SH(convt, "convt", 64),
-    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convsk, "convsk8", 8), SH(convdw4, "convdw4", 0), SH(convred, "convred", 0), SH(meansk, "meansk", 8), SH(meansk, "meansk2", 2),   SH(binary, "binary", 0),
+    SH(convt, "convt32", 32),  SH(convt, "convt16", 16),  SH2(convt, "convt2_32", 32), SH2(convt, "convt2_16", 16), SH(convtk, "convtk", 0), SH(convmma, "convmma", 32), SH(convmma, "convmma16", 16), SHS(convt, "convts", 32), SH(convd3, "convd16", 16), SH(convd3, "convd32", 32), SH(convsk, "convsk8", 8), SH(convdw4, "convdw4", 0), SHD(convd3, "convds16", 16), SHD(convd3, "convds32", 32), SH(convred, "convred", 0), SH(meansk, "meansk", 8), SH(meansk, "meansk2", 2),   SH(binary, "binary", 0),
     SH(unary, "unary", 0),     SH(mean, "mean", 0),       SH(avgpool, "avgpool", 0), SH(resize, "resize", 1), SH(resize, "resize4", 4),
     SH(copy, "copy", 0),       SH(srcresize, "srcresize", 0), SH(fgf, "fgf", 0),  SH(cvt, "cvt", 0),
     SH(concat, "concat", 0),   SH(fgflr, "fgflr", 0),
@@ -166,6 +167,7 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 #undef SH
 #undef SH2
 #undef SHS
+#undef SHD
 
 #define LOCAL 256
 /* fp16 storage: which of push constants 1..4 (a dispatch's offsets) lie in the fp32 range, bit k
@@ -174,14 +176,15 @@ static const struct { const uint32_t *code; size_t size; const uint32_t *code16;
 #define MAX_PIPES 512
 #define FRAME_HDR 64 /* bytes of header before the planes in the staging buffer */
 
-#define NCK 16 /* convolution kernels: one output per thread, 4x4-blocked, split reduction (32 outputs a workgroup), tiled 64/32/16 (4x4 a thread),
+#define NCK 18 /* convolution kernels: one output per thread, 4x4-blocked, split reduction (32 outputs a workgroup), tiled 64/32/16 (4x4 a thread),
                  tiled 32x32 / 64x16 (2x2 a thread), tiled 32x32 split 4 ways along K in the workgroup, tensor-core
                  128x32 / 128x16 (convmma.comp: HR_VK_MMA=1 where the device has VK_NV_cooperative_matrix's 16x16x16 fp16 -> fp32),
                  tiled 32x32 split along K across workgroups then a reduction (convt.comp SPLIT + convred.comp: two dispatches),
                  direct 3x3 stride 1 from a staged input patch, 16 / 32 channels a workgroup (convd3.comp),
                  split reduction with 8 outputs a workgroup (convsk.comp OPW = 8: the single-pixel layers),
                  depthwise four pixels a thread (convdw4.comp; the tuner chooses between it and one output a
-                 thread, HR_VK_DW4=0: the latter only) */
+                 thread, HR_VK_DW4=0: the latter only), direct 3x3 split along the input channels across
+                 workgroups then a reduction (convd3.comp SPLIT + convred.comp) */
 /* One dispatch: pipeline, its op, grid, push constants, and the byte ranges it reads and writes
  * (for barriers only where a dispatch depends on one since the last barrier). */
 typedef struct vdisp {
@@ -190,8 +193,10 @@ typedef struct vdisp {
   int32_t pc[32];
   int nr, nw;
   int64_t r[HR_ROP_MAX_IN][2], w[HR_MAX_OUT][2];
-  /* dense convolutions: threads of each kernel (CK_*), -1 where it does not apply; n_out */
+  /* dense convolutions: threads of each kernel (CK_*), -1 where it does not apply; n_out; the
+   * split kinds' workgroups a tile (p[31] once one is picked: P_CONVTS, P_CONVDS16, P_CONVDS32) */
   int64_t alt[NCK], n_out;
+  int split_s[3];
 } vdisp;
 
 /* A buffer and its memory. refs: NULL when this plan alone holds it, else the count of the
@@ -577,7 +582,9 @@ static void set_grid(vdisp *d, int64_t n) {
 }
 
 /* The convolution kernels, in the order of vdisp.alt. */
-static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8, P_CONVDW4};
+static const int conv_kinds[NCK] = {P_CONV, P_CONV4, P_CONVSK, P_CONVT, P_CONVT32, P_CONVT16, P_CONVT2_32, P_CONVT2_16, P_CONVTK, P_CONVMMA, P_CONVMMA16, P_CONVTS, P_CONVD16, P_CONVD32, P_CONVSK8, P_CONVDW4, P_CONVDS16, P_CONVDS32};
+/* the kinds that are two dispatches: slices of the reduction into the scratch, then convred.comp */
+static int split_kind(int k) { return k == P_CONVTS || k == P_CONVDS16 || k == P_CONVDS32; }
 /* Split-K across workgroups (P_CONVTS): the small layers, whose 32x32 tiles fill few of the GPU's
  * workgroup slots over a long reduction (23x30 pixels x 960 -> 160: 110 tiles, K = 960), get S
  * workgroups a tile, each over a slice of K (at least 64 long), S * tiles about 528 (4 a
@@ -593,6 +600,28 @@ static int split_ways(int64_t npx, int64_t oc, int64_t red) {
   if (S > red / 64) S = red / 64;
   while (S >= 2 && S * npx * oc > SPLIT_CAP) S--;
   return S >= 2 ? (int)S : 0;
+}
+/* The direct 3x3 kernel split along the input channels (P_CONVDS16/32): S workgroups a tile of
+ * `tiles`, S * tiles about 384 (3 a multiprocessor on a 132-SM GPU; the tuner keeps it only where
+ * it wins), at least 2 chunks of 8 channels a slice, the scratch at most DSPLIT_CAP floats.
+ * 0 = no split. */
+#define DSPLIT_CAP ((int64_t)3 << 20)
+static int dsplit_ways(int64_t tiles, int64_t n_out, int64_t c) {
+  int64_t S = 384 / (tiles ? tiles : 1);
+  if (S > 16) S = 16;
+  if (S > c / 16) S = c / 16;
+  while (S >= 2 && S * n_out > DSPLIT_CAP) S--;
+  return S >= 2 ? (int)S : 0;
+}
+static int d3_tiles(const hr__tensor *o, int bn) { /* the direct kernel's workgroups (convd3.comp: R x 32 pixels x bn channels) */
+  int64_t r = bn == 16 ? 16 : 8;
+  return (int)(((o->dims[3] + bn - 1) / bn) * ((o->dims[2] + 31) / 32) * ((o->dims[1] + r - 1) / r));
+}
+static int is_d3(const hr__rop *r, const hr__plan *p) { /* stride 1, dilation 1, batch 1, 3x3 */
+  const hr__attrs *a = attrs_of(r);
+  const hr__tensor *w = &p->vals[r->in[1]].t, *o = &p->vals[r->out[0]].t, *x = &p->vals[r->in[0]].t;
+  return w->rank == 4 && w->dims[0] == 3 && w->dims[1] == 3 && a->strides[1] == 1 && a->strides[2] == 1 && a->dilations[1] == 1 &&
+         a->dilations[2] == 1 && o->dims[0] == 1 && x->dims[0] == 1;
 }
 static int split_on(int fp16) {
   const char *e = getenv("HR_VK_SPLIT");
@@ -610,11 +639,16 @@ static int64_t split_scratch(const hr__plan *p, int fp16) {
     int64_t npx = hr__numel(o) / o->dims[3], red = w->dims[0] * w->dims[1] * x->dims[3];
     int S = split_ways(npx, o->dims[3], red);
     if (S * npx * o->dims[3] > n) n = S * npx * o->dims[3];
+    for (int bn = 16; bn <= 32 && is_d3(r, p); bn += 16) {
+      int Sd = dsplit_ways(d3_tiles(o, bn), hr__numel(o), x->dims[3]);
+      if (Sd * hr__numel(o) > n) n = Sd * hr__numel(o);
+    }
   }
   return n;
 }
 static void set_conv_kind(vdisp *d, int c) {
   d->pipe = conv_kinds[c];
+  if (split_kind(d->pipe)) d->pc[31] = d->split_s[d->pipe == P_CONVTS ? 0 : d->pipe == P_CONVDS16 ? 1 : 2];
   set_grid(d, d->alt[c]);
   d->pc[0] = (int32_t)(conv_kinds[c] == P_CONV4 ? d->alt[c] : d->n_out);
 }
@@ -817,7 +851,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], KW, a->strides[2], a->dilations[2], &ow, &pl);
       /* which kernel: the tiled implicit GEMM where it has enough tiles to fill the GPU, a split
        * reduction for few outputs over long reductions, else one output per thread
-       * (HR_VK_CONV=naive|conv4|sk|sk8|dw4|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16|split|direct forces one,
+       * (HR_VK_CONV=naive|conv4|sk|sk8|dw4|tiled|tiled32|tiled16|tiled2x32|tiled2x16|tiledk|mma|mma16|split|direct|direct16|direct32|dsplit forces one,
        * cycle takes each in turn) */
       const char *cv = getenv("HR_VK_CONV"), *dw4 = getenv("HR_VK_DW4");
       int can4 = !dw && o->dims[3] % 4 == 0 && v->voff[r->in[1]] % 16 == 0;
@@ -839,16 +873,23 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       else if (cv && !strcmp(cv, "mma") && !dw && v->mma) kind = P_CONVMMA;
       else if (cv && !strcmp(cv, "mma16") && !dw && v->mma) kind = P_CONVMMA16;
       int S = !dw && v->scr_n ? split_ways(npx, o->dims[3], red) : 0;
-      /* the direct 3x3 kernel: stride 1, dilation 1, batch 1. Offered to the tuner only with
-       * HR_VK_DIRECT=1 (and where HR_VK_CONV forces kernels: the tests): NVIDIA's compiler takes
-       * 49-58 s for each of its pipelines (H200, driver 580.159.04, cold cache; every other kernel
-       * 0.1-0.19 s), 10 of them for RVM: session create 59.3 s cold with it, 0.95 s without, and
-       * it won 1 of 63 convolutions for no measurable gain (GPU 2.350 with, 2.330 ms without). */
+      /* the direct 3x3 kernel (convd3.comp): stride 1, dilation 1, batch 1; offered to the tuner
+       * (HR_VK_DIRECT=0: not), whole or split along the input channels. Its first version (a chunk
+       * of 8 channels unrolled whole) took NVIDIA's compiler 49-58 s a pipeline and won 1 of 63
+       * convolutions; the 2026-12-06 one compiles with the rest (108 pipelines in 0.87 s cold on an
+       * H100) and the tuner takes it for 12 of RVM's 55 at 1920x1440 r0.25 (bench/vulkan_h200.sh). */
       const char *de = getenv("HR_VK_DIRECT");
-      int d3 = ((de && *de == '1') || cv) && !dw && KH == 3 && KW == 3 && a->strides[1] == 1 && a->strides[2] == 1 && a->dilations[1] == 1 &&
-               a->dilations[2] == 1 && o->dims[0] == 1 && x->dims[0] == 1;
+      int d3 = !(de && *de == '0') && !dw && is_d3(r, p);
       if (cv && strstr(cv, "split") && S) kind = P_CONVTS; /* tests: "split,direct" takes the direct kernel where it applies, else the split */
-      if (cv && strstr(cv, "direct") && d3) kind = P_CONVD16;
+      /* "direct" alternates the 16- and 32-channel workgroups over the ops (the tests cover both);
+       * "direct16" / "direct32" force one */
+      if (cv && strstr(cv, "direct") && d3)
+        kind = strstr(cv, "direct32") ? P_CONVD32 : strstr(cv, "direct16") ? P_CONVD16 : (i & 1) ? P_CONVD32 : P_CONVD16;
+      /* the direct kernel split along the input channels (S16 / S32 workgroups a tile; "dsplit"
+       * takes it where it applies, 16 and 32 channels in turn over the ops) */
+      int S16 = d3 && v->scr_n ? dsplit_ways(d3_tiles(o, 16), n_out, x->dims[3]) : 0;
+      int S32 = d3 && v->scr_n ? dsplit_ways(d3_tiles(o, 32), n_out, x->dims[3]) : 0;
+      if (cv && strstr(cv, "dsplit") && (S16 || S32)) kind = ((i & 1) && S32) || !S16 ? P_CONVDS32 : P_CONVDS16;
       ADD(P_CONV, n_out);
       d->n_out = n_out;
       if (!dw) {
@@ -861,11 +902,12 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
           d->alt[9] = ((npx + 127) / 128) * ((o->dims[3] + 31) / 32) * LOCAL;
           d->alt[10] = ((npx + 127) / 128) * ((o->dims[3] + 15) / 16) * LOCAL;
         }
-        if (S) { d->alt[11] = d->alt[6] * S; d->pc[30] = (int32_t)(v->scr_off / 4); d->pc[31] = S; }
+        if (S) { d->alt[11] = d->alt[6] * S; d->pc[30] = (int32_t)(v->scr_off / 4); d->pc[31] = S; d->split_s[0] = S; }
         if (d3) {
-          int64_t ty = o->dims[1], tx = (o->dims[2] + 31) / 32;
-          d->alt[12] = ((o->dims[3] + 15) / 16) * tx * ((ty + 15) / 16) * LOCAL;
-          d->alt[13] = ((o->dims[3] + 31) / 32) * tx * ((ty + 7) / 8) * LOCAL;
+          d->alt[12] = (int64_t)d3_tiles(o, 16) * LOCAL;
+          d->alt[13] = (int64_t)d3_tiles(o, 32) * LOCAL;
+          if (S16) { d->alt[16] = d->alt[12] * S16; d->split_s[1] = S16; d->pc[30] = (int32_t)(v->scr_off / 4); }
+          if (S32) { d->alt[17] = d->alt[13] * S32; d->split_s[2] = S32; d->pc[30] = (int32_t)(v->scr_off / 4); }
         }
       }
       else if (!(dw4 && *dw4 == '0') || cv) {
@@ -1786,7 +1828,7 @@ static void make_one(void *ctx, size_t i) {
   VkSpecializationMapEntry me[5] = {{.constantID = 0, .offset = 0, .size = 4}, {.constantID = 1, .offset = 4, .size = 4},
                                     {.constantID = 2, .offset = 8, .size = 4}, {.constantID = 3, .offset = 12, .size = 4},
                                     {.constantID = 4, .offset = 16, .size = 4}};
-  VkSpecializationInfo si = {.mapEntryCount = k == P_CONVTS ? 5 : 4, .pMapEntries = me, .dataSize = 20, .pData = spec};
+  VkSpecializationInfo si = {.mapEntryCount = shaders[k].split ? 5 : 4, .pMapEntries = me, .dataSize = 20, .pData = spec};
   VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
                                     .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                                               .module = j->mod[k], .pName = "main", .pSpecializationInfo = &si},
@@ -1871,7 +1913,8 @@ static hr_status make_pipelines(hr_session *s, vk *v) {
   for (int k = 0; k < v->n_disp; k++) {
     if ((st = want_pipe(s, v, v->disp[k].pipe, v->disp[k].pc))) return st;
     for (int c = 0; v->tune && c < NCK; c++) if (v->disp[k].alt[c] >= 0 && (st = want_pipe(s, v, conv_kinds[c], v->disp[k].pc))) return st;
-    if ((v->disp[k].pipe == P_CONVTS || (v->tune && v->disp[k].alt[11] >= 0)) && (st = want_pipe(s, v, P_CONVRED, v->disp[k].pc))) return st;
+    if ((split_kind(v->disp[k].pipe) || (v->tune && (v->disp[k].alt[11] >= 0 || v->disp[k].alt[16] >= 0 || v->disp[k].alt[17] >= 0))) &&
+        (st = want_pipe(s, v, P_CONVRED, v->disp[k].pc))) return st;
   }
   if ((st = make_pipes(s, v, n0))) return st;
   /* two sets of the same layout: ds for the recorded frame, ds_up for the ingest recorded per
@@ -1905,14 +1948,14 @@ static int hits(const int64_t (*a)[2], int na, const int64_t (*b)[2], int nb) {
       if (a[i][0] < b[j][1] && b[j][0] < a[i][1]) return 1;
   return 0;
 }
-/* One dispatch; a split-K convolution (P_CONVTS) is two: its slices, a barrier, their reduction
+/* One dispatch; a split convolution (split_kind) is two: its slices, a barrier, their reduction
  * (convred.comp, one output a thread, the same push constants). Returns the barriers it put in. */
 static int emit_disp(vk *v, VkCommandBuffer cb, const vdisp *d, VkPipeline *cur) {
   VkPipeline pm = find_pipe(v, d->pipe, d->pc);
   if (pm != *cur) { vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pm); *cur = pm; }
   vkCmdPushConstants(cb, v->pl, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, d->pc);
   vkCmdDispatch(cb, d->gx, d->gy, 1);
-  if (d->pipe != P_CONVTS) return 0;
+  if (!split_kind(d->pipe)) return 0;
   barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   vdisp r;
@@ -1934,7 +1977,7 @@ static void record_disp(vk *v, VkCommandBuffer cb, int d0, int d1, int ts) {
      * after another one since the last barrier (the scratch is reused: scr) */
     if (pending && (!v->elide || nW + d->nw > MAX_PENDING || nR + d->nr > MAX_PENDING || hits(d->r, d->nr, (const int64_t (*)[2])W, nW) ||
                     hits(d->w, d->nw, (const int64_t (*)[2])W, nW) || hits(d->w, d->nw, (const int64_t (*)[2])R, nR) ||
-                    (scr && d->pipe == P_CONVTS))) {
+                    (scr && split_kind(d->pipe)))) {
       barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
       nW = nR = 0; scr = 0;
@@ -1999,8 +2042,8 @@ static hr_status record_frame(hr_session *s, vk *v, VkCommandBuffer cb, int op_t
   if (v->ts_ok && !op_times) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->qp, (uint32_t)p->n_rops);
   if (!op_times && part == 0 && getenv("HR_VK_VERBOSE")) {
     int nsplit = 0, nd3 = 0;
-    for (int k = 0; k < v->n_disp; k++) { nsplit += v->disp[k].pipe == P_CONVTS; nd3 += v->disp[k].pipe == P_CONVD16 || v->disp[k].pipe == P_CONVD32; }
-    fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches (%d convolutions split-K: one more each), %d direct 3x3, %d barriers, buffer %.1f MB\n",
+    for (int k = 0; k < v->n_disp; k++) { nsplit += split_kind(v->disp[k].pipe); nd3 += v->disp[k].pipe == P_CONVD16 || v->disp[k].pipe == P_CONVD32 || v->disp[k].pipe == P_CONVDS16 || v->disp[k].pipe == P_CONVDS32; }
+    fprintf(stderr, "headroom vulkan: %s, %d ops, %d dispatches (%d convolutions split: one more each), %d direct 3x3, %d barriers, buffer %.1f MB\n",
             v->props.deviceName, p->n_rops, v->n_disp, nsplit, nd3, v->n_barriers, (double)v->dbuf.size / 1e6);
   }
   for (int k = 0; k < 2; k++) {
@@ -2055,7 +2098,7 @@ static hr_status record_main(hr_session *s, vk *v) {
 static void tune_key_of(const vdisp *d, tune_key *key) {
   memset(key, 0, sizeof *key);
   memcpy(key->pc, d->pc + 5, sizeof key->pc); /* pc[5..25]: shapes, geometry, bounds, epilogue; not the offsets */
-  key->split = d->pc[31];
+  key->split = d->split_s[0] | d->split_s[1] << 8 | d->split_s[2] << 16;
   key->mask = dmask(d->pc);
   memcpy(key->alt, d->alt, sizeof key->alt);
 }
@@ -2177,9 +2220,9 @@ static hr_status tune_convs(hr_session *s, vk *v) {
   v->tuned_timed = T;
   if (getenv("HR_VK_VERBOSE"))
     fprintf(stderr, "headroom vulkan: tuned %d convolutions: %d one-per-thread, %d 4x4-blocked, %d split-reduction, %d/%d/%d tiled 64/32/16, "
-            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32, %d split-reduction 8 a workgroup, %d depthwise 4 pixels a thread\n",
+            "%d/%d tiled 2x2 32x32/64x16, %d tiled split-K, %d/%d tensor-core 128x32/128x16, %d split-K across workgroups, %d/%d direct 3x3 16/32, %d split-reduction 8 a workgroup, %d depthwise 4 pixels a thread, %d/%d direct 3x3 split 16/32\n",
             T, picks[0], picks[1], picks[2], picks[3], picks[4], picks[5], picks[6], picks[7], picks[8], picks[9], picks[10], picks[11], picks[12],
-            picks[13], picks[14], picks[15]);
+            picks[13], picks[14], picks[15], picks[16], picks[17]);
 out:
   free(ts); free(timed); free(same); free(keys);
   if (qp) vkDestroyQueryPool(v->dev, qp, NULL);
