@@ -38,6 +38,7 @@
 # "N pipelines compiled in X ms over T threads" and the dispatch count at create (stderr).
 # Backend switches for A/B in one run (fp32): HR_VK_VIEWS=0 (views off), HR_VK_FOLDS=0 (the
 # 2026-12-02 round's folds off: HR_VK_FGFLR, HR_VK_VIEWMUL, HR_VK_SUBFOLD, HR_VK_MULCAT, =0 each), HR_VK_SPLIT=0, HR_VK_SLOTS=0, HR_VK_FRAME=host, HR_VK_COPY_THREADS=N,
+# HR_VK_DIRECT=0 (the direct 3x3 kernels, whole and split, not offered to the tuner: as before 2026-12-06),
 # HR_VK_MEANSK=8 (long means 8 outputs a workgroup, as before 2026-12-03), HR_VK_RESIZE4=0 (resizes one
 # channel a thread), HR_VK_DW4=0 (the depthwise kernel of four pixels a thread not offered to the tuner).
 # HR_VK_XQ=1: the frame beside the network: the ingest reads the frame where it lies (imported memory
@@ -453,6 +454,36 @@
 # fps; r0.5 5.022 ms (GPU 4.876); 1920x1080 r0.25 1.744 ms (GPU 1.629, 573 fps). Alpha vs XNNPACK
 # mean 3.37e-5, max 3.3e-3, 8 bits within 1. run-live: 400 of 400 at 480x360, 0 dropped, latency p50
 # 7.66 / p99 9.13 / max 9.74 ms, device_ms 4.65 / 5.67. (Session 27's H100, another host: 2.195 ms.)
+# 2026-12-06, session 29: the direct 3x3 kernel rewritten (convd3.comp: 2 pixels x 16 channels a
+# thread, chunks of 4 input channels, all of a chunk's loads before its stores, the outputs out
+# through shared memory) and a split of it along the input channels (P_CONVDS16/32: S workgroups a
+# tile, S * tiles ~384, the sums added by convred.comp); both offered to the tuner by default
+# (HR_VK_DIRECT=0: not). An NVIDIA H100 80GB HBM3 (driver 580.159.04; asked for as nvidia-h200, no
+# H200 came), U8=1 REG=1, 300 frames, old = the e682d4b vkbench, alternating in one call:
+#   1920x1440 r0.25: old 2.145 / 2.130 / 2.132 ms median (p99 2.207 / 2.242 / 2.195), GPU 1.991-1.997
+#                    new 1.931 / 1.934 / 1.922 ms median (p99 1.982 / 1.968 / 2.082), GPU 1.786-1.794
+#                    (518-520 fps); HR_VK_DIRECT=0 in the same call 2.140 (GPU 1.991)
+#     by class, new: conv3x3 0.656 (0.865 old), conv1x1 0.729, depthwise 0.211, elementwise 0.175,
+#     copy 0.121, resize 0.090, refiner 0.063; the tuner: 2/1 direct 16/32, 4/5 direct split 16/32.
+#     Per op (profiled; old from the call before, the same binary), old -> new: 360x480x35->16
+#     164 -> 116 us, 180x240x59->32 101 -> 85, 90x120x107->40 98 -> 70, 45x60x171->80 79 -> 53,
+#     360x480x16->16 81 -> 44, 180x240x32->16 54 -> 38.
+#   1920x1440 r0.5: 5.061 -> 4.379 ms (GPU 4.909 -> 4.220; conv3x3 2.520 -> 1.824)
+#   1920x1080 r0.25: 1.753 -> 1.617 ms (GPU 1.637 -> 1.504, 618 fps)
+#   Alpha vs XNNPACK unchanged (mean 3.37e-5, max 3.3e-3, 8 bits within 1); fp16 storage 2.529 ms,
+#   5.97e-5 / 0.0199. Cold create (an empty driver cache): 108 pipelines compiled in 1.34 s over 16
+#   threads, create 1.82 s. run-live: 400 of 400 at 59.99 fps, 0 dropped, all at 480x360, latency
+#   p50 7.36 / p99 9.07 / max 9.55 ms, device_ms 4.40 / 5.51, 400 PNGs = 400 telemetry lines.
+#   How it got there (one dispatch at 480x360x35->16 timed alone by bench/vk_probe.c, registers from
+#   VK_KHR_pipeline_executable_properties): the first rewrite (chunks of 8, each thread's 32 outputs
+#   written 16 floats apart) 177 us in the frame, of it ~50 the scattered stores and ~54 the
+#   staging loads; outputs through shared memory and a chunk's loads first: 124-129 us, at 145
+#   registers a thread (one workgroup a multiprocessor); chunks of 4 channels: 106 registers, two
+#   workgroups, 89 us alone, 116 in the frame. Loading the next chunk during this one's products
+#   (software pipelining) lost at both chunk sizes (99 against 89 us); not unrolling the tap loops
+#   gained nothing. Unconditional loads (clamped index, then a select) in convt.comp, convtk.comp and
+#   convdw4.comp made the frame 0.04 ms slower (GPU 1.983 -> 2.026): NVIDIA predicates those loads
+#   already; not kept there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
