@@ -474,6 +474,13 @@
 #   5.97e-5 / 0.0199. Cold create (an empty driver cache): 108 pipelines compiled in 1.34 s over 16
 #   threads, create 1.82 s. run-live: 400 of 400 at 59.99 fps, 0 dropped, all at 480x360, latency
 #   p50 7.36 / p99 9.07 / max 9.55 ms, device_ms 4.40 / 5.51, 400 PNGs = 400 telemetry lines.
+#   A second call (asked for as nvidia-h200; another H100, whose host added ~0.2 ms beyond the GPU
+#   against ~0.14), two rounds alternating: old 2.183 / 2.186 ms median (p99 2.268 / 2.263), GPU
+#   1.981 / 1.990; new 1.973 / 1.967 ms (p99 2.071 / 2.036), GPU 1.774 / 1.772 (507-508 fps);
+#   HR_VK_DIRECT=0 2.178; r0.5 5.122 -> 4.428 ms; 1920x1080 1.812 -> 1.668 ms; run-live 400 of 400
+#   at 480x360, 0 dropped, latency p50 6.47 / p99 7.63 / max 8.32 ms. The decoder's last resize
+#   (180x240x32 into the 360x480x35 concat, 42 us in the frame) timed alone: 37.3 us, 21.8 with no
+#   loads (its stores, 32 of every 35 channels, are what it costs); not changed.
 #   How it got there (one dispatch at 480x360x35->16 timed alone by bench/vk_probe.c, registers from
 #   VK_KHR_pipeline_executable_properties): the first rewrite (chunks of 8, each thread's 32 outputs
 #   written 16 floats apart) 177 us in the frame, of it ~50 the scattered stores and ~54 the
