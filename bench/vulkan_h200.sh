@@ -481,6 +481,23 @@
 #   at 480x360, 0 dropped, latency p50 6.47 / p99 7.63 / max 8.32 ms. The decoder's last resize
 #   (180x240x32 into the 360x480x35 concat, 42 us in the frame) timed alone: 37.3 us, 21.8 with no
 #   loads (its stores, 32 of every 35 channels, are what it costs); not changed.
+#   Then 8 channels a thread (2 pixels x 8 channels, R = 8 / 4 rows a tile; 64-71 registers
+#   against 105-106, so 3-4 workgroups a multiprocessor; alone 480x360x35->16 81 against 105 us,
+#   180x240x59->32 69 against 81, 360x480x16->16 43 against 57). On an NVIDIA H200 (driver
+#   580.159.04; the first H200 lent this session), two rounds alternating, U8=1 REG=1, 300 frames:
+#     1920x1440 r0.25: old (e682d4b) 2.120 / 2.116 ms median (p99 2.157 / 2.146), GPU 1.977 / 1.969
+#                      16 a thread (22fffd6) 1.941 / 1.880 (p99 2.014 / 1.911), GPU 1.757 / 1.757
+#                      8 a thread 1.834 / 1.769 (p99 1.865 / 1.820), GPU 1.656 / 1.644 (545-565 fps)
+#       by class, 8 a thread: conv3x3 0.542 (0.861 old), conv1x1 0.716-0.729, depthwise 0.209,
+#       elementwise 0.176, copy 0.117, resize 0.079, refiner 0.063; the tuner: 4 direct, 9 direct
+#       split (all 16-channel workgroups). Per op, old -> 8 a thread: 360x480x35->16 163 -> 79 us,
+#       180x240x59->32 101 -> 71, 90x120x107->40 101 -> 68, 45x60x171->80 79 -> 44, 180x240x32->32
+#       56 -> 42, 360x480x16->16 81 -> 41.
+#     1920x1440 r0.5: 3.926 ms (GPU 3.801; conv3x3 1.517); 1920x1080 r0.25: 1.524 ms (GPU 1.422, 656 fps)
+#     Alpha vs XNNPACK unchanged (3.37e-5 / 3.3e-3, 8 bits within 1); fp16 storage 2.391 ms
+#     (5.98e-5 / 0.0199). Cold create: 107 pipelines in 0.78 s over 16 threads, create 1.21 s.
+#     run-live: 400 of 400 at 60.0 fps, 0 dropped, all at 480x360, latency p50 7.06 / p99 8.28 /
+#     max 9.65 ms, device_ms 4.37 / 5.57, 400 PNGs = 400 telemetry lines.
 #   How it got there (one dispatch at 480x360x35->16 timed alone by bench/vk_probe.c, registers from
 #   VK_KHR_pipeline_executable_properties): the first rewrite (chunks of 8, each thread's 32 outputs
 #   written 16 floats apart) 177 us in the frame, of it ~50 the scattered stores and ~54 the

@@ -5,17 +5,19 @@
 // loads and shared-memory traffic, not the products, set the pace. Here a workgroup of 256 threads
 // computes R rows x 32 columns of output pixels x BN channels: per chunk of CC input channels it
 // stages the input patch (R + 2) x 34 once and the chunk's 9 x CC x BN weights, then each thread
-// adds 2 adjacent pixels x 16 channels over the 9 taps: a row of 4 inputs serves 3 taps, and the
-// 16 weights of a tap are the same for every thread of a warp (broadcast vec4 reads), so a step
-// is 16 shared reads for 96 multiply-adds. BN (specialisation constant 0) = 16: R = 16;
-// BN = 32: two groups of 128 threads, 16 channels each, R = 8.
-// What set its speed (H100, 480x360x35 -> 16, one dispatch timed alone; 164 us for the tuned
-// GEMM kernel): registers first. NVIDIA's compiler gave the thread 145 registers with chunks of 8
-// channels (one workgroup a multiprocessor: 121 us) and 106 with chunks of 4 (two: 96-99 us); loading
-// the next chunk during this one's products kept 106 registers and lost (99 against 89 us), so a
-// chunk's loads come first, all of them (unconditional, from clamped indices, then selected),
-// then its stores. The outputs leave through shared memory, a warp writing whole pixels' channel
-// runs: each thread writing its own 32 values, 16 floats apart across the warp, cost ~50 us.
+// adds 2 adjacent pixels x 8 channels over the 9 taps: a row of 4 inputs serves 3 taps, and the
+// 8 weights of a tap are the same for every thread of a warp (broadcast vec4 reads), so a step
+// is 10 shared reads for 48 multiply-adds. BN (specialisation constant 0) = 16: two groups of 128
+// threads, 8 channels each, R = 8; BN = 32: four groups of 64, R = 4.
+// What set its speed (H100, 480x360x35 -> 16, one dispatch timed alone by bench/vk_probe.c; 164
+// us for the tuned GEMM kernel): registers first. With 16 channels a thread NVIDIA's compiler gave
+// it 145 registers with chunks of 8 channels (one workgroup a multiprocessor: 121 us) and 106 with
+// chunks of 4 (two: 89-105 us); 8 channels a thread, 64-71 registers: 81 against 105 us in one
+// call (180x240x59 -> 32 69 against 81). Loading the next chunk during this one's products kept
+// 106 registers and lost (99 against 89 us), so a chunk's loads come first, all of them
+// (unconditional, from clamped indices, then selected), then its stores. The outputs leave
+// through shared memory, a warp writing whole pixels' channel runs (each thread writing its own
+// 32 values, 16 floats apart across the warp, cost ~50 us in the first version).
 // The loop over a chunk's channels is not unrolled (its trip count is the channels left), so the
 // body stays small: the first version, a chunk unrolled whole, took NVIDIA's compiler 50 s a
 // pipeline.
@@ -24,9 +26,9 @@
 #include "common.glsl"
 layout(constant_id = 0) const int BN = 16;
 layout(constant_id = 4) const int SPLIT = 0;
-const int TN = BN / 16;       // thread groups along the channels, 16 channels each
+const int TN = BN / 8;        // thread groups along the channels, 8 channels each
 const int TG = 256 / TN;      // threads in a group
-const int R = TG / 16;        // output rows of the tile (16 threads of 2 pixels a row)
+const int R = TG / 16;        // output rows of the tile (16 threads of 2 pixels a row): 8, or 4
 const int CW = 32, PR = R + 2, PW = CW + 2, CC = 4;
 const int PS = PW + 1;        // a patch row's stride: odd, so the two rows a warp reads meet no bank twice
 const int NP = CC * PR * PW;  // patch values a chunk stages
@@ -57,8 +59,8 @@ void main() {
   int iy0 = oy0 - p[17], ix0 = ox0 - p[18];
   int tn = tid / TG, tq = tid % TG, tx = tq % 16, ty = tq / 16;
   int scc = tid % CC;                  // the channel this thread stages (256 is a multiple of CC)
-  vec4 acc[2][4];
-  [[unroll]] for (int i = 0; i < 2; i++) [[unroll]] for (int q = 0; q < 4; q++) acc[i][q] = vec4(0.0);
+  vec4 acc[2][2];
+  [[unroll]] for (int i = 0; i < 2; i++) [[unroll]] for (int q = 0; q < 2; q++) acc[i][q] = vec4(0.0);
   for (int c0 = cbeg; c0 < cend; c0 += CC) {
     int ncc = min(CC, cend - c0);
     // the patch, channels fastest (a pixel's channels lie together in memory), and the weights
@@ -93,11 +95,11 @@ void main() {
         float a[4];
         [[unroll]] for (int i = 0; i < 4; i++) a[i] = Ps[pb + i];
         [[unroll]] for (int kx = 0; kx < 3; kx++) {
-          int wb = ((ky * 3 + kx) * CC + cc) * (BN / 4) + tn * 4;
-          vec4 w[4];
-          [[unroll]] for (int q = 0; q < 4; q++) w[q] = Ws[wb + q];
+          int wb = ((ky * 3 + kx) * CC + cc) * (BN / 4) + tn * 2;
+          vec4 w[2];
+          [[unroll]] for (int q = 0; q < 2; q++) w[q] = Ws[wb + q];
           [[unroll]] for (int i = 0; i < 2; i++)
-            [[unroll]] for (int q = 0; q < 4; q++) acc[i][q] += a[i + kx] * w[q];
+            [[unroll]] for (int q = 0; q < 2; q++) acc[i][q] += a[i + kx] * w[q];
         }
       }
     }
@@ -106,8 +108,8 @@ void main() {
   // the outputs: each half of the tile's pixels (the threads' first, then their second) through
   // shared memory, then out a channel run at a time: consecutive threads, consecutive channels
   [[unroll]] for (int h = 0; h < 2; h++) {
-    [[unroll]] for (int q = 0; q < 4; q++)
-      [[unroll]] for (int e = 0; e < 4; e++) Ps[(ty * 16 + tx) * TS + tn * 16 + q * 4 + e] = acc[h][q][e];
+    [[unroll]] for (int q = 0; q < 2; q++)
+      [[unroll]] for (int e = 0; e < 4; e++) Ps[(ty * 16 + tx) * TS + tn * 8 + q * 4 + e] = acc[h][q][e];
     barrier();
     [[unroll]] for (int k = 0; k < (R * 16 * BN) / 256; k++) {
       int l = tid + 256 * k, ch = l % BN, pq = l / BN, row = pq / 16, col = (pq % 16) * 2 + h;

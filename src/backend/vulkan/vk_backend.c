@@ -614,7 +614,7 @@ static int dsplit_ways(int64_t tiles, int64_t n_out, int64_t c) {
   return S >= 2 ? (int)S : 0;
 }
 static int d3_tiles(const hr__tensor *o, int bn) { /* the direct kernel's workgroups (convd3.comp: R x 32 pixels x bn channels) */
-  int64_t r = bn == 16 ? 16 : 8;
+  int64_t r = 128 / bn;
   return (int)(((o->dims[3] + bn - 1) / bn) * ((o->dims[2] + 31) / 32) * ((o->dims[1] + r - 1) / r));
 }
 static int is_d3(const hr__rop *r, const hr__plan *p) { /* stride 1, dilation 1, batch 1, 3x3 */
