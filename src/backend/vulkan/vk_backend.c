@@ -603,7 +603,7 @@ static int split_ways(int64_t npx, int64_t oc, int64_t red) {
 }
 /* The direct 3x3 kernel split along the input channels (P_CONVDS16/32): S workgroups a tile of
  * `tiles`, S * tiles about 384 (3 a multiprocessor on a 132-SM GPU; the tuner keeps it only where
- * it wins), at least 2 chunks of 8 channels a slice, the scratch at most DSPLIT_CAP floats.
+ * it wins), at least 16 input channels a slice, the scratch at most DSPLIT_CAP floats.
  * 0 = no split. */
 #define DSPLIT_CAP ((int64_t)3 << 20)
 static int dsplit_ways(int64_t tiles, int64_t n_out, int64_t c) {
@@ -613,7 +613,7 @@ static int dsplit_ways(int64_t tiles, int64_t n_out, int64_t c) {
   while (S >= 2 && S * n_out > DSPLIT_CAP) S--;
   return S >= 2 ? (int)S : 0;
 }
-static int d3_tiles(const hr__tensor *o, int bn) { /* the direct kernel's workgroups (convd3.comp: R x 32 pixels x bn channels) */
+static int d3_tiles(const hr__tensor *o, int bn) { /* the direct kernel's workgroups (convd3.comp: 128 / bn rows x 32 pixels x bn channels) */
   int64_t r = 128 / bn;
   return (int)(((o->dims[3] + bn - 1) / bn) * ((o->dims[2] + 31) / 32) * ((o->dims[1] + r - 1) / r));
 }
@@ -876,8 +876,8 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
       /* the direct 3x3 kernel (convd3.comp): stride 1, dilation 1, batch 1; offered to the tuner
        * (HR_VK_DIRECT=0: not), whole or split along the input channels. Its first version (a chunk
        * of 8 channels unrolled whole) took NVIDIA's compiler 49-58 s a pipeline and won 1 of 63
-       * convolutions; the 2026-12-06 one compiles with the rest (108 pipelines in 0.87 s cold on an
-       * H100) and the tuner takes it for 12 of RVM's 55 at 1920x1440 r0.25 (bench/vulkan_h200.sh). */
+       * convolutions; the 2026-12-06 one compiles with the rest (107 pipelines in 0.78 s cold on the
+       * H200) and the tuner takes it for 13 of RVM's 55 at 1920x1440 r0.25 (bench/vulkan_h200.sh). */
       const char *de = getenv("HR_VK_DIRECT");
       int d3 = !(de && *de == '0') && !dw && is_d3(r, p);
       if (cv && strstr(cv, "split") && S) kind = P_CONVTS; /* tests: "split,direct" takes the direct kernel where it applies, else the split */
