@@ -498,6 +498,10 @@
 #     (5.98e-5 / 0.0199). Cold create: 107 pipelines in 0.78 s over 16 threads, create 1.21 s.
 #     run-live: 400 of 400 at 60.0 fps, 0 dropped, all at 480x360, latency p50 7.06 / p99 8.28 /
 #     max 9.65 ms, device_ms 4.37 / 5.57, 400 PNGs = 400 telemetry lines.
+#   The same builds on an H100 (80GB HBM3) the next call, three rounds alternating: old 2.118 /
+#   2.123 / 2.112 ms median (p99 2.156 / 2.244 / 2.162), GPU 1.988-1.989; 8 a thread 1.799 / 1.799 /
+#   1.792 (p99 1.830 / 1.828 / 1.819), GPU 1.662-1.673 (conv3x3 0.543); r0.5 4.051 ms (GPU 3.903);
+#   1920x1080 r0.25 1.536 ms (GPU 1.429).
 #   How it got there (one dispatch at 480x360x35->16 timed alone by bench/vk_probe.c, registers from
 #   VK_KHR_pipeline_executable_properties): the first rewrite (chunks of 8, each thread's 32 outputs
 #   written 16 floats apart) 177 us in the frame, of it ~50 the scattered stores and ~54 the
