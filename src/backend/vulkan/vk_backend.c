@@ -627,10 +627,18 @@ static int split_on(int fp16) {
   const char *e = getenv("HR_VK_SPLIT");
   return !fp16 && !(e && *e == '0');
 }
-/* The split scratch a plan needs (floats): the largest S * outputs over its dense convolutions. */
+/* The direct 3x3 kernels (whole and split) are offered at all (HR_VK_DIRECT=0: not): read by
+ * lower_rop and by split_scratch, so that the scratch is not sized for a split that cannot run. */
+static int direct_on(void) {
+  const char *e = getenv("HR_VK_DIRECT");
+  return !(e && *e == '0');
+}
+/* The split scratch a plan needs (floats): the largest S * outputs over its dense convolutions
+ * (the direct kernel's split counted only where it is offered). */
 static int64_t split_scratch(const hr__plan *p, int fp16) {
   int64_t n = 0;
   if (!split_on(fp16)) return 0;
+  const int direct = direct_on();
   for (int i = 0; i < p->n_rops; i++) {
     const hr__rop *r = &p->rops[i];
     if (r->op != HR_OP_CONV2D && r->op != HR_OP_FUSED_CONV2D) continue;
@@ -639,7 +647,8 @@ static int64_t split_scratch(const hr__plan *p, int fp16) {
     int64_t npx = hr__numel(o) / o->dims[3], red = w->dims[0] * w->dims[1] * x->dims[3];
     int S = split_ways(npx, o->dims[3], red);
     if (S * npx * o->dims[3] > n) n = S * npx * o->dims[3];
-    for (int bn = 16; bn <= 32 && is_d3(r, p); bn += 16) {
+    if (!direct || !is_d3(r, p)) continue;
+    for (int bn = 16; bn <= 32; bn += 16) {
       int Sd = dsplit_ways(d3_tiles(o, bn), hr__numel(o), x->dims[3]);
       if (Sd * hr__numel(o) > n) n = Sd * hr__numel(o);
     }
@@ -878,8 +887,7 @@ static hr_status lower_rop(hr_session *s, vk *v, int i, const vchain *ch) {
        * of 8 channels unrolled whole) took NVIDIA's compiler 49-58 s a pipeline and won 1 of 63
        * convolutions; the 2026-12-06 one compiles with the rest (107 pipelines in 0.78 s cold on the
        * H200) and the tuner takes it for 13 of RVM's 55 at 1920x1440 r0.25 (bench/vulkan_h200.sh). */
-      const char *de = getenv("HR_VK_DIRECT");
-      int d3 = !(de && *de == '0') && !dw && is_d3(r, p);
+      int d3 = direct_on() && !dw && is_d3(r, p);
       if (cv && strstr(cv, "split") && S) kind = P_CONVTS; /* tests: "split,direct" takes the direct kernel where it applies, else the split */
       /* "direct" alternates the 16- and 32-channel workgroups over the ops (the tests cover both);
        * "direct16" / "direct32" force one */
