@@ -9,7 +9,8 @@
  * after the run, with the base-quality matte of the same frame: the clip run offline, every frame,
  * at the base ratio, state carried (twice as well; the second pass is kept). Reported over the frames after the controller settled (the
  * last rung change + 2): the share of pixels off by > 0.1, mean |d|, delivered fps, dropped
- * share, capture-to-matte latency p50/p99.
+ * share, capture-to-matte latency p50/p99; in tail mode also the coefficients' age and the network
+ * runs' own times (p50/p90 over the runs the measured pass used, and how many ran on one thread).
  *
  *   live_quality MODEL CLIP.nv12 WxH [--fps 60] [--frames N] [--threads T] [--budget-ms 16.7]
  *     [--base-threads T (the offline base mattes; default --threads)] [--cpus N (after the base
@@ -124,9 +125,9 @@ int main(int argc, char **argv) {
   /* per delivered frame: the push, its stages (record), the matte into the store */
   double *pushms = malloc(sizeof(double) * (size_t)n), *qms = malloc(sizeof(double) * (size_t)n), *inms = malloc(sizeof(double) * (size_t)n),
          *infms = malloc(sizeof(double) * (size_t)n), *postms = malloc(sizeof(double) * (size_t)n),
-         *chms = malloc(sizeof(double) * (size_t)n), *rqms = malloc(sizeof(double) * (size_t)n);
+         *chms = malloc(sizeof(double) * (size_t)n), *rqms = malloc(sizeof(double) * (size_t)n), *netms = malloc(sizeof(double) * (size_t)n);
   int *rung = malloc(sizeof(int) * (size_t)n), *got = malloc(sizeof(int) * (size_t)n);
-  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms || !chms || !rqms) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
+  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms || !chms || !rqms || !netms) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
   /* touched now: an application quantises into a buffer it reuses, it does not fault in 2.8 MB of fresh pages a
    * frame (on a 2-CPU machine that took ~3 ms a frame from the loop being measured) */
   memset(base, 0xff, (size_t)n * px);   /* not 0: GCC makes malloc + memset(0) a calloc, which touches nothing */
@@ -179,8 +180,9 @@ int main(int argc, char **argv) {
     if (cst) { fprintf(stderr, "live_quality: %s: %s\n", mode, err); return 1; }
     memset(got, 0, sizeof(int) * (size_t)n);
     int last = -1, delivered = 0, last_change = 0, first = -1;
-    double age_sum = 0;
+    double age_sum = 0, last_net = -1;
     int64_t age_max = 0;
+    int nnet = 0, net1 = 0;
     hr_stream_result r;
     /* one push before the clock starts: the first network run is not a live frame's business */
     hr_stream_push(st, &fr[0], &r);
@@ -191,7 +193,7 @@ int main(int argc, char **argv) {
       int idx = (int)(t * fps);
       if (idx >= n) {
         if (++pass == 2) break;
-        t0 += n / fps; last = -1; delivered = 0; last_change = 0; age_sum = 0; age_max = 0;   /* the measured pass */
+        t0 += n / fps; last = -1; delivered = 0; last_change = 0; age_sum = 0; age_max = 0; nnet = net1 = 0;   /* the measured pass */
         cpu0 = proc_cpu_s();
         continue;
       }
@@ -209,7 +211,10 @@ int main(int argc, char **argv) {
         rung[delivered] = r.rung;
         got[delivered] = idx;
         if (delivered && rung[delivered] != rung[delivered - 1]) last_change = delivered;
-        if (p.tail_every_frame) { age_sum += (double)r.record.coef_age; if (r.record.coef_age > age_max) age_max = r.record.coef_age; }
+        if (p.tail_every_frame) {
+          age_sum += (double)r.record.coef_age; if (r.record.coef_age > age_max) age_max = r.record.coef_age;
+          if (r.record.net_ms > 0 && r.record.net_ms != last_net) { netms[nnet++] = last_net = r.record.net_ms; net1 += r.record.threads == 1; }   /* each run once */
+        }
         delivered++;
       }
       last = idx;
@@ -235,8 +240,9 @@ int main(int argc, char **argv) {
            "%.1f fps, dropped %.1f%%, latency p50 %.1f p99 %.1f ms", label, *label ? ": " : "", mode, ss.rung_ratio[ss.rung], settled,
            first, tot ? 100.0 * off / tot : NAN, 100 * worst, tot ? sad / tot / 255 : NAN, settled / ((double)span / fps),
            span ? 100.0 * (1 - (double)settled / span) : NAN, p50, p99);
-    if (p.tail_every_frame) printf(", network runs %lld, coefficients %.1f frames old on average (max %lld)", (long long)ss.net_runs,
-                                   age_sum / (delivered ? delivered : 1), (long long)age_max);
+    if (p.tail_every_frame) printf(", network runs %lld, coefficients %.1f frames old on average (max %lld), a run p50 %.1f p90 %.1f ms (%d in the pass, %d on one thread)",
+                                   (long long)ss.net_runs, age_sum / (delivered ? delivered : 1), (long long)age_max, quant(netms, nnet, 0.5),
+                                   quant(netms, nnet, 0.9), nnet, net1);
     printf("\n%s%s%-11s push p50 %.2f ms (ingest %.2f, infer %.2f, post %.2f), the 8-bit matte into the store %.2f ms (%s)\n", label,
            *label ? ": " : "", mode, quant(pushms + from, settled, 0.5), quant(inms + from, settled, 0.5), quant(infms + from, settled, 0.5),
            quant(postms + from, settled, 0.5), quant(qms + from, settled, 0.5), float_matte ? "quantised here" : "the stream's, copied");
@@ -279,7 +285,7 @@ int main(int argc, char **argv) {
     hr_stream_destroy(st);
   }
   free(base); free(live); free(lat); free(rung); free(got); free(fr);
-  free(pushms); free(rqms); free(qms); free(inms); free(infms); free(postms); free(chms);
+  free(pushms); free(rqms); free(netms); free(qms); free(inms); free(infms); free(postms); free(chms);
   hr_model_destroy(m);
   munmap((void *)clip, (size_t)n * fbytes);
   close(fd);
