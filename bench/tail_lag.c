@@ -11,7 +11,14 @@
  *     [--skip 8 (frames before the first one measured: the state warms up)] [--label NAME]
  *     [--cache FILE (every frame's coefficients: read when the file exists, else written)]
  *
- * Internals (hr__split_*, hr__fgf_*, hr__motion_*): a developer bench, built like ingest_bench. */
+ * Internals (hr__split_*, hr__fgf_*, hr__motion_*): a developer bench, built like ingest_bench.
+ *
+ * 2026-12-06, sam2-bedroom at 1920x1440, ratio 0.171 (326x244 coefficients), lags 1/2/3/4/6: plain
+ * 3.52/5.23/6.39/7.27/8.55% off, warped 2.08/2.68/3.10/3.43/3.88%. Two variants tried and not kept:
+ * the older frame's low-resolution alpha warped and A, b fitted again against the current frame's
+ * image (the model's 3x3 box; exact at lag 0): 2.22/2.83/3.27/3.60/4.05%, worse; motion cells of 2
+ * grid pixels instead of 4 (CS in motion.c): 2.07% at lag 1, 3.08% at lag 3, for 1.5x the motion's
+ * time. What is left at lag 1 lies along the whole silhouette of a fast-moving child. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
