@@ -728,6 +728,7 @@ static int fgf_is_alpha(const hr__plan *p, int v) {
 
 /* RVM's low-resolution guided filter (plan.h, hr__fgf_lr) as one kernel at its last op; the plan
  * kept its inputs alive through that op, and A and b must not meet them. */
+static int switch_off(const char *name);
 static hr_status fuse_fgf_lr(hr_session *s, hr__exec *ex) {
   const hr__plan *p = s->plan;
   const hr__fgf_lr *f = &p->fgf_lr;
@@ -744,6 +745,18 @@ static hr_status fuse_fgf_lr(hr_session *s, hr__exec *ex) {
   hr_status st = hr__fgf_lr_init(&k->lr, (int)y->dims[1], (int)y->dims[2], (int)p->vals[f->wv[0]].t.dims[0],
                                  (int)p->vals[f->wh[0]].t.dims[1], wv, wh, f->eps, chunks);
   if (st) return st;
+  /* where only guided-filter tails without the foreground read A and b (they take the alpha's
+   * channel alone: hr__fgf's want_fgr 0, and the split run's copy), only that channel is made */
+  const int ra = p->vals[f->A].root, rb = p->vals[f->b].root;
+  int alpha_only = 1;
+  for (int i = 0; i < p->n_rops && alpha_only; i++) {
+    const hr__rop *r = &p->rops[i];
+    if (r->dead || (i >= f->first && i <= f->last)) continue;
+    for (int j = 0; j < r->n_in; j++)
+      if (r->in[j] >= 0 && (p->vals[r->in[j]].root == ra || p->vals[r->in[j]].root == rb) && (r->op != HR_OP_FGF_TAIL || r->n_out != 1))
+        alpha_only = 0;
+  }
+  k->lr.alpha_only = alpha_only && !switch_off("HR_FGF_LR_ALPHA");   /* HR_FGF_LR_ALPHA=0: all four, for A/B */
   for (int i = f->first; i < f->last; i++) ex->k[i].kind = K_FUSED;
   k->kind = K_FGF_LR;
   return HR_OK;
@@ -1761,6 +1774,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_XNN && k->hs_on          ? "xnnhswish"
                       : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"
+                      : k->kind == K_FGF_LR && k->lr.alpha_only ? "fgflr1"
                                                               : kn[k->kind];
   /* a measured pool choice (opick): @1 the calling thread, @pool the workers */
   const opick *pk = k && ((const hr__exec *)s->bimpl)->pk ? &((const hr__exec *)s->bimpl)->pk[i] : NULL;

@@ -1292,9 +1292,81 @@ static void lr_xrow_c(const float *restrict sp, float *restrict xp, int px, int 
 static void lr_xrow(const float *sp, float *xp, int W) { lr_xrow_c(sp, xp, hr__k_lr_xrow(sp, xp, W), W); }
 
 typedef struct lr_job { const hr__fgf_lr_k *g; const float *y, *src; float *A, *B; } lr_job;
+
+/* alpha_only: channel 3 alone, each value by lr_chunk's operations on that channel, in its order
+ * (the guidance's mean as lr_xrow_c makes it, the boxes summed from 0 tap after tap, vertically then
+ * horizontally, lr_coef's formula), so the same bits with a quarter of the work. Rows are made
+ * contiguous first (the mean, and y's channel 3: rings of KH rows, each made once) so that every
+ * loop runs along a row. Scratch: the two rings, the four vertical sums (W floats each) and the four
+ * horizontal ones (OW floats each). */
+HR__CLONES
+static void lr_alpha_rows(const float *restrict sp, const float *restrict yp, float *restrict xm, float *restrict ya, int W) {
+  for (int px = 0; px < W; px++) {
+    float m = 0.f;
+    m += sp[3 * px]; m += sp[3 * px + 1]; m += sp[3 * px + 2];
+    xm[px] = m / 3.f;
+    ya[px] = yp[4 * px + 3];
+  }
+}
+/* acc[q][i] += w[q] * t_q(i) over a row, t = (x*y, x, y, x*x); acc rows n apart */
+HR__CLONES
+static void lr_alpha_vtap(float *restrict acc, const float *restrict x, const float *restrict y, float w0, float w1, float w2, float w3, int n) {
+  for (int i = 0; i < n; i++) {
+    const float xy = x[i] * y[i], xx = x[i] * x[i];
+    acc[i] += w0 * xy;
+    acc[n + i] += w1 * x[i];
+    acc[2 * n + i] += w2 * y[i];
+    acc[3 * n + i] += w3 * xx;
+  }
+}
+/* acc[q][i] += w[q] * v[q][i]: one horizontal tap (v already offset by it); acc rows n apart, v rows m apart */
+HR__CLONES
+static void lr_alpha_htap(float *restrict acc, const float *restrict v, float w0, float w1, float w2, float w3, int n, int m) {
+  for (int i = 0; i < n; i++) {
+    acc[i] += w0 * v[i];
+    acc[n + i] += w1 * v[m + i];
+    acc[2 * n + i] += w2 * v[2 * m + i];
+    acc[3 * n + i] += w3 * v[3 * m + i];
+  }
+}
+HR__CLONES
+static void lr_alpha_coef(const float *restrict h, int n, float eps, float *restrict A, float *restrict B) {
+  for (int i = 0; i < n; i++) {
+    float mx = h[n + i], my = h[2 * n + i];
+    float p1 = mx * my, cxy = h[i] - p1, mx2 = mx * mx, e = eps - mx2, d = h[3 * n + i] + e;
+    float a = cxy / d, am = a * mx;
+    A[4 * i + 3] = a;
+    B[4 * i + 3] = my - am;
+  }
+}
+static void lr_chunk_alpha(const lr_job *j, size_t chunk) {
+  const hr__fgf_lr_k *g = j->g;
+  const int r0 = (int)((int64_t)g->OH * (int64_t)chunk / g->chunks), r1 = (int)((int64_t)g->OH * (int64_t)(chunk + 1) / g->chunks);
+  const int W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
+  float *xr = g->scratch + g->per_chunk * chunk, *yr = xr + (size_t)KH * W, *v = yr + (size_t)KH * W, *h = v + (size_t)4 * W;
+  for (int oy = r0; oy < r1; oy++) {
+    for (int k = oy == r0 ? 0 : KH - 1; k < KH; k++) {
+      const int64_t iy = oy + k;
+      lr_alpha_rows(j->src + iy * W * 3, j->y + iy * W * 4, xr + (size_t)(iy % KH) * W, yr + (size_t)(iy % KH) * W, W);
+    }
+    memset(v, 0, sizeof(float) * 4 * (size_t)W);
+    for (int k = 0; k < KH; k++) {
+      const size_t r = (size_t)((oy + k) % KH) * W;
+      lr_alpha_vtap(v, xr + r, yr + r, g->wv[(size_t)(0 * KH + k) * 16 + 3], g->wv[(size_t)(1 * KH + k) * 16 + 3],
+                    g->wv[(size_t)(2 * KH + k) * 16 + 3], g->wv[(size_t)(3 * KH + k) * 16 + 3], W);
+    }
+    memset(h, 0, sizeof(float) * 4 * (size_t)OW);
+    for (int k = 0; k < KW; k++)
+      lr_alpha_htap(h, v + k, g->wh[(size_t)(0 * KW + k) * 16 + 3], g->wh[(size_t)(1 * KW + k) * 16 + 3], g->wh[(size_t)(2 * KW + k) * 16 + 3],
+                    g->wh[(size_t)(3 * KW + k) * 16 + 3], OW, W);
+    lr_alpha_coef(h, OW, g->eps, j->A + (int64_t)oy * OW * 4, j->B + (int64_t)oy * OW * 4);
+  }
+}
+
 static void lr_chunk(void *ctx, size_t chunk) {
   const lr_job *j = ctx;
   const hr__fgf_lr_k *g = j->g;
+  if (g->alpha_only) { lr_chunk_alpha(j, chunk); return; }
   int r0 = (int)((int64_t)g->OH * (int64_t)chunk / g->chunks), r1 = (int)((int64_t)g->OH * (int64_t)(chunk + 1) / g->chunks);
   int64_t n = (int64_t)g->W * 4, no = (int64_t)g->OW * 4;
   int KH = g->KH, KW = g->KW;

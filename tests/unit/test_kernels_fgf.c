@@ -102,7 +102,8 @@ static void check(pthreadpool_t pool, hr_pixfmt fmt, int W, int H, int h, int w,
 
 /* hr__k_fgf_lr against its definition: x = (R, G, B, (((0 + R) + G) + B) / 3) per pixel, the four
  * boxes (x*y, x, y, x*x) summed from 0 tap after tap, vertically then horizontally, each product
- * and sum rounded alone; A = (mxy - mx*my) / (mxx + (eps - mx*mx)), b = my - A*mx. */
+ * and sum rounded alone; A = (mxy - mx*my) / (mxx + (eps - mx*mx)), b = my - A*mx. With
+ * alpha_only, channel 3 the same and the others not written. */
 static void check_lr(pthreadpool_t pool, int chunks, int H, int W, int KH, int KW) {
   size_t n = (size_t)H * W;
   float *y = malloc(sizeof(float) * n * 4), *src = malloc(sizeof(float) * n * 3);
@@ -151,6 +152,17 @@ static void check_lr(pthreadpool_t pool, int chunks, int H, int W, int KH, int K
   hr__k_fgf_lr(pool, &g, y, src, A, B);
   CHECKF(!memcmp(A, wa, sizeof(float) * no) && !memcmp(B, wb, sizeof(float) * no), "fgf_lr %dx%d, box %dx%d, %d chunks (pool %d)", W, H, KH, KW,
          chunks, pool != NULL);
+  /* alpha_only: channel 3 the same bits, channels 0-2 untouched (a sentinel each) */
+  g.alpha_only = 1;
+  for (size_t i = 0; i < no; i++) { A[i] = -7.f; B[i] = -9.f; }
+  hr__k_fgf_lr(pool, &g, y, src, A, B);
+  int bad3 = 0, touched = 0;
+  for (size_t i = 0; i < no; i++) {
+    if (i % 4 == 3) bad3 += memcmp(&A[i], &wa[i], sizeof(float)) != 0 || memcmp(&B[i], &wb[i], sizeof(float)) != 0;
+    else touched += A[i] != -7.f || B[i] != -9.f;
+  }
+  CHECKF(!bad3 && !touched, "fgf_lr alpha only %dx%d, box %dx%d, %d chunks (pool %d): %d alpha values differ, %d others written", W, H, KH,
+         KW, chunks, pool != NULL, bad3, touched);
   hr__fgf_lr_free(&g);
   free(y); free(src); free(A); free(B); free(wa); free(wb); free(x); free(v);
 }
