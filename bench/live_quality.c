@@ -126,8 +126,8 @@ int main(int argc, char **argv) {
   double *pushms = malloc(sizeof(double) * (size_t)n), *qms = malloc(sizeof(double) * (size_t)n), *inms = malloc(sizeof(double) * (size_t)n),
          *infms = malloc(sizeof(double) * (size_t)n), *postms = malloc(sizeof(double) * (size_t)n),
          *chms = malloc(sizeof(double) * (size_t)n), *rqms = malloc(sizeof(double) * (size_t)n), *netms = malloc(sizeof(double) * (size_t)n);
-  int *rung = malloc(sizeof(int) * (size_t)n), *got = malloc(sizeof(int) * (size_t)n);
-  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms || !chms || !rqms || !netms) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
+  int *rung = malloc(sizeof(int) * (size_t)n), *got = malloc(sizeof(int) * (size_t)n), *age = malloc(sizeof(int) * (size_t)n);
+  if (!base || !live || !lat || !rung || !got || !pushms || !qms || !inms || !infms || !postms || !chms || !rqms || !netms || !age) { fprintf(stderr, "live_quality: out of memory\n"); return 1; }
   /* touched now: an application quantises into a buffer it reuses, it does not fault in 2.8 MB of fresh pages a
    * frame (on a 2-CPU machine that took ~3 ms a frame from the loop being measured) */
   memset(base, 0xff, (size_t)n * px);   /* not 0: GCC makes malloc + memset(0) a calloc, which touches nothing */
@@ -209,6 +209,7 @@ int main(int argc, char **argv) {
         chms[delivered] = r.change_ms; inms[delivered] = r.record.ingest_ms; infms[delivered] = r.record.infer_ms; postms[delivered] = r.record.post_ms;
         lat[delivered] = (now_s() - t0 - idx / fps) * 1e3;
         rung[delivered] = r.rung;
+        age[delivered] = p.tail_every_frame ? (int)r.record.coef_age : 0;
         got[delivered] = idx;
         if (delivered && rung[delivered] != rung[delivered - 1]) last_change = delivered;
         if (p.tail_every_frame) {
@@ -280,11 +281,17 @@ int main(int argc, char **argv) {
         for (int q = k - 16 < 0 ? 0 : k - 16; q < k; q++) printf(" %.1f", pushms[q]);
         printf(" ms (the last 3: infer/post");
         for (int q = k - 3 < 0 ? 0 : k - 3; q < k; q++) printf(" %.1f/%.1f", infms[q], postms[q]);
-        printf(")\n");
+        printf(")");
+        if (p.tail_every_frame) {   /* the change's cost to the matte: the coefficients' age around it */
+          int am = 0, q1 = k + 30 < delivered ? k + 30 : delivered;
+          for (int q = k - 20 < 0 ? 0 : k - 20; q < q1; q++) am = age[q] > am ? age[q] : am;
+          printf(", coefficients up to %d frames old from 20 frames before to 30 after", am);
+        }
+        printf("\n");
       }
     hr_stream_destroy(st);
   }
-  free(base); free(live); free(lat); free(rung); free(got); free(fr);
+  free(base); free(live); free(lat); free(rung); free(got); free(age); free(fr);
   free(pushms); free(rqms); free(netms); free(qms); free(inms); free(infms); free(postms); free(chms);
   hr_model_destroy(m);
   munmap((void *)clip, (size_t)n * fbytes);

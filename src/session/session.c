@@ -240,7 +240,7 @@ static int carry_state(hr_session *s, hr_session *n) {
  * s->err names what failed. For a moment both plans are held (peak = old + new). The new state
  * is the old one resampled when carry is set and that works (*carried = 1), else zeroed; the
  * caller raises the events. */
-static hr_status build(hr_session *s, int w, int h, float ratio, int carry, int *carried) {
+static hr_status build(hr_session *s, int w, int h, float ratio, int carry, int *carried, int keep_heap) {
   if (carried) *carried = 0;
   hr_session scratch; /* the new bundle is made here: what the executor reads, nothing of the stream */
   memset(&scratch, 0, sizeof scratch);
@@ -314,7 +314,8 @@ static hr_status build(hr_session *s, int w, int h, float ratio, int carry, int 
     memset(&n->ing, 0, sizeof n->ing);
   }
   s->p.width = w; s->p.height = h; s->p.downsample_ratio = s->plan->ratio;
-  release_plan(&old);
+  if (keep_heap) bundle_free(&old);   /* its pages stay in the heap for the next build */
+  else release_plan(&old);
   return HR_OK;
 nomem:
   st = HR_ENOMEM;
@@ -380,7 +381,7 @@ hr_status hr_session_create_err(hr_model *m, const hr_session_params *p, hr_sess
   if (!st && threads > 1 && !s->pool) st = serr(s, HR_ENOMEM, "cannot create a pool of %d threads", threads);
   if (!st) s->prev_luma = calloc(32 * 18, 1);
   if (!st && !s->prev_luma) st = serr(s, HR_ENOMEM, "out of memory for the session");
-  if (!st) st = build(s, w, h, s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h), 0, NULL);
+  if (!st) st = build(s, w, h, s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h), 0, NULL, 0);
   if (st) {
     if (err && err_len) snprintf(err, err_len, "%s", s->err[0] ? s->err : hr_status_str(st));
     hr_session_destroy(s);
@@ -455,23 +456,32 @@ hr_status hr_session_resume(hr_session *s, int w, int h, float ratio) {
   if (s->plan) return HR_OK;
   if (!w || !h) { w = s->p.width; h = s->p.height; }
   if (ratio <= 0) ratio = s->p.downsample_ratio > 0 ? s->p.downsample_ratio : auto_ratio(w, h);
-  hr_status st = build(s, w, h, ratio, 0, NULL);
+  hr_status st = build(s, w, h, ratio, 0, NULL, 0);
   if (st) return say_after(s, st, "the session stays suspended");
   s->pending_events |= HR_EVENT_REPLANNED | HR_EVENT_STATE_RESET;
   return HR_OK;
 }
 
-hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) {
+static hr_status replan(hr_session *s, int w, int h, float ratio, int keep_heap) {
   if (!s) return HR_EINVAL;
   if (!s->plan) return hr_session_resume(s, w, h, ratio);
   if (ratio <= 0) ratio = auto_ratio(w, h);
   if (w == s->plan->width && h == s->plan->height && ratio == s->plan->ratio) return HR_OK;
   int carried = 0;
-  hr_status st = build(s, w, h, ratio, !s->p.replan_resets_state, &carried); /* validates before it changes anything */
+  hr_status st = build(s, w, h, ratio, !s->p.replan_resets_state, &carried, keep_heap); /* validates before it changes anything */
   if (st) return say_after(s, st, "the previous plan and its state are kept");
   s->pending_events |= HR_EVENT_REPLANNED | (carried ? 0u : (unsigned)HR_EVENT_STATE_RESET);
   return HR_OK;
 }
+
+hr_status hr_session_replan(hr_session *s, int w, int h, float ratio) { return replan(s, w, h, ratio, 0); }
+
+hr_status hr__session_replan_keep(hr_session *s, int w, int h, float ratio) {
+  const char *e = getenv("HR_REPLAN_TRIM");   /* 1: give the pages back as hr_session_replan does (for A/B) */
+  return replan(s, w, h, ratio, !(e && atoi(e)));
+}
+
+void hr__heap_trim(void) { trim_heap(); }
 
 hr_status hr__session_replan_quiet(hr_session *s, int w, int h, float ratio) {
   if (!s || !s->plan) return HR_EINVAL;

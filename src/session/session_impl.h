@@ -85,6 +85,15 @@ int hr__session_threads(const hr_session *s, int i0, int i1);
  * the same, but the caller made nothing happen, so no event is raised and, on failure, the
  * session's error message is left as it was. */
 hr_status hr__session_replan_quiet(hr_session *s, int w, int h, float ratio);
+/* hr_session_replan for a change of speed, not of memory (the stream's budget rung changes): the
+ * replaced plan's pages are not given back to the OS (no malloc_trim) but stay in the heap, where
+ * the next build takes them. Giving them back cost each such replan its pages' faults again: 51-65
+ * ms against 6-14 ms on a 2-vCPU VM at 1920x1440 (0.133 - 0.213). What stays is at most what the
+ * build held beside the running plan, which the governor admitted (hr__gov_build_fits); the stream
+ * gives it back on the governor's RELEASE_CACHES (hr__heap_trim), and a suspend gives back all. */
+hr_status hr__session_replan_keep(hr_session *s, int w, int h, float ratio);
+/* Free heap pages back to the OS (malloc_trim; nothing elsewhere). */
+void hr__heap_trim(void);
 
 /* Split run: the stream's tail-every-frame mode (split.c). RVM's plan ends in the fused guided-
  * filter tail, which turns low-resolution coefficients A and b into the full-resolution matte with

@@ -340,7 +340,7 @@ static void note_replanned(hr_stream *s, int rung) {
  * newest coefficients, as it does while a network run is slow. */
 static void replan_on_worker(void *arg) {
   hr_stream *s = arg;
-  s->replan_st = hr_session_replan(s->s, s->sp.width, s->sp.height, s->lad.ratio[s->replan_rung]);
+  s->replan_st = hr__session_replan_keep(s->s, s->sp.width, s->sp.height, s->lad.ratio[s->replan_rung]);
 }
 
 /* The replan in flight has finished (the worker is idle): take its result as apply_decisions does
@@ -421,7 +421,7 @@ static uint32_t apply_decisions(hr_stream *s, int pressure) {
       st = hr_session_resume(s->s, s->sp.width, s->sp.height, l->ratio[want]);
       if (st) { s->resume_failed = 1; s->retry_at = s->n + RETRY_FRAMES; }
     } else {
-      st = hr_session_replan(s->s, s->sp.width, s->sp.height, l->ratio[want]);
+      st = hr__session_replan_keep(s->s, s->sp.width, s->sp.height, l->ratio[want]);   /* a change of speed */
     }
     if (st) {
       s->stats.change_failures++;
@@ -465,6 +465,8 @@ static void govern(hr_stream *s, hr_telemetry_record *rec) {
         if (d.action == HR_GOV_ACTION_SUSPEND) s->want_suspend = 1;
         if (d.action == HR_GOV_ACTION_RESUME) s->want_resume = 1;
         if (d.action == HR_GOV_ACTION_STEP_DOWN) hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_SHED, NULL);
+        /* the pages a change of speed left in the heap (hr__session_replan_keep) go back to the OS */
+        if (d.action == HR_GOV_ACTION_RELEASE_CACHES) hr__heap_trim();
         if (d.action == HR_GOV_ACTION_STEP_UP && d.rung == 0) hr_health_note_event(s->health, HR_HEALTH_EVENT_GOV_RESTORED, NULL);
       }
     }
