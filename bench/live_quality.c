@@ -9,7 +9,8 @@
  * after the run, with the base-quality matte of the same frame: the clip run offline, every frame,
  * at the base ratio, state carried (twice as well; the second pass is kept). Reported over the frames after the controller settled (the
  * last rung change + 2): the share of pixels off by > 0.1, mean |d|, delivered fps, dropped
- * share, capture-to-matte latency p50/p99; in tail mode also the coefficients' age and the network
+ * share, capture-to-matte latency p50/p99 (and the share off and the p99 over every frame of the
+ * measured pass, changes included: what the viewer saw); in tail mode also the coefficients' age and the network
  * runs' own times (p50/p90 over the runs the measured pass used, and how many ran on one thread).
  *
  *   live_quality MODEL CLIP.nv12 WxH [--fps 60] [--frames N] [--threads T] [--budget-ms 16.7]
@@ -225,13 +226,16 @@ int main(int argc, char **argv) {
     hr_stream_get_stats(st, &ss);
     int from = last_change + 2 < delivered ? last_change + 2 : delivered;
     first = from < delivered ? got[from] : n;
-    long long off = 0, tot = 0;
+    long long off = 0, tot = 0, off_all = 0, tot_all = 0;   /* the settled stretch; every frame of the pass */
     double sad = 0, worst = 0;
-    for (int k = from; k < delivered; k++) {
+    for (int k = 0; k < delivered; k++) {
       const uint8_t *a = live + (size_t)got[k] * px, *b = base + (size_t)got[k] * px;
       long long o = 0;
-      for (size_t i = 0; i < px; i++) { int d = abs((int)a[i] - (int)b[i]); sad += d; o += d > 25; }
-      off += o; tot += (long long)px;
+      double sd = 0;
+      for (size_t i = 0; i < px; i++) { int d = abs((int)a[i] - (int)b[i]); sd += d; o += d > 25; }
+      off_all += o; tot_all += (long long)px;
+      if (k < from) continue;
+      off += o; tot += (long long)px; sad += sd;
       if ((double)o / px > worst) worst = (double)o / px;
     }
     int settled = delivered - from, span = from < delivered ? got[delivered - 1] - first + 1 : 0;
@@ -241,6 +245,8 @@ int main(int argc, char **argv) {
            "%.1f fps, dropped %.1f%%, latency p50 %.1f p99 %.1f ms", label, *label ? ": " : "", mode, ss.rung_ratio[ss.rung], settled,
            first, tot ? 100.0 * off / tot : NAN, 100 * worst, tot ? sad / tot / 255 : NAN, settled / ((double)span / fps),
            span ? 100.0 * (1 - (double)settled / span) : NAN, p50, p99);
+    printf(" [every frame of the pass, rung changes included: off>0.1 %.2f%%, latency p99 %.1f ms]", tot_all ? 100.0 * off_all / tot_all : NAN,
+           quant(lat, delivered, 0.99));
     if (p.tail_every_frame) printf(", network runs %lld, coefficients %.1f frames old on average (max %lld), a run p50 %.1f p90 %.1f ms (%d in the pass, %d on one thread)",
                                    (long long)ss.net_runs, age_sum / (delivered ? delivered : 1), (long long)age_max, quant(netms, nnet, 0.5),
                                    quant(netms, nnet, 0.9), nnet, net1);
