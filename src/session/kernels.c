@@ -1160,17 +1160,21 @@ static void lr_tap_prod(float *restrict acc, const float *restrict w16, const fl
     acc[i] += w16[i & 15] * v;
   }
 }
-/* A = (mxy - mx*my) / (mxx + (eps - mx*mx)), b = my - A*mx over a row. */
+/* The guided filter's coefficients from the four box means (x*y, x, y, x*x):
+ * A = (mxy - mx*my) / (mxx + (eps - mx*mx)), b = my - A*mx, one rounding per operation in the
+ * order of the model's own ops (the fused kernels give the plain engine's bits). Every coefficient
+ * kernel here takes it from this one place. */
+static inline __attribute__((always_inline)) void lr_ab(float mxy, float mx, float my, float mxx, float eps, float *a, float *b) {
+  float p1 = mx * my, cxy = mxy - p1, mx2 = mx * mx, e = eps - mx2, d = mxx + e;
+  float av = cxy / d, am = av * mx;
+  *a = av;
+  *b = my - am;
+}
+/* lr_ab over a row. */
 HR__CLONES
 static void lr_coef(const float *restrict hxy, const float *restrict hx, const float *restrict hy, const float *restrict hxx, int64_t n,
                     float eps, float *restrict A, float *restrict B) {
-  for (int64_t i = 0; i < n; i++) {
-    float mx = hx[i], my = hy[i];
-    float p1 = mx * my, cxy = hxy[i] - p1, mx2 = mx * mx, e = eps - mx2, d = hxx[i] + e;
-    float a = cxy / d, am = a * mx;
-    A[i] = a;
-    B[i] = my - am;
-  }
+  for (int64_t i = 0; i < n; i++) lr_ab(hxy[i], hx[i], hy[i], hxx[i], eps, &A[i], &B[i]);
 }
 
 /* The vertical pass of the four boxes over a row, the taps summed in registers: v[q][i] = 0 +
@@ -1247,22 +1251,12 @@ HR__INLINE void lr_horiz_coef_body(const float *restrict v, int64_t n, const flo
         h3[l] += w3[l] * vv[3 * n + l];
       }
     }
-    for (int l = 0; l < 16; l++) {
-      float mx = h1[l], my = h2[l];
-      float p1 = mx * my, cxy = h0[l] - p1, mx2 = mx * mx, e = eps - mx2, d = h3[l] + e;
-      float a = cxy / d, am = a * mx;
-      A[i + l] = a;
-      B[i + l] = my - am;
-    }
+    for (int l = 0; l < 16; l++) lr_ab(h0[l], h1[l], h2[l], h3[l], eps, &A[i + l], &B[i + l]);
   }
   for (; i < no; i++) {
     float hxy = lr_hsum(wq[0], v, KW, i, (int)(i & 15)), hx = lr_hsum(wq[1], v + n, KW, i, (int)(i & 15));
     float hy = lr_hsum(wq[2], v + 2 * n, KW, i, (int)(i & 15)), hxx = lr_hsum(wq[3], v + 3 * n, KW, i, (int)(i & 15));
-    float mx = hx, my = hy;
-    float p1 = mx * my, cxy = hxy - p1, mx2 = mx * mx, e = eps - mx2, d = hxx + e;
-    float a = cxy / d, am = a * mx;
-    A[i] = a;
-    B[i] = my - am;
+    lr_ab(hxy, hx, hy, hxx, eps, &A[i], &B[i]);
   }
 }
 
@@ -1331,13 +1325,7 @@ static void lr_alpha_htap(float *restrict acc, const float *restrict v, float w0
 }
 HR__CLONES
 static void lr_alpha_coef(const float *restrict h, int n, float eps, float *restrict A, float *restrict B) {
-  for (int i = 0; i < n; i++) {
-    float mx = h[n + i], my = h[2 * n + i];
-    float p1 = mx * my, cxy = h[i] - p1, mx2 = mx * mx, e = eps - mx2, d = h[3 * n + i] + e;
-    float a = cxy / d, am = a * mx;
-    A[4 * i + 3] = a;
-    B[4 * i + 3] = my - am;
-  }
+  for (int i = 0; i < n; i++) lr_ab(h[i], h[n + i], h[2 * n + i], h[3 * n + i], eps, &A[4 * i + 3], &B[4 * i + 3]);
 }
 static void lr_chunk_alpha(const lr_job *j, size_t chunk) {
   const hr__fgf_lr_k *g = j->g;
