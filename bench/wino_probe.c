@@ -134,12 +134,11 @@ static void in_transform(const wino *w, int ty, int tx0, int nt, float *V) {
   (void)nt;
 }
 
-/* M[pos] (NT x Kp) = V[pos] (NT x Cp) U[pos] (Cp x Kp), 32 output channels at a time (16 for the
- * last where Kp is an odd multiple of 16). */
-static void gemm16(const wino *w, const float *V, float *M) {
-  const int Cp = w->Cp, Kp = w->Kp, C = w->C;
-  for (int p = 0; p < 16; p++) {
-    const float *Vp = V + (size_t)p * NT * Cp, *Up = w->U + (size_t)p * Cp * Kp;
+/* M[pos] (NT x Kp) = V[pos] (NT x Cp) U[pos] (Cp x Kp) for each of the npos positions, 32 output
+ * channels at a time (16 for the last where Kp is an odd multiple of 16). Both variants use it. */
+static void gemm_pos(int npos, int C, int Cp, int Kp, const float *U, const float *V, float *M) {
+  for (int p = 0; p < npos; p++) {
+    const float *Vp = V + (size_t)p * NT * Cp, *Up = U + (size_t)p * Cp * Kp;
     float *Mp = M + (size_t)p * NT * Kp;
     int k0 = 0;
     for (; k0 + 32 <= Kp; k0 += 32) {
@@ -211,7 +210,7 @@ static void wino_task(void *ctx, size_t task) {
     const int ty = (int)(bi / w->bpr), tx0 = (int)(bi % w->bpr) * NT;
     const int nt = w->TW - tx0 < NT ? w->TW - tx0 : NT;
     if (phase & 1) in_transform(w, ty, tx0, nt, V);
-    if (phase & 2) gemm16(w, V, M);
+    if (phase & 2) gemm_pos(16, w->C, w->Cp, w->Kp, w->U, V, M);
     if (phase & 4) out_transform(w, ty, tx0, nt, M);
   }
 }
@@ -301,42 +300,6 @@ static void in4(const wino4 *w, int ty, int tx0, float *V) {
   }
 }
 
-static void gemm36(const wino4 *w, const float *V, float *M) {
-  const int Cp = w->Cp, Kp = w->Kp, C = w->C;
-  for (int p = 0; p < 36; p++) {
-    const float *Vp = V + (size_t)p * NT * Cp, *Up = w->U + (size_t)p * Cp * Kp;
-    float *Mp = M + (size_t)p * NT * Kp;
-    int k0 = 0;
-    for (; k0 + 32 <= Kp; k0 += 32) {
-      __m512 a0[NT], a1[NT];
-      for (int t = 0; t < NT; t++) a0[t] = a1[t] = _mm512_setzero_ps();
-      const float *u = Up + k0;
-      for (int c = 0; c < C; c++, u += Kp) {
-        const __m512 u0 = _mm512_load_ps(u), u1 = _mm512_load_ps(u + 16);
-        for (int t = 0; t < NT; t++) {
-          const __m512 v = _mm512_set1_ps(Vp[(size_t)t * Cp + c]);
-          a0[t] = _mm512_fmadd_ps(v, u0, a0[t]);
-          a1[t] = _mm512_fmadd_ps(v, u1, a1[t]);
-        }
-      }
-      for (int t = 0; t < NT; t++) {
-        _mm512_store_ps(Mp + (size_t)t * Kp + k0, a0[t]);
-        _mm512_store_ps(Mp + (size_t)t * Kp + k0 + 16, a1[t]);
-      }
-    }
-    if (k0 < Kp) {
-      __m512 a0[NT];
-      for (int t = 0; t < NT; t++) a0[t] = _mm512_setzero_ps();
-      const float *u = Up + k0;
-      for (int c = 0; c < C; c++, u += Kp) {
-        const __m512 u0 = _mm512_load_ps(u);
-        for (int t = 0; t < NT; t++) a0[t] = _mm512_fmadd_ps(_mm512_set1_ps(Vp[(size_t)t * Cp + c]), u0, a0[t]);
-      }
-      for (int t = 0; t < NT; t++) _mm512_store_ps(Mp + (size_t)t * Kp + k0, a0[t]);
-    }
-  }
-}
-
 #define AT6(m, y)                                                                                  \
   do {                                                                                            \
     const __m512 f2 = _mm512_set1_ps(2.f), f4 = _mm512_set1_ps(4.f), f8 = _mm512_set1_ps(8.f);    \
@@ -383,7 +346,7 @@ static void wino4_task(void *ctx, size_t task) {
     const int ty = (int)(bi / w->bpr), tx0 = (int)(bi % w->bpr) * NT;
     const int nt = w->TW - tx0 < NT ? w->TW - tx0 : NT;
     in4(w, ty, tx0, V);
-    gemm36(w, V, M);
+    gemm_pos(36, w->C, w->Cp, w->Kp, w->U, V, M);
     out4(w, ty, tx0, nt, M);
   }
 }
