@@ -22,6 +22,8 @@
 # thread; same bits; before 2026-12-05 one row a task), HR_OP_POOL=0 keeps the size rule for which small ops wake
 # the pool (default: measured per op in the first runs, exec.c opick; after 2026-12-05), HR_POOL_PARK=0
 # leaves the pool's threads spinning after each run (default: asleep, exec.c park_pool; after 2026-12-06).
+# HR_WINO=0 keeps XNNPACK for the 3x3 stride-1 convolutions (default on AVX-512: Winograd F(4x4, 3x3),
+# src/session/wino.c; from the evening of 2026-12-06).
 # Load from other processes skews the result: the load average at start and end is in the output;
 # run it on an idle host.
 #

@@ -7,6 +7,7 @@
 #include "graph/ops.h"
 #include "plan/lower.h"
 #include "session/kernels.h"
+#include "session/wino.h"
 
 #define VID(node, port) ((node) * HR_MAX_OUT + (port))
 #define LAST_FOREVER 0x3fffffff
@@ -295,8 +296,66 @@ static int conv_bands(const hr__plan *p, const hr__rop *r, hr__band *b) {
   return hr__conv_bands(x->dims[0], x->dims[1], o->dims[1], o->dims[2], (int)w->dims[0], (int)w->dims[1], a->strides[1],
                         a->dilations[1], pt, b);
 }
+/* Convolution i reads the output of a resize-concat just before it (a ResizeBilinear at most three
+ * ops back writing what it reads, which it alone reads) and runs in the plan's bands whose halo rows
+ * add at most a quarter: exec.c's fuse_resize_conv makes its input band by band in the bands'
+ * tasks (as the plan's bands are on two threads or fewer). On RVM at 480x360 and 328x246, the output
+ * block's 35 -> 16 convolution: there XNNPACK with the rows made in cache beat the Winograd with the
+ * resize-concat apart by 1-2 ms on the 2-vCPU VM. */
+static int resize_conv_likely(const hr__plan *p, int i) {
+  const hr__rop *r = &p->rops[i];
+  const int R = p->vals[r->in[0]].root;
+  if (p->vals[R].n_readers != 1) return 0;
+  int resize = 0;
+  for (int j = i - 3 < 0 ? 0 : i - 3; j < i; j++) {
+    const hr__rop *q = &p->rops[j];
+    if (q->dead) continue;
+    if (q->op == HR_OP_RESIZE_BILINEAR) resize = 1;
+    if (resize && q->n_out > 0 && p->vals[q->out[0]].root == R) {
+      hr__band b[HR__BAND_MAX + 2];
+      const int nb = conv_bands(p, r, b);
+      int64_t made = 0;
+      for (int k = 0; k < nb; k++) made += b[k].in_rows;
+      return nb > 0 && hr__bands_halo_ok(made, p->vals[r->in[0]].t.dims[1]);
+    }
+  }
+  return 0;
+}
+
+int hr__plan_wino(const hr__plan *p, int i) {
+  const hr__rop *r = &p->rops[i];
+  if (r->dead || (r->op != HR_OP_CONV2D && r->op != HR_OP_FUSED_CONV2D) || r->n_in < 2 || !hr__wino_ok()) return 0;
+  const hr__attrs *a = r->node ? &r->node->a : &r->syn.a;
+  if (p->vals[r->in[1]].kind != V_CONST || (a->fused_bias && (r->n_in < 3 || p->vals[r->in[2]].kind != V_CONST))) return 0;
+  const hr__tensor *x = &p->vals[r->in[0]].t, *w = &p->vals[r->in[1]].t, *o = &p->vals[r->out[0]].t;
+  if (x->dt != HR_DT_FLOAT || o->dt != HR_DT_FLOAT || w->dt != HR_DT_FLOAT || x->rank != 4 || w->rank != 4 || o->rank != 4) return 0;
+  if (p->vals[p->vals[r->in[0]].root].storage == S_SRC || w->dims[2] != x->dims[3] || w->dims[3] != o->dims[3]) return 0;
+  int64_t oh, ow; int pt, pl;
+  hr__conv_geom(a->padding, a->explicit_pad + 2, x->dims[1], (int)w->dims[0], a->strides[1], a->dilations[1], &oh, &pt);
+  hr__conv_geom(a->padding, a->explicit_pad + 4, x->dims[2], (int)w->dims[1], a->strides[2], a->dilations[2], &ow, &pl);
+  const int pb = (int)(oh + 2 - x->dims[1] - pt), pr = (int)(ow + 2 - x->dims[2] - pl); /* for a 3x3, stride 1 */
+  if (oh != x->dims[1] || ow != x->dims[2] || o->dims[1] != oh || o->dims[2] != ow ||
+      !hr__wino_fits((int)w->dims[0], (int)w->dims[1], a->strides[1], a->strides[2], a->dilations[1], a->dilations[2], pt, pb, pl, pr, 1,
+                     x->dims[0]))
+    return 0;
+  if (resize_conv_likely(p, i)) return 0;
+  if (i + 1 < p->n_rops) {
+    const hr__rop *n = &p->rops[i + 1];
+    const hr__val *t = &p->vals[p->vals[r->out[0]].root];
+    if (!n->dead && n->n_in > 0 && p->vals[n->in[0]].root == p->vals[r->out[0]].root && t->n_readers == 1) {
+      if (n->op == HR_OP_HARDSWISH) return 0;
+      if ((n->op == HR_OP_CONV2D || n->op == HR_OP_FUSED_CONV2D) && n->n_in > 1) {
+        const hr__tensor *nw = &p->vals[n->in[1]].t;
+        const hr__attrs *na = n->node ? &n->node->a : &n->syn.a;
+        if (nw->rank == 4 && nw->dims[0] == 1 && nw->dims[1] == 1 && na->strides[1] == 1 && na->strides[2] == 1) return 0;
+      }
+    }
+  }
+  return 1;
+}
+
 static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
-  int64_t own = 0, sh = 0;
+  int64_t own = 0, sh = 0, wino_scratch = 0;
   const hr__fgf_lr *lr = &p->fgf_lr;
   if (lr->first >= 0) { /* exec.c's one kernel for the group: the boxes' weights, scratch for one chunk (a thread) */
     const hr__tensor *y = &p->vals[lr->y].t, *A = &p->vals[lr->A].t;
@@ -312,6 +371,11 @@ static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
       case HR_OP_CONV2D: case HR_OP_FUSED_CONV2D: {
         const hr__tensor *w = &p->vals[r->in[1]].t;
         int64_t kh = w->dims[0], kw = w->dims[1], c = w->dims[2], oc = w->dims[3];
+        if (hr__plan_wino(p, i)) { /* exec.c's Winograd: its transformed weights (in the kernel cache), the largest one's scratch */
+          *(hr__model_owns(p->m, w->data) ? &sh : &own) += hr__wino_bytes(c, oc);
+          if (hr__wino_scratch_floats(c, oc) > wino_scratch) wino_scratch = hr__wino_scratch_floats(c, oc);
+          break;
+        }
         int64_t *acc = hr__model_owns(p->m, w->data) ? &sh : &own;
         *acc += ru16(oc) * (kh * kw * c + 1) * 4;
         int pad = a->padding != HR_PAD_VALID &&
@@ -386,6 +450,10 @@ static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
       default: break;
     }
   }
+  /* the Winograd scratch is one for the session, a slot a thread: counted for one thread, as the
+   * guided filter's scratch above (the plan does not know the session's threads; each further thread
+   * adds a slot, 295 KB for RVM's largest) */
+  if (wino_scratch) own += wino_scratch * 4 + 64;
   *shared = sh;
   return own;
 }

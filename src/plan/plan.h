@@ -115,6 +115,15 @@ int hr__conv_bands(int64_t n, int64_t ih, int64_t oh, int64_t ow, int kh, int kw
  * read, each band's halo included, are at most 5/4 of the image's rows: a halo row is made twice. */
 static inline int hr__bands_halo_ok(int64_t rows_read, int64_t rows) { return 4 * rows_read <= 5 * rows; }
 
+/* Op i is a convolution the CPU engine runs as Winograd F(4x4, 3x3) (session/wino.h, exec.c): a
+ * float 3x3 one of stride 1 with one pixel of padding around (the output the input's size), constant
+ * weights, on a CPU with AVX-512F (hr__wino_ok), its input not the caller's frame; not one whose only
+ * reader is the next op where that is a HardSwish or a pointwise convolution, nor one whose input a
+ * resize-concat just before makes, in bands with a small halo (exec.c runs those with XNNPACK's
+ * bands and the other op on each band's rows: fuse_conv_hswish, fuse_conv_pw, fuse_resize_conv).
+ * The estimate of kernel memory and the engine both ask this. */
+int hr__plan_wino(const hr__plan *p, int i);
+
 /* Tensor view of value v given the arena base and state buffers. */
 hr__tensor hr__plan_view(const hr__plan *p, int v, void *arena, float *const *state, const float *src);
 #endif

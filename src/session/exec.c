@@ -11,6 +11,7 @@
 #include "session/session_impl.h"
 #include "graph/ops.h"
 #include "session/kernels.h"
+#include "session/wino.h"
 #include "session/kernels_simd.h"
 #include "session/kcache.h"
 #include "session/tadapt.h"
@@ -18,7 +19,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY, K_SPLIT_CAT
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY, K_SPLIT_CAT, K_WINO
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -81,6 +82,7 @@ typedef struct kern {
   hr__fgf_lr_k lr;          /* K_FGF_LR tables and scratch */
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
   hr__dwconv dw;            /* K_DWCONV: geometry and the weights' pointers (read in place) */
+  hr__wino wn;              /* K_WINO: the transformed weights (hr__plan_wino; the scratch is the executor's) */
   hr__matvec mv;            /* K_XNN, a one-pixel 1x1 convolution (mv_on): our kernel's view of it (matvec_fits) */
   int mv_on;
   hr__dw_epi dwe;           /* K_DWCONV: the ops after it done in its epilogue (fuse_dw_epi; v1, v2 set per run) */
@@ -146,6 +148,11 @@ struct hr__exec {
   int n;
   kern *k;
   opick *pk;                /* n, or NULL when no op is measured (no pool, HR_OP_POOL=0) */
+  float *wino;              /* K_WINO's scratch, one for every such op (they run one after another):
+                               a slot a pool thread (at most 64), each the largest op's
+                               hr__wino_scratch_floats, 64-byte aligned */
+  void *wino_mem;
+  int wino_slots;
   hr__kcache *kc;           /* the model's, where shared operators come from */
   trange tr[3];             /* made at create, so that ranges run on two threads need no lock */
   int n_tr;                 /* 0: the session's thread count is fixed (or it has no pool) */
@@ -530,6 +537,17 @@ static hr_status setup_xnn(hr_session *s, const hr__rop *r, kern *k) {
     return HR_ENOTSUP;
   }
   return HR_OK;
+}
+
+/* The kernel cache's key for a Winograd convolution's transformed weights (hr__wino_pack). */
+typedef struct wino_key {
+  char tag[8];               /* "wino4x4": no operator descriptor has this layout */
+  const float *w, *b;        /* the model's weights (HWIO) and bias */
+  int64_t C, K;
+} wino_key;
+static void wino_fill(const void *key, void *data) {
+  const wino_key *k = key;
+  hr__wino_pack(k->w, k->b, (int)k->C, (int)k->K, data);
 }
 
 static int reads_src(hr_session *s, const hr__rop *r) {
@@ -1466,6 +1484,22 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
                              (int)d->kh, (int)d->sh, (int)d->dh, (int)d->pt, (int)d->pl, d->lo, d->hi);
         continue;
       }
+      if (hr__plan_wino(s->plan, i) && describe_xnn(s, r, &k->xd) && apart(s, r->out[0], r->in[0])) {
+        /* with and without HR_EXEC_FUSE (the two engines compare bit for bit); the transformed
+         * weights shared by the model's sessions and plans through its kernel cache */
+        const xdesc *d = &k->xd;
+        wino_key key;
+        memset(&key, 0, sizeof key);
+        memcpy(key.tag, "wino4x4", 8);
+        key.w = d->w; key.b = d->b; key.C = (int64_t)d->gic; key.K = (int64_t)d->goc;
+        void *blk = NULL;
+        st = hr__kcache_acquire_blob(s->m->kcache, &key, sizeof key, (size_t)hr__wino_bytes(key.C, key.K), wino_fill, &blk, &k->share,
+                                     &k->shared_bytes);
+        if (st) break;
+        k->kind = K_WINO;
+        hr__wino_set(&k->wn, blk, (int)d->gic, (int)d->goc, d->lo, d->hi);
+        continue;
+      }
       if (create_xnn(s, r, k, fuse && conv_hswish(s, i) ? hs_bands(s, i) : 0, &st)) {
         if (!st && !k->n_band && matvec_fits(s, r, &k->xd)) {
           const xdesc *d = &k->xd;
@@ -1500,8 +1534,21 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   if (fuse && !switch_off("HR_RESIZE_CONV"))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_conv(s, ex, i);
 
+  /* the Winograd ops' one scratch */
+  int64_t wino_floats = 0;
+  for (int i = 0; i < ex->n; i++)
+    if (ex->k[i].kind == K_WINO && hr__wino_scratch_floats(ex->k[i].wn.C, ex->k[i].wn.K) > wino_floats)
+      wino_floats = hr__wino_scratch_floats(ex->k[i].wn.C, ex->k[i].wn.K);
+  if (!st && wino_floats) {
+    ex->wino_slots = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
+    if (ex->wino_slots > 64) ex->wino_slots = 64;
+    ex->wino_mem = malloc((size_t)wino_floats * sizeof(float) * (size_t)ex->wino_slots + 64);
+    if (!ex->wino_mem) st = HR_ENOMEM;
+    else ex->wino = (float *)(((uintptr_t)ex->wino_mem + 63) & ~(uintptr_t)63);
+  }
   hr__xnn_account_end();
   s->kernel_shared_bytes = shared_kernel_bytes(ex);
+  if (ex->wino) s->kernel_bytes += wino_floats * (int64_t)sizeof(float) * ex->wino_slots + 64;
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
     s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
@@ -1542,6 +1589,7 @@ void hr__exec_destroy(hr__exec *ex) {
   }
   free(ex->k);
   free(ex->pk);
+  free(ex->wino_mem);
   free(ex);
 }
 
@@ -1729,6 +1777,11 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
             hr__k_gap(kp, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
             break;
           }
+          case K_WINO: {
+            const hr__tensor *x = &in[0];
+            hr__k_wino(kp, &k->wn, x->data, out[0].data, (int)x->dims[1], (int)x->dims[2], ex->wino, ex->wino_slots);
+            break;
+          }
           case K_DWCONV:
             if (k->dw_out >= 0) {
               k->dwe.v1 = k->dw_v1 >= 0 ? view(s, k->dw_v1).data : NULL;
@@ -1763,7 +1816,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary", "splitcat"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary", "splitcat", "wino"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const kern *k = s->bk == &hr__backend_cpu ? &((const hr__exec *)s->bimpl)->k[i] : NULL;

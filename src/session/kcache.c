@@ -158,6 +158,9 @@ struct hr__kshare {
   hr__kshare *next;
   uint64_t hash;
   xnn_operator_t tmpl;     /* created and set up with placeholder pointers; never run */
+  void *blob;              /* or a block of our kernels' data (hr__kcache_acquire_blob) */
+  size_t blob_size;        /* its bytes; mapped pages (protection mode) when blob_mapped */
+  int blob_mapped;
   size_t op_size, op_align;
   int64_t bytes;           /* everything the template allocated */
   int refs;                /* live clones */
@@ -208,6 +211,8 @@ static void discard(hr__kshare *e) {
   if (e->tmpl) xnn_delete_operator(e->tmpl);
   tl_account = acc;
   drop_blocks(e);
+  if (e->blob && e->blob_mapped) munmap(e->blob, page_round(e->blob_size));
+  else free(e->blob);
 }
 
 /* Unlink a template from the cache and delete it. Caller holds kc->mu. */
@@ -291,6 +296,45 @@ hr_status hr__kcache_acquire(hr__kcache *kc, const void *key, size_t key_len, hr
   }
   pthread_mutex_unlock(&kc->mu);
   return c ? HR_OK : HR_ENOMEM;
+}
+
+hr_status hr__kcache_acquire_blob(hr__kcache *kc, const void *key, size_t key_len, size_t bytes, hr__kblob_fill_fn fill, void **data,
+                                  hr__kshare **share, int64_t *shared_bytes) {
+  *data = NULL;
+  *share = NULL;
+  if (shared_bytes) *shared_bytes = 0;
+  uint64_t h = fnv1a(key, key_len);
+  pthread_mutex_lock(&kc->mu);
+  hr__kshare *e = kc->head;
+  while (e && !(e->hash == h && e->key_len == key_len && !memcmp(e->key, key, key_len))) e = e->next;
+  if (!e) {
+    e = calloc(1, sizeof *e + key_len);
+    if (!e) { pthread_mutex_unlock(&kc->mu); return HR_ENOMEM; }
+    memcpy(e->key, key, key_len);
+    e->key_len = key_len;
+    e->hash = h;
+    e->blob_size = bytes ? bytes : 1;
+    if (protect_on) {   /* whole pages, sealed once filled (a write to them faults) */
+      void *p = mmap(NULL, page_round(e->blob_size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      e->blob = p == MAP_FAILED ? NULL : p;
+      e->blob_mapped = 1;
+      e->bytes = (int64_t)page_round(e->blob_size);
+    } else {
+      e->blob = calloc(1, e->blob_size);
+      e->bytes = e->blob ? (int64_t)malloc_usable_size(e->blob) : 0;
+    }
+    if (!e->blob) { free(e); pthread_mutex_unlock(&kc->mu); return HR_ENOMEM; }
+    fill(e->key, e->blob);
+    if (e->blob_mapped) mprotect(e->blob, page_round(e->blob_size), PROT_READ);
+    e->next = kc->head;
+    kc->head = e;
+  }
+  e->refs++;
+  *data = e->blob;
+  *share = e;
+  if (shared_bytes) *shared_bytes = e->bytes;
+  pthread_mutex_unlock(&kc->mu);
+  return HR_OK;
 }
 
 void hr__kcache_release(hr__kcache *kc, hr__kshare *share) {

@@ -51,6 +51,13 @@ void hr__kcache_destroy(hr__kcache *kc);
 hr_status hr__kcache_acquire(hr__kcache *kc, const void *key, size_t key_len, hr__kbuild_fn build, xnn_operator_t *clone,
                              hr__kshare **share, int64_t *shared_bytes);
 void hr__kcache_release(hr__kcache *kc, hr__kshare *share);
+/* A block of our kernels' prepared data for key (wino.h's transformed weights): `bytes` zeroed bytes
+ * the cache allocates and fill() writes on first use, shared the same way: never written again,
+ * under hr__kcache_protect in read-only pages, freed at the last release. The key must not be an
+ * operator's descriptor (give it a tag of its own). */
+typedef void (*hr__kblob_fill_fn)(const void *key, void *data);
+hr_status hr__kcache_acquire_blob(hr__kcache *kc, const void *key, size_t key_len, size_t bytes, hr__kblob_fill_fn fill, void **data,
+                                  hr__kshare **share, int64_t *shared_bytes);
 /* Memory held by templates now, and how many there are. */
 int64_t hr__kcache_bytes(hr__kcache *kc, int *n_templates);
 /* Tests: templates built from now on live in read-only pages (a write to them faults). */

@@ -1,0 +1,247 @@
+/* Winograd F(4x4, 3x3) convolution (wino.h). */
+#include "session/wino.h"
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/cpu.h"
+
+#define NT HR__WINO_NT
+
+static int64_t ru16(int64_t x) { return (x + 15) & ~(int64_t)15; }
+
+int hr__wino_fits(int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pb, int pl, int pr, int64_t groups, int64_t batch) {
+  return kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && pt == 1 && pb == 1 && pl == 1 && pr == 1 && groups == 1 &&
+         batch == 1;
+}
+
+int64_t hr__wino_bytes(int64_t C, int64_t K) { return (36 * ru16(C) * ru16(K) + ru16(K)) * 4 + 64; }
+int64_t hr__wino_scratch_floats(int64_t C, int64_t K) { return (int64_t)36 * NT * (ru16(C) + ru16(K)); }
+
+void hr__wino_free(hr__wino *w) {
+  free(w->mem);
+  memset(w, 0, sizeof *w);
+}
+
+static float *block_u(void *mem) { return (float *)(((uintptr_t)mem + 63) & ~(uintptr_t)63); }
+
+void hr__wino_pack(const float *hwio, const float *bias, int C, int K, void *block) {
+  const int Cp = (int)ru16(C), Kp = (int)ru16(K);
+  float *U = block_u(block), *b = U + (size_t)36 * Cp * Kp;
+  for (int k = 0; k < K; k++) b[k] = bias ? bias[k] : 0.f;
+  /* U = G g G^T in double, rounded once */
+  static const double G[6][3] = {{1. / 4, 0, 0}, {-1. / 6, -1. / 6, -1. / 6}, {-1. / 6, 1. / 6, -1. / 6},
+                                 {1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}};
+  for (int c = 0; c < C; c++)
+    for (int k = 0; k < K; k++) {
+      double g[3][3], t[6][3];
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) g[i][j] = hwio[((size_t)(i * 3 + j) * C + c) * K + k];
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 3; j++) t[i][j] = G[i][0] * g[0][j] + G[i][1] * g[1][j] + G[i][2] * g[2][j];
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++)
+          U[((size_t)(i * 6 + j) * Cp + c) * Kp + k] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+    }
+}
+
+void hr__wino_set(hr__wino *w, void *block, int C, int K, float lo, float hi) {
+  memset(w, 0, sizeof *w);
+  w->C = C; w->K = K; w->Cp = (int)ru16(C); w->Kp = (int)ru16(K);
+  w->lo = lo; w->hi = hi;
+  w->U = block_u(block);
+  w->bias = w->U + (size_t)36 * w->Cp * w->Kp;
+}
+
+hr_status hr__wino_init(hr__wino *w, const float *hwio, const float *bias, int C, int K, float lo, float hi) {
+  memset(w, 0, sizeof *w);
+  void *mem = calloc(1, (size_t)hr__wino_bytes(C, K));
+  if (!mem) return HR_ENOMEM;
+  hr__wino_pack(hwio, bias, C, K, mem);
+  hr__wino_set(w, mem, C, K, lo, hi);
+  w->mem = mem;
+  return HR_OK;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(HR_KERNELS_NO_AVX512)
+#include <immintrin.h>
+#define HR__AVX512 __attribute__((target("avx512f,avx2,fma")))
+/* The products' accumulators must stay in registers: at -O2 GCC keeps the tile loops rolled and
+ * the accumulator arrays in memory (half the speed, bench/wino_probe.c); unrolled they are scalars. */
+#define HR__PRAGMA(x) _Pragma(#x)
+#if defined(__clang__)
+#define HR__UNROLL HR__PRAGMA(unroll)
+#else
+#define HR__UNROLL HR__PRAGMA(GCC unroll 16)
+#endif
+
+int hr__wino_ok(void) {
+  const char *e = getenv("HR_WINO");
+  return hr__cpu_avx512f() && !(e && !strcmp(e, "0"));
+}
+
+typedef struct wino_job {
+  const hr__wino *w;
+  const float *x;
+  float *y, *scratch;
+  int H, W, TW, bpr, nblk, tasks, slots;
+  size_t per_slot;
+  _Atomic uint64_t busy;   /* slots in use */
+} wino_job;
+
+/* B^T d for one column of 6 (d[0..5]): Lavin and Gray's input transform, the rows
+ * [4 0 -5 0 1 0] [0 -4 -4 1 1 0] [0 4 -4 -1 1 0] [0 -2 -1 2 1 0] [0 2 -1 -2 1 0] [0 4 0 -5 0 1]. */
+HR__AVX512 static inline __attribute__((always_inline)) void bt6(const __m512 *d, __m512 *t) {
+  const __m512 f4 = _mm512_set1_ps(4.f), f5 = _mm512_set1_ps(5.f), f2 = _mm512_set1_ps(2.f);
+  t[0] = _mm512_add_ps(_mm512_fmsub_ps(f4, d[0], _mm512_mul_ps(f5, d[2])), d[4]);
+  const __m512 a = _mm512_fnmadd_ps(f4, d[2], d[4]), b = _mm512_fmsub_ps(f4, d[1], d[3]);
+  t[1] = _mm512_sub_ps(a, b);
+  t[2] = _mm512_add_ps(a, b);
+  const __m512 c = _mm512_sub_ps(d[4], d[2]), e = _mm512_mul_ps(f2, _mm512_sub_ps(d[1], d[3]));
+  t[3] = _mm512_sub_ps(c, e);
+  t[4] = _mm512_add_ps(c, e);
+  t[5] = _mm512_add_ps(_mm512_fmsub_ps(f4, d[1], _mm512_mul_ps(f5, d[3])), d[5]);
+}
+
+/* A^T m for one column of 6: the rows [1 1 1 1 1 0] [0 1 -1 2 -2 0] [0 1 1 4 4 0] [0 1 -1 8 -8 1]. */
+HR__AVX512 static inline __attribute__((always_inline)) void at6(const __m512 *m, __m512 *y) {
+  const __m512 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);
+  const __m512 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);
+  y[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
+  y[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.f), d34, d12);
+  y[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.f), s34, s12);
+  y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);
+}
+
+/* The block's input transform: V[pos][t][c] (pos = 6 r + j) for its NT tiles; tiles past the row's
+ * end read zeros (their outputs are not stored). */
+HR__AVX512 static void in_transform(const wino_job *j, int ty, int tx0, float *V) {
+  const hr__wino *w = j->w;
+  const int C = w->C, Cp = w->Cp, H = j->H, W = j->W;
+  const size_t ps = (size_t)NT * Cp;
+  const int y0 = 4 * ty - 1;
+  const float *row[6];
+  for (int r = 0; r < 6; r++) row[r] = y0 + r >= 0 && y0 + r < H ? j->x + (size_t)(y0 + r) * W * C : NULL;
+  for (int c = 0; c < Cp; c += 16) {
+    const __mmask16 m = C - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (C - c)) - 1);
+    for (int t = 0; t < NT; t++) {
+      const int x0 = 4 * (tx0 + t) - 1;
+      __m512 q[6][6];
+      for (int col = 0; col < 6; col++) {
+        const int xx = x0 + col;
+        __m512 d[6], o[6];
+        for (int r = 0; r < 6; r++)
+          d[r] = row[r] && xx >= 0 && xx < W ? _mm512_maskz_loadu_ps(m, row[r] + (size_t)xx * C + c) : _mm512_setzero_ps();
+        bt6(d, o);
+        for (int r = 0; r < 6; r++) q[r][col] = o[r];
+      }
+      for (int r = 0; r < 6; r++) {
+        __m512 o[6];
+        bt6(q[r], o);
+        for (int col = 0; col < 6; col++) _mm512_store_ps(V + (size_t)(r * 6 + col) * ps + (size_t)t * Cp + c, o[col]);
+      }
+    }
+  }
+}
+
+/* M[pos] (NT x Kp) = V[pos] (NT x Cp) U[pos] (Cp x Kp) for the 36 positions: 32 output channels at
+ * a time in registers (NT x 2 accumulators), then 16 where Kp is an odd multiple of 16. */
+HR__AVX512 static void products(const hr__wino *w, const float *V, float *M) {
+  const int Cp = w->Cp, Kp = w->Kp, C = w->C;
+  for (int p = 0; p < 36; p++) {
+    const float *Vp = V + (size_t)p * NT * Cp, *Up = w->U + (size_t)p * Cp * Kp;
+    float *Mp = M + (size_t)p * NT * Kp;
+    int k0 = 0;
+    for (; k0 + 32 <= Kp; k0 += 32) {
+      __m512 a0[NT], a1[NT];
+      HR__UNROLL for (int t = 0; t < NT; t++) a0[t] = a1[t] = _mm512_setzero_ps();
+      const float *u = Up + k0;
+      for (int c = 0; c < C; c++, u += Kp) {
+        const __m512 u0 = _mm512_load_ps(u), u1 = _mm512_load_ps(u + 16);
+        HR__UNROLL for (int t = 0; t < NT; t++) {
+          const __m512 v = _mm512_set1_ps(Vp[(size_t)t * Cp + c]);
+          a0[t] = _mm512_fmadd_ps(v, u0, a0[t]);
+          a1[t] = _mm512_fmadd_ps(v, u1, a1[t]);
+        }
+      }
+      HR__UNROLL for (int t = 0; t < NT; t++) {
+        _mm512_store_ps(Mp + (size_t)t * Kp + k0, a0[t]);
+        _mm512_store_ps(Mp + (size_t)t * Kp + k0 + 16, a1[t]);
+      }
+    }
+    if (k0 < Kp) {
+      __m512 a0[NT];
+      HR__UNROLL for (int t = 0; t < NT; t++) a0[t] = _mm512_setzero_ps();
+      const float *u = Up + k0;
+      for (int c = 0; c < C; c++, u += Kp) {
+        const __m512 u0 = _mm512_load_ps(u);
+        HR__UNROLL for (int t = 0; t < NT; t++) a0[t] = _mm512_fmadd_ps(_mm512_set1_ps(Vp[(size_t)t * Cp + c]), u0, a0[t]);
+      }
+      HR__UNROLL for (int t = 0; t < NT; t++) _mm512_store_ps(Mp + (size_t)t * Kp + k0, a0[t]);
+    }
+  }
+}
+
+/* A^T m A for each of the block's nt tiles, plus the bias, clamped, stored where inside the image. */
+HR__AVX512 static void out_transform(const wino_job *j, int ty, int tx0, int nt, const float *M) {
+  const hr__wino *w = j->w;
+  const int K = w->K, Kp = w->Kp, H = j->H, W = j->W;
+  const size_t ps = (size_t)NT * Kp;
+  const __m512 lo = _mm512_set1_ps(w->lo), hi = _mm512_set1_ps(w->hi);
+  for (int t = 0; t < nt; t++) {
+    const int oy = 4 * ty, ox = 4 * (tx0 + t);
+    for (int k = 0; k < K; k += 16) {
+      const __mmask16 msk = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
+      __m512 s[4][6];
+      for (int col = 0; col < 6; col++) {
+        __m512 m[6], y[4];
+        for (int i = 0; i < 6; i++) m[i] = _mm512_load_ps(M + (size_t)(i * 6 + col) * ps + (size_t)t * Kp + k);
+        at6(m, y);
+        for (int i = 0; i < 4; i++) s[i][col] = y[i];
+      }
+      const __m512 b = _mm512_load_ps(w->bias + k);
+      for (int i = 0; i < 4 && oy + i < H; i++) {
+        __m512 y[4];
+        at6(s[i], y);
+        float *o = j->y + ((size_t)(oy + i) * W + ox) * K + k;
+        for (int q = 0; q < 4 && ox + q < W; q++)
+          _mm512_mask_storeu_ps(o + (size_t)q * K, msk, _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(y[q], b), lo), hi));
+      }
+    }
+  }
+}
+
+HR__AVX512 static void wino_task(void *ctx, size_t task) {
+  wino_job *j = ctx;
+  int q = 0;   /* a free slot: at most one task a thread runs at a time, so one is */
+  for (;; q = (q + 1) % j->slots) {
+    const uint64_t bit = (uint64_t)1 << q;
+    if (!(atomic_fetch_or_explicit(&j->busy, bit, memory_order_acquire) & bit)) break;
+  }
+  float *V = j->scratch + j->per_slot * (size_t)q, *M = V + (size_t)36 * NT * j->w->Cp;
+  const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
+  for (size_t bi = b0; bi < b1; bi++) {
+    const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * NT;
+    const int nt = j->TW - tx0 < NT ? j->TW - tx0 : NT;
+    in_transform(j, ty, tx0, V);
+    products(j->w, V, M);
+    out_transform(j, ty, tx0, nt, M);
+  }
+  atomic_fetch_and_explicit(&j->busy, ~((uint64_t)1 << q), memory_order_release);
+}
+
+void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots) {
+  const int threads = pool ? (int)pthreadpool_get_threads_count(pool) : 1;
+  wino_job j = {.w = w, .x = x, .y = y, .scratch = scratch, .H = H, .W = W, .TW = (W + 3) / 4, .slots = slots < 1 ? 1 : slots > 64 ? 64 : slots,
+                .per_slot = (size_t)hr__wino_scratch_floats(w->C, w->K)};
+  j.bpr = (j.TW + NT - 1) / NT;
+  j.nblk = j.bpr * ((H + 3) / 4);
+  j.tasks = threads * HR__WINO_TASKS_PER_THREAD < j.nblk ? threads * HR__WINO_TASKS_PER_THREAD : j.nblk;
+  atomic_init(&j.busy, 0);
+  pthreadpool_parallelize_1d(pool, wino_task, &j, (size_t)j.tasks, 0);
+}
+#else
+int hr__wino_ok(void) { return 0; }
+void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots) {
+  (void)pool; (void)w; (void)x; (void)y; (void)H; (void)W; (void)scratch; (void)slots;
+}
+#endif

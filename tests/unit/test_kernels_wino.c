@@ -1,0 +1,104 @@
+/* Our Winograd F(4x4, 3x3) convolution (hr__k_wino, wino.c) against XNNPACK's convolution, which it
+ * replaces in the engine for 3x3 stride-1 convolutions (plan.c, hr__plan_wino): the operator exec.c
+ * would create (TF's HWIO weights turned to OHWI, SAME padding, the clamp of the activation) on the
+ * same random input. The sums are reordered by the transforms, so the values are close, not the same
+ * bits: within 2e-5 of the output's largest magnitude (RVM's shapes measured 3-9e-6 in
+ * bench/wino_probe.c). The split over threads must not change a bit: the calling thread and a pool
+ * of 3 give the same output. Nothing outside the output is written. Shapes: RVM's decoder ones at
+ * ratio 0.171, and small odd ones where every tile meets the border (sizes not a multiple of 4,
+ * channels not a multiple of 16, a 1x1 image), with and without bias, ReLU and ReLU6. And what
+ * hr__wino_fits refuses. On a CPU without AVX-512F the engine keeps XNNPACK: nothing to compare,
+ * exit 77. */
+#include <math.h>
+#include <stdint.h>
+#include <pthreadpool.h>
+#include <xnnpack.h>
+#include "hr_test.h"
+#include "session/wino.h"
+
+static uint32_t rng = 777;
+static uint32_t next(void) { rng = rng * 1664525u + 1013904223u; return rng >> 8; }
+static float rndf(float lo, float hi) { return lo + (hi - lo) * (float)(next() & 0xffffff) / 16777215.f; }
+
+#define GUARD 64
+
+static void check(pthreadpool_t pool3, int H, int W, int C, int K, int with_bias, int act) {
+  const size_t nx = (size_t)H * W * C, no = (size_t)H * W * K;
+  float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * 9 * (size_t)C * K), *wo = malloc(sizeof(float) * 9 * (size_t)C * K);
+  float *b = malloc(sizeof(float) * (size_t)K), *want = malloc(sizeof(float) * no);
+  float *got1 = malloc(sizeof(float) * (no + GUARD)), *got3 = malloc(sizeof(float) * (no + GUARD));
+  for (size_t i = 0; i < nx; i++) x[i] = rndf(-2.f, 2.f);
+  const float sc = 1.7f / sqrtf(9.f * (float)C);
+  for (size_t i = 0; i < 9 * (size_t)C * K; i++) w[i] = rndf(-sc, sc);
+  for (int i = 0; i < K; i++) b[i] = rndf(-0.5f, 0.5f);
+  /* HWIO -> OHWI for XNNPACK */
+  for (int k = 0; k < K; k++)
+    for (int t = 0; t < 9; t++)
+      for (int c = 0; c < C; c++) wo[((size_t)k * 9 + t) * C + c] = w[((size_t)t * C + c) * K + k];
+  const float lo = act ? 0.f : -INFINITY, hi = act == 2 ? 6.f : INFINITY;
+  xnn_operator_t op = NULL;
+  CHECK_EQ_INT(xnn_create_convolution2d_nhwc_f32(1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, (size_t)C, (size_t)K, (size_t)C, (size_t)K, wo,
+                                                 with_bias ? b : NULL, lo, hi, 0, &op),
+               xnn_status_success);
+  CHECK_EQ_INT(xnn_setup_convolution2d_nhwc_f32(op, 1, (size_t)H, (size_t)W, x, want, NULL), xnn_status_success);
+  CHECK_EQ_INT(xnn_run_operator(op, NULL), xnn_status_success);
+  xnn_delete_operator(op);
+
+  hr__wino wn;
+  CHECK_EQ_INT(hr__wino_init(&wn, w, with_bias ? b : NULL, C, K, lo, hi), HR_OK);
+  const int64_t per = hr__wino_scratch_floats(C, K);
+  void *smem = malloc(sizeof(float) * (size_t)per * 3 + 64);
+  float *scratch = (float *)(((uintptr_t)smem + 63) & ~(uintptr_t)63);
+  memset(got1, 0xff, sizeof(float) * (no + GUARD));
+  memset(got3, 0xff, sizeof(float) * (no + GUARD));
+  hr__k_wino(NULL, &wn, x, got1, H, W, scratch, 1);
+  hr__k_wino(pool3, &wn, x, got3, H, W, scratch, 3);
+  double mx = 0, md = 0;
+  size_t split_bad = 0, guard_bad = 0, below = 0;
+  for (size_t i = 0; i < no; i++) {
+    if (fabs(want[i]) > mx) mx = fabs(want[i]);
+    double d = fabs((double)got1[i] - want[i]);
+    if (!(d <= md)) md = d;   /* NaN propagates */
+    split_bad += memcmp(&got1[i], &got3[i], sizeof(float)) != 0;
+    below += got1[i] < lo || got1[i] > hi;
+  }
+  const uint32_t ff = 0xffffffffu;
+  for (size_t i = no; i < no + GUARD; i++) guard_bad += memcmp(&got1[i], &ff, 4) != 0 || memcmp(&got3[i], &ff, 4) != 0;
+  const double tol = 2e-5 * (mx > 1 ? mx : 1);
+  CHECKF(md <= tol, "%dx%d %d->%d bias %d act %d: largest difference %.3g (output's largest %.3g, allowed %.3g)", H, W, C, K, with_bias, act, md,
+         mx, tol);
+  CHECKF(split_bad == 0, "%dx%d %d->%d: one thread and a pool of 3 differ in %zu of %zu", H, W, C, K, split_bad, no);
+  CHECKF(guard_bad == 0, "%dx%d %d->%d: %zu floats written past the output", H, W, C, K, guard_bad);
+  CHECKF(below == 0, "%dx%d %d->%d: %zu outputs outside the clamp", H, W, C, K, below);
+  hr__wino_free(&wn);
+  free(smem); free(x); free(w); free(wo); free(b); free(want); free(got1); free(got3);
+}
+
+int main(void) {
+  if (!hr__wino_ok()) {
+    fprintf(stderr, "SKIP: no AVX-512F (or HR_WINO=0): the engine keeps XNNPACK's convolutions\n");
+    return 77;
+  }
+  CHECK_EQ_INT(xnn_initialize(NULL), xnn_status_success);
+  pthreadpool_t pool3 = pthreadpool_create(3);
+  /* RVM's decoder at ratio 0.171 (bench --ops) */
+  static const int rvm[][4] = {{123, 164, 59, 32}, {62, 82, 107, 40}, {123, 164, 32, 32}, {31, 41, 171, 80}, {62, 82, 40, 40},
+                               {123, 164, 32, 16}, {31, 41, 80, 80}, {62, 82, 40, 20}, {16, 21, 128, 128}, {31, 41, 80, 40}, {16, 21, 128, 64}};
+  for (size_t i = 0; i < sizeof rvm / sizeof rvm[0]; i++) check(pool3, rvm[i][0], rvm[i][1], rvm[i][2], rvm[i][3], 1, 1);
+  /* odd sizes: partial tiles on both edges, channels off the 16-lane grid, tiny images */
+  static const int odd[][4] = {{1, 1, 3, 5}, {2, 3, 1, 1}, {5, 7, 3, 17}, {9, 13, 35, 16}, {4, 4, 16, 16}, {6, 37, 19, 33}, {33, 5, 48, 31}};
+  for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+    for (int act = 0; act < 3; act++) check(pool3, odd[i][0], odd[i][1], odd[i][2], odd[i][3], act != 1, act);
+  /* what it takes and what it leaves to XNNPACK */
+  CHECK(hr__wino_fits(3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+  CHECK(!hr__wino_fits(3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1));   /* stride 2 */
+  CHECK(!hr__wino_fits(3, 3, 1, 1, 2, 2, 1, 1, 1, 1, 1, 1));   /* dilation 2 */
+  CHECK(!hr__wino_fits(5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1));   /* 5x5 */
+  CHECK(!hr__wino_fits(1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1));   /* pointwise */
+  CHECK(!hr__wino_fits(3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1));   /* VALID: the output is smaller */
+  CHECK(!hr__wino_fits(3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1));   /* groups */
+  CHECK(!hr__wino_fits(3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2));   /* batch 2 */
+  pthreadpool_destroy(pool3);
+  printf("test_kernels_wino: %d checks, %d failures\n", hr_test_checks, hr_test_failures);
+  return hr_test_failures ? 1 : 0;
+}
