@@ -112,9 +112,9 @@ HR__AVX512 static inline __attribute__((always_inline)) void at6(const __m512 *m
   y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);
 }
 
-/* The block's input transform: V[pos][t][c] (pos = 6 r + j) for its NT tiles; tiles past the row's
- * end read zeros (their outputs are not stored). */
-HR__AVX512 static void in_transform(const wino_job *j, int ty, int tx0, float *V) {
+/* The block's input transform: V[pos][t][c] (pos = 6 r + j) for its first nt tiles (tiles the
+ * products below use past the row's end read zeros; their outputs are not stored). */
+HR__AVX512 static void in_transform(const wino_job *j, int ty, int tx0, int nt, float *V) {
   const hr__wino *w = j->w;
   const int C = w->C, Cp = w->Cp, H = j->H, W = j->W;
   const size_t ps = (size_t)NT * Cp;
@@ -123,7 +123,7 @@ HR__AVX512 static void in_transform(const wino_job *j, int ty, int tx0, float *V
   for (int r = 0; r < 6; r++) row[r] = y0 + r >= 0 && y0 + r < H ? j->x + (size_t)(y0 + r) * W * C : NULL;
   for (int c = 0; c < Cp; c += 16) {
     const __mmask16 m = C - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (C - c)) - 1);
-    for (int t = 0; t < NT; t++) {
+    for (int t = 0; t < nt; t++) {
       const int x0 = 4 * (tx0 + t) - 1;
       __m512 q[6][6];
       for (int col = 0; col < 6; col++) {
@@ -143,9 +143,12 @@ HR__AVX512 static void in_transform(const wino_job *j, int ty, int tx0, float *V
   }
 }
 
-/* M[pos] (NT x Kp) = V[pos] (NT x Cp) U[pos] (Cp x Kp) for the 36 positions: 32 output channels at
- * a time in registers (NT x 2 accumulators), then 16 where Kp is an odd multiple of 16. */
-HR__AVX512 static void products(const hr__wino *w, const float *V, float *M) {
+/* M[pos] (T x Kp) = V[pos] (T x Cp) U[pos] (Cp x Kp) for the 36 positions, the first T tiles of
+ * the block (rows NT apart): 32 output channels at a time in registers (T x 2 accumulators), then
+ * 16 where Kp is an odd multiple of 16. T is NT, or 4 for a row's last block of 4 tiles or fewer
+ * (RVM at ratio 0.171: 41 tiles a row at 164 pixels, 5 blocks of 8 and one of 1, whose 7 empty
+ * tiles were 15% of the products). */
+HR__AVX512 static inline __attribute__((always_inline)) void products_t(const hr__wino *w, const float *V, float *M, const int T) {
   const int Cp = w->Cp, Kp = w->Kp, C = w->C;
   for (int p = 0; p < 36; p++) {
     const float *Vp = V + (size_t)p * NT * Cp, *Up = w->U + (size_t)p * Cp * Kp;
@@ -153,33 +156,35 @@ HR__AVX512 static void products(const hr__wino *w, const float *V, float *M) {
     int k0 = 0;
     for (; k0 + 32 <= Kp; k0 += 32) {
       __m512 a0[NT], a1[NT];
-      HR__UNROLL for (int t = 0; t < NT; t++) a0[t] = a1[t] = _mm512_setzero_ps();
+      HR__UNROLL for (int t = 0; t < T; t++) a0[t] = a1[t] = _mm512_setzero_ps();
       const float *u = Up + k0;
       for (int c = 0; c < C; c++, u += Kp) {
         const __m512 u0 = _mm512_load_ps(u), u1 = _mm512_load_ps(u + 16);
-        HR__UNROLL for (int t = 0; t < NT; t++) {
+        HR__UNROLL for (int t = 0; t < T; t++) {
           const __m512 v = _mm512_set1_ps(Vp[(size_t)t * Cp + c]);
           a0[t] = _mm512_fmadd_ps(v, u0, a0[t]);
           a1[t] = _mm512_fmadd_ps(v, u1, a1[t]);
         }
       }
-      HR__UNROLL for (int t = 0; t < NT; t++) {
+      HR__UNROLL for (int t = 0; t < T; t++) {
         _mm512_store_ps(Mp + (size_t)t * Kp + k0, a0[t]);
         _mm512_store_ps(Mp + (size_t)t * Kp + k0 + 16, a1[t]);
       }
     }
     if (k0 < Kp) {
       __m512 a0[NT];
-      HR__UNROLL for (int t = 0; t < NT; t++) a0[t] = _mm512_setzero_ps();
+      HR__UNROLL for (int t = 0; t < T; t++) a0[t] = _mm512_setzero_ps();
       const float *u = Up + k0;
       for (int c = 0; c < C; c++, u += Kp) {
         const __m512 u0 = _mm512_load_ps(u);
-        HR__UNROLL for (int t = 0; t < NT; t++) a0[t] = _mm512_fmadd_ps(_mm512_set1_ps(Vp[(size_t)t * Cp + c]), u0, a0[t]);
+        HR__UNROLL for (int t = 0; t < T; t++) a0[t] = _mm512_fmadd_ps(_mm512_set1_ps(Vp[(size_t)t * Cp + c]), u0, a0[t]);
       }
-      HR__UNROLL for (int t = 0; t < NT; t++) _mm512_store_ps(Mp + (size_t)t * Kp + k0, a0[t]);
+      HR__UNROLL for (int t = 0; t < T; t++) _mm512_store_ps(Mp + (size_t)t * Kp + k0, a0[t]);
     }
   }
 }
+HR__AVX512 static void products8(const hr__wino *w, const float *V, float *M) { products_t(w, V, M, NT); }
+HR__AVX512 static void products4(const hr__wino *w, const float *V, float *M) { products_t(w, V, M, 4); }
 
 /* A^T m A for each of the block's nt tiles, plus the bias, clamped, stored where inside the image. */
 HR__AVX512 static void out_transform(const wino_job *j, int ty, int tx0, int nt, const float *M) {
@@ -222,8 +227,10 @@ HR__AVX512 static void wino_task(void *ctx, size_t task) {
   for (size_t bi = b0; bi < b1; bi++) {
     const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * NT;
     const int nt = j->TW - tx0 < NT ? j->TW - tx0 : NT;
-    in_transform(j, ty, tx0, V);
-    products(j->w, V, M);
+    const int nv = nt <= 4 ? 4 : NT;   /* the tiles the products make (the rest of the block unused) */
+    in_transform(j, ty, tx0, nv, V);
+    if (nv == 4) products4(j->w, V, M);
+    else products8(j->w, V, M);
     out_transform(j, ty, tx0, nt, M);
   }
   atomic_fetch_and_explicit(&j->busy, ~((uint64_t)1 << q), memory_order_release);
