@@ -113,33 +113,35 @@ HR__AVX512 static inline __attribute__((always_inline)) void at6(const __m512 *m
 }
 
 /* The block's input transform: V[pos][t][c] (pos = 6 r + j) for its first nt tiles (tiles the
- * products below use past the row's end read zeros; their outputs are not stored). */
+ * products below use past the row's end read zeros; their outputs are not stored). Along the 6
+ * input rows the block's 4 nt + 2 columns are read once each and B^T d made per column (q); then
+ * each tile's (B^T d) B from its 6 columns of q (neighbouring tiles share 2). Rows and columns
+ * outside the image read as zeros. */
 HR__AVX512 static void in_transform(const wino_job *j, int ty, int tx0, int nt, float *V) {
   const hr__wino *w = j->w;
   const int C = w->C, Cp = w->Cp, H = j->H, W = j->W;
   const size_t ps = (size_t)NT * Cp;
-  const int y0 = 4 * ty - 1;
+  const int y0 = 4 * ty - 1, x0 = 4 * tx0 - 1, ncol = 4 * nt + 2;
   const float *row[6];
   for (int r = 0; r < 6; r++) row[r] = y0 + r >= 0 && y0 + r < H ? j->x + (size_t)(y0 + r) * W * C : NULL;
+  __m512 q[6][4 * NT + 2];
   for (int c = 0; c < Cp; c += 16) {
     const __mmask16 m = C - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (C - c)) - 1);
-    for (int t = 0; t < nt; t++) {
-      const int x0 = 4 * (tx0 + t) - 1;
-      __m512 q[6][6];
-      for (int col = 0; col < 6; col++) {
-        const int xx = x0 + col;
-        __m512 d[6], o[6];
-        for (int r = 0; r < 6; r++)
-          d[r] = row[r] && xx >= 0 && xx < W ? _mm512_maskz_loadu_ps(m, row[r] + (size_t)xx * C + c) : _mm512_setzero_ps();
-        bt6(d, o);
-        for (int r = 0; r < 6; r++) q[r][col] = o[r];
-      }
+    for (int col = 0; col < ncol; col++) {
+      const int xx = x0 + col;
+      __m512 d[6], o[6];
+      const int in = xx >= 0 && xx < W;
+      for (int r = 0; r < 6; r++) d[r] = row[r] && in ? _mm512_maskz_loadu_ps(m, row[r] + (size_t)xx * C + c) : _mm512_setzero_ps();
+      bt6(d, o);
+      for (int r = 0; r < 6; r++) q[r][col] = o[r];
+    }
+    for (int t = 0; t < nt; t++)
       for (int r = 0; r < 6; r++) {
         __m512 o[6];
-        bt6(q[r], o);
-        for (int col = 0; col < 6; col++) _mm512_store_ps(V + (size_t)(r * 6 + col) * ps + (size_t)t * Cp + c, o[col]);
+        bt6(&q[r][4 * t], o);
+        float *v = V + (size_t)(r * 6) * ps + (size_t)t * Cp + c;
+        for (int col = 0; col < 6; col++) _mm512_store_ps(v + (size_t)col * ps, o[col]);
       }
-    }
   }
 }
 
