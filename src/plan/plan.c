@@ -300,8 +300,10 @@ static int conv_bands(const hr__plan *p, const hr__rop *r, hr__band *b) {
  * ops back writing what it reads, which it alone reads) and runs in the plan's bands whose halo rows
  * add at most a quarter: exec.c's fuse_resize_conv makes its input band by band in the bands'
  * tasks (as the plan's bands are on two threads or fewer). On RVM at 480x360 and 328x246, the output
- * block's 35 -> 16 convolution: there XNNPACK with the rows made in cache beat the Winograd with the
- * resize-concat apart by 1-2 ms on the 2-vCPU VM. */
+ * block's 35 -> 16 convolution. On the 2-vCPU VM at 480x360 the Winograd op takes 4.4-4.7 ms and the
+ * resize-concat apart 0.8 against 6.0-6.3 for XNNPACK's fused bands, yet the frame was no faster
+ * (41.6 / 42.7 ms against 41.3 / 41.5; the 24 MB concat is written and read back), the non-convolution
+ * share grows and the peak RSS by 1 MB: left to XNNPACK. */
 static int resize_conv_likely(const hr__plan *p, int i) {
   const hr__rop *r = &p->rops[i];
   const int R = p->vals[r->in[0]].root;
