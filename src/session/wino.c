@@ -74,9 +74,20 @@ hr_status hr__wino_init(hr__wino *w, const float *hwio, const float *bias, int C
 #define HR__UNROLL HR__PRAGMA(GCC unroll 16)
 #endif
 
+/* AVX2 and FMA (the AVX2 variant below), read once */
+static int cpu_avx2_fma(void) {
+  static _Atomic int v = -1;
+  int r = atomic_load_explicit(&v, memory_order_relaxed);
+  if (r < 0) {
+    r = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    atomic_store_explicit(&v, r, memory_order_relaxed);
+  }
+  return r;
+}
+
 int hr__wino_ok(void) {
   const char *e = getenv("HR_WINO");
-  return hr__cpu_avx512f() && !(e && !strcmp(e, "0"));
+  return (hr__cpu_avx512f() || cpu_avx2_fma()) && !(e && !strcmp(e, "0"));
 }
 
 typedef struct wino_job {
@@ -217,13 +228,146 @@ HR__AVX512 static void out_transform(const wino_job *j, int ty, int tx0, int nt,
   }
 }
 
-HR__AVX512 static void wino_task(void *ctx, size_t task) {
-  wino_job *j = ctx;
+/* ---- the AVX2 variant (8 lanes, 16 registers): the same layout, transforms and block order; the
+ * products 4 tiles x 16 output channels at a time. Its sums in the same order as the AVX-512
+ * variant's, lane for lane, so the two give the same bits (test_kernels_wino under HR_NO_AVX512). */
+#define HR__AVX2 __attribute__((target("avx2,fma")))
+HR__AVX2 static inline __attribute__((always_inline)) void bt6_8(const __m256 *d, __m256 *t) {
+  const __m256 f4 = _mm256_set1_ps(4.f), f5 = _mm256_set1_ps(5.f), f2 = _mm256_set1_ps(2.f);
+  t[0] = _mm256_add_ps(_mm256_fmsub_ps(f4, d[0], _mm256_mul_ps(f5, d[2])), d[4]);
+  const __m256 a = _mm256_fnmadd_ps(f4, d[2], d[4]), b = _mm256_fmsub_ps(f4, d[1], d[3]);
+  t[1] = _mm256_sub_ps(a, b);
+  t[2] = _mm256_add_ps(a, b);
+  const __m256 c = _mm256_sub_ps(d[4], d[2]), e = _mm256_mul_ps(f2, _mm256_sub_ps(d[1], d[3]));
+  t[3] = _mm256_sub_ps(c, e);
+  t[4] = _mm256_add_ps(c, e);
+  t[5] = _mm256_add_ps(_mm256_fmsub_ps(f4, d[1], _mm256_mul_ps(f5, d[3])), d[5]);
+}
+HR__AVX2 static inline __attribute__((always_inline)) void at6_8(const __m256 *m, __m256 *y) {
+  const __m256 s12 = _mm256_add_ps(m[1], m[2]), d12 = _mm256_sub_ps(m[1], m[2]);
+  const __m256 s34 = _mm256_add_ps(m[3], m[4]), d34 = _mm256_sub_ps(m[3], m[4]);
+  y[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
+  y[1] = _mm256_fmadd_ps(_mm256_set1_ps(2.f), d34, d12);
+  y[2] = _mm256_fmadd_ps(_mm256_set1_ps(4.f), s34, s12);
+  y[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.f), d34, d12), m[5]);
+}
+/* lanes [0, n) on (n in 0..8) */
+HR__AVX2 static inline __m256i lanes8(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+HR__AVX2 static void in_transform8(const wino_job *j, int ty, int tx0, int nt, float *V) {
+  const hr__wino *w = j->w;
+  const int C = w->C, Cp = w->Cp, H = j->H, W = j->W;
+  const size_t ps = (size_t)NT * Cp;
+  const int y0 = 4 * ty - 1, x0 = 4 * tx0 - 1, ncol = 4 * nt + 2;
+  const float *row[6];
+  for (int r = 0; r < 6; r++) row[r] = y0 + r >= 0 && y0 + r < H ? j->x + (size_t)(y0 + r) * W * C : NULL;
+  __m256 q[6][4 * NT + 2];
+  for (int c = 0; c < Cp; c += 8) {
+    const __m256i m = lanes8(C - c);
+    for (int col = 0; col < ncol; col++) {
+      const int xx = x0 + col;
+      __m256 d[6], o[6];
+      const int in = xx >= 0 && xx < W && c < C;
+      for (int r = 0; r < 6; r++) d[r] = row[r] && in ? _mm256_maskload_ps(row[r] + (size_t)xx * C + c, m) : _mm256_setzero_ps();
+      bt6_8(d, o);
+      for (int r = 0; r < 6; r++) q[r][col] = o[r];
+    }
+    for (int t = 0; t < nt; t++)
+      for (int r = 0; r < 6; r++) {
+        __m256 o[6];
+        bt6_8(&q[r][4 * t], o);
+        float *v = V + (size_t)(r * 6) * ps + (size_t)t * Cp + c;
+        for (int col = 0; col < 6; col++) _mm256_store_ps(v + (size_t)col * ps, o[col]);
+      }
+  }
+}
+/* the first T of the block's tiles from t0 on, 16 output channels at a time (Kp is a multiple of 16) */
+HR__AVX2 static inline __attribute__((always_inline)) void products8_t(const hr__wino *w, const float *V, float *M, int t0, const int T) {
+  const int Cp = w->Cp, Kp = w->Kp, C = w->C;
+  for (int p = 0; p < 36; p++) {
+    const float *Vp = V + (size_t)p * NT * Cp + (size_t)t0 * Cp, *Up = w->U + (size_t)p * Cp * Kp;
+    float *Mp = M + (size_t)p * NT * Kp + (size_t)t0 * Kp;
+    for (int k0 = 0; k0 < Kp; k0 += 16) {
+      __m256 a0[4], a1[4];
+      HR__UNROLL for (int t = 0; t < T; t++) a0[t] = a1[t] = _mm256_setzero_ps();
+      const float *u = Up + k0;
+      for (int c = 0; c < C; c++, u += Kp) {
+        const __m256 u0 = _mm256_load_ps(u), u1 = _mm256_load_ps(u + 8);
+        HR__UNROLL for (int t = 0; t < T; t++) {
+          const __m256 v = _mm256_broadcast_ss(Vp + (size_t)t * Cp + c);
+          a0[t] = _mm256_fmadd_ps(v, u0, a0[t]);
+          a1[t] = _mm256_fmadd_ps(v, u1, a1[t]);
+        }
+      }
+      HR__UNROLL for (int t = 0; t < T; t++) {
+        _mm256_store_ps(Mp + (size_t)t * Kp + k0, a0[t]);
+        _mm256_store_ps(Mp + (size_t)t * Kp + k0 + 8, a1[t]);
+      }
+    }
+  }
+}
+HR__AVX2 static void products_avx2(const hr__wino *w, const float *V, float *M, int nv) {
+  products8_t(w, V, M, 0, 4);
+  if (nv > 4) products8_t(w, V, M, 4, 4);
+}
+HR__AVX2 static void out_transform8(const wino_job *j, int ty, int tx0, int nt, const float *M) {
+  const hr__wino *w = j->w;
+  const int K = w->K, Kp = w->Kp, H = j->H, W = j->W;
+  const size_t ps = (size_t)NT * Kp;
+  const __m256 lo = _mm256_set1_ps(w->lo), hi = _mm256_set1_ps(w->hi);
+  for (int t = 0; t < nt; t++) {
+    const int oy = 4 * ty, ox = 4 * (tx0 + t);
+    for (int k = 0; k < K; k += 8) {
+      const __m256i msk = lanes8(K - k);
+      __m256 s[4][6];
+      for (int col = 0; col < 6; col++) {
+        __m256 m[6], y[4];
+        for (int i = 0; i < 6; i++) m[i] = _mm256_load_ps(M + (size_t)(i * 6 + col) * ps + (size_t)t * Kp + k);
+        at6_8(m, y);
+        for (int i = 0; i < 4; i++) s[i][col] = y[i];
+      }
+      const __m256 b = _mm256_load_ps(w->bias + k);
+      for (int i = 0; i < 4 && oy + i < H; i++) {
+        __m256 y[4];
+        at6_8(s[i], y);
+        float *o = j->y + ((size_t)(oy + i) * W + ox) * K + k;
+        for (int q = 0; q < 4 && ox + q < W; q++)
+          _mm256_maskstore_ps(o + (size_t)q * K, msk, _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(y[q], b), lo), hi));
+      }
+    }
+  }
+}
+
+/* A slot of the scratch for this task (wino_task), and back. */
+static int take_slot(wino_job *j) {
   int q = 0;   /* a free slot: at most one task a thread runs at a time, so one is */
   for (;; q = (q + 1) % j->slots) {
     const uint64_t bit = (uint64_t)1 << q;
-    if (!(atomic_fetch_or_explicit(&j->busy, bit, memory_order_acquire) & bit)) break;
+    if (!(atomic_fetch_or_explicit(&j->busy, bit, memory_order_acquire) & bit)) return q;
   }
+}
+static void give_slot(wino_job *j, int q) { atomic_fetch_and_explicit(&j->busy, ~((uint64_t)1 << q), memory_order_release); }
+
+HR__AVX2 static void wino_task8(void *ctx, size_t task) {
+  wino_job *j = ctx;
+  const int q = take_slot(j);
+  float *V = j->scratch + j->per_slot * (size_t)q, *M = V + (size_t)36 * NT * j->w->Cp;
+  const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
+  for (size_t bi = b0; bi < b1; bi++) {
+    const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * NT;
+    const int nt = j->TW - tx0 < NT ? j->TW - tx0 : NT;
+    const int nv = nt <= 4 ? 4 : NT;
+    in_transform8(j, ty, tx0, nv, V);
+    products_avx2(j->w, V, M, nv);
+    out_transform8(j, ty, tx0, nt, M);
+  }
+  give_slot(j, q);
+}
+
+HR__AVX512 static void wino_task(void *ctx, size_t task) {
+  wino_job *j = ctx;
+  const int q = take_slot(j);
   float *V = j->scratch + j->per_slot * (size_t)q, *M = V + (size_t)36 * NT * j->w->Cp;
   const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
   for (size_t bi = b0; bi < b1; bi++) {
@@ -235,7 +379,7 @@ HR__AVX512 static void wino_task(void *ctx, size_t task) {
     else products8(j->w, V, M);
     out_transform(j, ty, tx0, nt, M);
   }
-  atomic_fetch_and_explicit(&j->busy, ~((uint64_t)1 << q), memory_order_release);
+  give_slot(j, q);
 }
 
 void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots) {
@@ -246,7 +390,7 @@ void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y,
   j.nblk = j.bpr * ((H + 3) / 4);
   j.tasks = threads * HR__WINO_TASKS_PER_THREAD < j.nblk ? threads * HR__WINO_TASKS_PER_THREAD : j.nblk;
   atomic_init(&j.busy, 0);
-  pthreadpool_parallelize_1d(pool, wino_task, &j, (size_t)j.tasks, 0);
+  pthreadpool_parallelize_1d(pool, hr__cpu_avx512f() ? wino_task : wino_task8, &j, (size_t)j.tasks, 0);
 }
 #else
 int hr__wino_ok(void) { return 0; }

@@ -17,7 +17,8 @@
  * Values: not XNNPACK's bits. The transforms reorder the sums: on RVM's shapes the largest
  * difference from XNNPACK's output is 3-9e-6 of the output's largest magnitude (wino_probe);
  * the engine's tests compare with XNNPACK's convolution (test_wino) and the model with TF.js
- * (cli_engine_tfjs_golden). AVX-512F only (hr__wino_ok); elsewhere XNNPACK keeps the op. */
+ * (cli_engine_tfjs_golden). AVX-512F, or AVX2 with FMA (8 lanes: the same sums in the same order,
+ * the same bits; cli_no_avx512 compares the two on RVM); elsewhere XNNPACK keeps the op. */
 #ifndef HR_SESSION_WINO_H
 #define HR_SESSION_WINO_H
 #include <pthreadpool.h>
@@ -37,7 +38,8 @@ typedef struct hr__wino {
   void *mem;                /* the block when the kernel's own (hr__wino_init), else NULL */
 } hr__wino;
 
-/* The CPU can run it (AVX-512F) and HR_WINO is not "0" (developer switch: XNNPACK keeps every op). */
+/* The CPU can run it (AVX-512F, or AVX2 and FMA) and HR_WINO is not "0" (developer switch: XNNPACK
+ * keeps every op). */
 int hr__wino_ok(void);
 /* A convolution of that geometry is one this kernel does (hr__wino_ok aside). */
 int hr__wino_fits(int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pb, int pl, int pr, int64_t groups, int64_t batch);

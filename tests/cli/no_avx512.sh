@@ -7,12 +7,14 @@
 # fallback's bits); the one, the Winograd 3x3 convolutions (src/session/wino.c: the sums reordered),
 # off for that (HR_WINO=0), and its matte against the fallback's within the bounds the TF.js golden
 # test allows XNNPACK at 1920x1080 (mean |d| 5e-7, max 1e-3; measured on 10 frames: mean 2e-8, max
-# 1.3e-4); (2) the plan counts the fallback's memory: on an AVX-512 CPU its shared
+# 1.3e-4), and bit-identical to its own AVX2 variant (what an AVX2 CPU runs); (2) the plan counts
+# the fallback's memory: on an AVX-512 CPU its shared
 # kernels grow (XNNPACK's packed depthwise weights; Winograd off on both sides, its transformed
 # weights being 4x XNNPACK's packed ones), elsewhere they are equal, and the peak RSS of
 # a run writing alpha PNGs is the plan's within 10% (not under a sanitizer: shadow memory); (3) the kernel and
 # fusion tests pass on the fallbacks: test_exec_fuse (fused = unfused, bit for bit),
-# test_kernels_fgf, test_kernels_resize, test_ingest_resample (against oracles).
+# test_kernels_fgf, test_kernels_resize, test_ingest_resample (against oracles), test_kernels_wino
+# (its AVX2 variant against XNNPACK).
 set -euo pipefail
 CLI=${HR_CLI:-build/headroom}
 BUILD=${HR_BUILD_DIR:-build}
@@ -33,6 +35,7 @@ for e in 0 1; do
   HR_WINO=0 HR_NO_AVX512=$e "$CLI" run --model "$MODEL" "${src[@]}" --out "$T/o$e" --raw --no-alpha --quiet --threads 2 > /dev/null
 done
 HR_NO_AVX512=0 "$CLI" run --model "$MODEL" "${src[@]}" --out "$T/ow" --raw --no-alpha --quiet --threads 2 > /dev/null
+HR_NO_AVX512=1 "$CLI" run --model "$MODEL" "${src[@]}" --out "$T/ow2" --raw --no-alpha --quiet --threads 2 > /dev/null
 n=0
 for f in "$T"/o0/raw/*.pha.f32; do
   n=$((n + 1))
@@ -40,6 +43,13 @@ for f in "$T"/o0/raw/*.pha.f32; do
 done
 [ $n = 3 ] || { echo "FAIL: $n raw mattes written, not 3"; fail=1; }
 echo "raw alpha with and without our AVX-512 paths (Winograd off): $n frames compared"
+n=0
+for f in "$T"/ow/raw/*.pha.f32; do
+  n=$((n + 1))
+  cmp -s "$f" "$T/ow2/raw/$(basename "$f")" || { echo "FAIL: $(basename "$f"): the Winograd's AVX-512 and AVX2 variants differ"; fail=1; }
+done
+[ $n = 3 ] || { echo "FAIL: $n Winograd mattes written, not 3"; fail=1; }
+echo "raw alpha with the Winograd convolutions, AVX-512 against AVX2: $n frames compared"
 if grep -q -m1 avx512f /proc/cpuinfo; then
   python3 - "$T/ow/raw" "$T/o1/raw" << 'EOF' || fail=1
 import array, glob, os, sys
@@ -79,7 +89,7 @@ else
     exit (p / m < 0.90 || p / m > 1.10) }' || { echo "FAIL: the peak is more than 10% from the plan"; fail=1; }
 fi
 # (3) the kernel tests on the fallbacks
-for t in test_exec_fuse test_kernels_fgf test_kernels_resize test_ingest_resample; do
+for t in test_exec_fuse test_kernels_fgf test_kernels_resize test_ingest_resample test_kernels_wino; do
   if HR_NO_AVX512=1 "$BUILD/tests/$t" > "$T/$t.log" 2>&1; then echo "$t without AVX-512: passed ($(tail -1 "$T/$t.log"))"
   else echo "FAIL: $t without AVX-512:"; tail -5 "$T/$t.log"; fail=1; fi
 done

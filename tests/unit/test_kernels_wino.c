@@ -7,8 +7,8 @@
  * of 3 give the same output. Nothing outside the output is written. Shapes: RVM's decoder ones at
  * ratio 0.171, and small odd ones where every tile meets the border (sizes not a multiple of 4,
  * channels not a multiple of 16, a 1x1 image), with and without bias, ReLU and ReLU6. And what
- * hr__wino_fits refuses. On a CPU without AVX-512F the engine keeps XNNPACK: nothing to compare,
- * exit 77. */
+ * hr__wino_fits refuses. Under HR_NO_AVX512=1 the AVX2 variant (cli_no_avx512 runs it so). On a
+ * CPU with neither AVX-512F nor AVX2 and FMA the engine keeps XNNPACK: nothing to compare, exit 77. */
 #include <math.h>
 #include <stdint.h>
 #include <pthreadpool.h>
@@ -76,7 +76,7 @@ static void check(pthreadpool_t pool3, int H, int W, int C, int K, int with_bias
 
 int main(void) {
   if (!hr__wino_ok()) {
-    fprintf(stderr, "SKIP: no AVX-512F (or HR_WINO=0): the engine keeps XNNPACK's convolutions\n");
+    fprintf(stderr, "SKIP: no AVX-512F nor AVX2+FMA (or HR_WINO=0): the engine keeps XNNPACK's convolutions\n");
     return 77;
   }
   CHECK_EQ_INT(xnn_initialize(NULL), xnn_status_success);
