@@ -1400,18 +1400,22 @@ void hr__k_fgf_lr(pthreadpool_t pool, const hr__fgf_lr_k *g, const float *y, con
 /* ---- a ConvGRU's gates ---- */
 HR__CLONES
 static void gates_run(const hr__k_gates *g, int64_t p0, int64_t np) {
-  int64_t C = g->C, C2 = 2 * C;
+  /* the offsets and k as locals, each output through its own restrict pointer: read through g in
+   * the loop, GCC vectorised nothing (one scalar element at a time, 17-135 ns a pixel on RVM) */
+  const int64_t C = g->C, C2 = 2 * C, CC = g->cat_c;
+  const float k = g->k;
   for (int64_t p = p0; p < p0 + np; p++) {
-    const float *restrict rz = g->rz + p * C2, *restrict h = g->h + p * C, *restrict h2 = g->h2 + p * C, *restrict b = g->b + p * C;
-    float *restrict z = g->z + p * C, *restrict omzh = g->omzh + p * C, *restrict cat = g->cat + p * g->cat_c;
+    const float *restrict zs = g->rz + p * C2 + g->z_off, *restrict rs = g->rz + p * C2 + g->r_off;
+    const float *restrict h = g->h + p * C, *restrict h2 = g->h2 + p * C, *restrict b = g->b + p * C;
+    float *restrict z = g->z + p * C, *restrict omzh = g->omzh + p * C;
+    float *restrict rh = g->cat + p * CC + g->rh_off, *restrict cb = g->cat + p * CC + g->b_off;
     for (int64_t c = 0; c < C; c++) {
-      float zv = rz[g->z_off + c], rv = rz[g->r_off + c];
-      float omz = g->k - zv;
+      const float zv = zs[c];
       z[c] = zv;
-      omzh[c] = omz * h[c];
-      cat[g->rh_off + c] = rv * h2[c];
-      cat[g->b_off + c] = b[c];
+      omzh[c] = (k - zv) * h[c];
     }
+    for (int64_t c = 0; c < C; c++) rh[c] = rs[c] * h2[c];
+    for (int64_t c = 0; c < C; c++) cb[c] = b[c];
   }
 }
 static void gates_tile(void *ctx, size_t p0, size_t np) { gates_run(ctx, (int64_t)p0, (int64_t)np); }
