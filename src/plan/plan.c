@@ -446,7 +446,10 @@ static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
       case HR_OP_MAXIMUM:
         if (o->dt == HR_DT_FLOAT) own += HR__XNN_OP_STRUCT;
         break;
-      case HR_OP_RELU: case HR_OP_RELU6: case HR_OP_SIGMOID: case HR_OP_SQUARE: case HR_OP_HARDSWISH: case HR_OP_MEAN:
+      case HR_OP_SIGMOID:   /* a float one is exec.c's own kernel (K_SIGMOID), no operator */
+        if (o->dt != HR_DT_FLOAT) own += HR__XNN_OP_STRUCT;
+        break;
+      case HR_OP_RELU: case HR_OP_RELU6: case HR_OP_SQUARE: case HR_OP_HARDSWISH: case HR_OP_MEAN:
         own += HR__XNN_OP_STRUCT;
         break;
       default: break;

@@ -19,7 +19,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY, K_SPLIT_CAT, K_WINO
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY, K_SPLIT_CAT, K_WINO, K_SIGMOID
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -83,6 +83,10 @@ typedef struct kern {
   hr__k_gates gt;           /* K_GATES: offsets and sizes (pointers set per run) */
   hr__dwconv dw;            /* K_DWCONV: geometry and the weights' pointers (read in place) */
   hr__wino wn;              /* K_WINO: the transformed weights (hr__plan_wino; the scratch is the executor's) */
+  hr__wino_epi wepi;        /* K_WINO with the ops after it in its epilogue (fuse_wino_epi; row NULL: none) */
+  hr__k_gates wgt;          /* its gates (hr__epi_gates; gt_v their values) */
+  hr__epi_tgru wtg;         /* its tanh-GRU (hr__epi_tanh_gru; wtg_v: m, a, y) */
+  int wtg_v[3];
   hr__matvec mv;            /* K_XNN, a one-pixel 1x1 convolution (mv_on): our kernel's view of it (matvec_fits) */
   int mv_on;
   hr__dw_epi dwe;           /* K_DWCONV: the ops after it done in its epilogue (fuse_dw_epi; v1, v2 set per run) */
@@ -675,6 +679,53 @@ static int fuse_tanh_gru(hr_session *s, hr__exec *ex, int i) {
   ex->k[i + 2].fuse_m = mv;
   ex->k[i + 2].fuse_a = av;
   return 1;
+}
+
+/* A Winograd convolution's epilogue (wino.h, hr__wino_epi): the ops after it done on each block's
+ * outputs while they are in cache, the convolution's own output never written (issue 15: the
+ * element-wise ops and copies were a quarter of RVM's frame). Two ConvGRU patterns, made by
+ * fuse_gru_gates and fuse_tanh_gru before:
+ *   gates:    conv i (K_WINO) -> Sigmoid i+1 (K_SIGMOID) -> the gates at i+2 (K_GATES): z, omzh and
+ *             the next convolution's input, each block's outputs through the sigmoid and the gates;
+ *   tanh-GRU: conv i (K_WINO) -> Tanh i+1, Mul i+2 (K_FUSED) -> K_TANH_GRU at i+3: the new state.
+ * The convolution's output and the sigmoid's each read by the next op alone; what the epilogue
+ * writes must not meet the convolution's input (other blocks still read it); what it reads besides
+ * its outputs (h, h2, b; m, a) is made before op i, and the ops in between write nothing else. The
+ * same bits as the ops on their own (hr__k_sigmoid, gates_px, tanh_gru_run: test_exec_fuse).
+ * HR_WINO_EPI=0: off (A/B). */
+static int fuse_wino_epi(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *w = &ex->k[i];
+  if (w->kind != K_WINO || w->wepi.row || i + 2 >= ex->n) return 0;
+  const hr__rop *r = &p->rops[i];
+  const int out = p->vals[r->out[0]].root;
+  if (p->vals[out].n_readers != 1) return 0;
+  kern *k1 = &ex->k[i + 1], *k2 = &ex->k[i + 2];
+  const hr__rop *r1 = &p->rops[i + 1];
+  if (k1->kind == K_SIGMOID && k2->kind == K_GATES && p->vals[r1->in[0]].root == out &&
+      p->vals[k2->gt_v[0]].root == p->vals[r1->out[0]].root && p->vals[p->vals[r1->out[0]].root].n_readers == 1 &&
+      hr__numel(&p->vals[r->out[0]].t) == 2 * k2->gt.C * k2->gt.pixels && w->wn.K == 2 * k2->gt.C) {
+    for (int q = 4; q < 7; q++)
+      if (!apart(s, k2->gt_v[q], r->in[0])) return 0;
+    w->wgt = k2->gt;
+    memcpy(w->gt_v, k2->gt_v, sizeof w->gt_v);
+    w->wepi = (hr__wino_epi){hr__epi_gates, &w->wgt};
+    k1->kind = k2->kind = K_FUSED;
+    return 1;
+  }
+  if (i + 3 >= ex->n) return 0;
+  kern *k3 = &ex->k[i + 3];
+  const hr__rop *r3 = &p->rops[i + 3];
+  if (k1->kind == K_FUSED && k2->kind == K_FUSED && k3->kind == K_TANH_GRU && p->vals[k3->fuse_x].root == out &&
+      hr__numel(&p->vals[r3->out[0]].t) == hr__numel(&p->vals[r->out[0]].t)) {
+    if (!apart(s, r3->out[0], r->in[0])) return 0;
+    w->wtg = (hr__epi_tgru){NULL, NULL, NULL, w->wn.K};
+    w->wtg_v[0] = k3->fuse_m; w->wtg_v[1] = k3->fuse_a; w->wtg_v[2] = r3->out[0];
+    w->wepi = (hr__wino_epi){hr__epi_tanh_gru, &w->wtg};
+    k3->kind = K_FUSED;
+    return 1;
+  }
+  return 0;
 }
 
 static int cat_axis_last(hr_session *s, const hr__rop *r) {
@@ -1442,6 +1493,13 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
           continue;
         }
       }
+      if (r->op == HR_OP_SIGMOID && hr__wino_ok() && dense_float(s, r->in[0], hr__numel(&s->plan->vals[r->out[0]].t)) &&
+          dense_float(s, r->out[0], hr__numel(&s->plan->vals[r->out[0]].t)) && same_or_apart(s, r->out[0], r->in[0])) {
+        /* ours (hr__k_sigmoid) where the Winograd runs (a CPU with FMA), with and without HR_EXEC_FUSE:
+         * its epilogue (fuse_wino_epi) makes the same bits */
+        k->kind = K_SIGMOID;
+        continue;
+      }
       if (gap_fits(s, r)) { /* with and without HR_EXEC_FUSE: the two engines compare bit for bit */
         k->kind = K_GAP;
         k->pool = hr__numel(&s->plan->vals[r->in[0]].t) > 65536 ? s->pool : NULL; /* by what it reads */
@@ -1533,6 +1591,8 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_conv_pw(s, ex, i);
   if (fuse && !switch_off("HR_RESIZE_CONV"))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_conv(s, ex, i);
+  if (fuse && !switch_off("HR_WINO_EPI"))
+    for (int i = 0; i + 2 < ex->n && !st; i++) fuse_wino_epi(s, ex, i);
 
   /* the Winograd ops' one scratch */
   int64_t wino_floats = 0;
@@ -1694,6 +1754,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
             else hr__k_slice(kp, &in[0], in[1].data, &out[0]);
             break;
           case K_TANH: hr__k_tanh(kp, in[0].data, out[0].data, hr__numel(&out[0])); break;
+          case K_SIGMOID: hr__k_sigmoid(kp, in[0].data, out[0].data, hr__numel(&out[0])); break;
           case K_TANH_GRU:
             hr__k_tanh_gru(kp, view(s, k->fuse_x).data, view(s, k->fuse_m).data, view(s, k->fuse_a).data, out[0].data,
                            hr__numel(&out[0]));
@@ -1779,7 +1840,15 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           }
           case K_WINO: {
             const hr__tensor *x = &in[0];
-            hr__k_wino(kp, &k->wn, x->data, out[0].data, (int)x->dims[1], (int)x->dims[2], ex->wino, ex->wino_slots);
+            if (k->wepi.row == hr__epi_gates) {
+              hr__k_gates *g = &k->wgt;
+              g->h = view(s, k->gt_v[1]).data; g->h2 = view(s, k->gt_v[2]).data; g->b = view(s, k->gt_v[3]).data;
+              g->z = view(s, k->gt_v[4]).data; g->omzh = view(s, k->gt_v[5]).data; g->cat = view(s, k->gt_v[6]).data;
+            } else if (k->wepi.row == hr__epi_tanh_gru) {
+              k->wtg.m = view(s, k->wtg_v[0]).data; k->wtg.a = view(s, k->wtg_v[1]).data; k->wtg.y = view(s, k->wtg_v[2]).data;
+            }
+            hr__k_wino_epi(kp, &k->wn, x->data, out[0].data, (int)x->dims[1], (int)x->dims[2], ex->wino, ex->wino_slots,
+                           k->wepi.row ? &k->wepi : NULL);
             break;
           }
           case K_DWCONV:
@@ -1816,7 +1885,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary", "splitcat", "wino"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary", "splitcat", "wino", "sigmoid"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const kern *k = s->bk == &hr__backend_cpu ? &((const hr__exec *)s->bimpl)->k[i] : NULL;
@@ -1828,6 +1897,8 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"
                       : k->kind == K_FGF_LR && k->lr.alpha_only ? "fgflr1"
+                      : k->kind == K_WINO && k->wepi.row == hr__epi_gates ? "winogates"
+                      : k->kind == K_WINO && k->wepi.row == hr__epi_tanh_gru ? "winotgru"
                                                               : kn[k->kind];
   /* a measured pool choice (opick): @1 the calling thread, @pool the workers */
   const opick *pk = k && ((const hr__exec *)s->bimpl)->pk ? &((const hr__exec *)s->bimpl)->pk[i] : NULL;

@@ -164,6 +164,18 @@ typedef struct hr__k_gates {
   float k;
 } hr__k_gates;
 void hr__k_gru_gates(pthreadpool_t pool, const hr__k_gates *g);
+/* The sigmoid, ours (kernels.c, sigmoid_f: within 2 ulp; the same bits in every clone); y may be x
+ * exactly. hr__sigmoid1: one value, for tests. */
+void hr__k_sigmoid(pthreadpool_t pool, const float *x, float *y, int64_t n);
+float hr__sigmoid1(float x);
+/* Winograd epilogues (wino.h, hr__wino_epi; exec.c fuses them): a row of a block's outputs, v (np
+ * pixels, dense, overwritten), whose first pixel is pixel p0 of the image.
+ * hr__epi_gates (ctx: hr__k_gates, rz unused): the sigmoid over v, then the gates as hr__k_gru_gates
+ * makes them (the same bits as the Sigmoid op by hr__k_sigmoid and the gates op).
+ * hr__epi_tanh_gru (ctx: hr__epi_tgru): y = tanh(v) * m + a, as hr__k_tanh_gru. */
+typedef struct hr__epi_tgru { const float *m, *a; float *y; int64_t C; } hr__epi_tgru;
+void hr__epi_gates(void *ctx, float *v, int64_t p0, int64_t np);
+void hr__epi_tanh_gru(void *ctx, float *v, int64_t p0, int64_t np);
 /* Mean over the pixels of one image (TF Mean over H and W; NHWC, pixels x C floats in, C out):
  * each channel summed over the pixels in order, then divided by their count; 16-channel blocks
  * over the pool (XNNPACK 2022's global average pooling splits only the batch: one thread here). */

@@ -15,7 +15,10 @@ int hr__wino_fits(int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pb
 }
 
 int64_t hr__wino_bytes(int64_t C, int64_t K) { return (36 * ru16(C) * ru16(K) + ru16(K)) * 4 + 64; }
-int64_t hr__wino_scratch_floats(int64_t C, int64_t K) { return (int64_t)36 * NT * (ru16(C) + ru16(K)); }
+/* a slot: V (36 x NT x Cp; after the products, an epilogue's block of 4 rows x 4 NT pixels x K
+ * outputs, so at least 16 NT Kp floats), then M (36 x NT x Kp) */
+static int64_t v_floats(int64_t C, int64_t K) { return 36 * ru16(C) > 16 * ru16(K) ? (int64_t)36 * NT * ru16(C) : (int64_t)16 * NT * ru16(K); }
+int64_t hr__wino_scratch_floats(int64_t C, int64_t K) { return v_floats(C, K) + (int64_t)36 * NT * ru16(K); }
 
 void hr__wino_free(hr__wino *w) {
   free(w->mem);
@@ -95,7 +98,8 @@ typedef struct wino_job {
   const float *x;
   float *y, *scratch;
   int H, W, TW, bpr, nblk, tasks, slots;
-  size_t per_slot;
+  size_t per_slot, v_floats;
+  const hr__wino_epi *epi;
   _Atomic uint64_t busy;   /* slots in use */
 } wino_job;
 
@@ -200,7 +204,7 @@ HR__AVX512 static void products8(const hr__wino *w, const float *V, float *M) { 
 HR__AVX512 static void products4(const hr__wino *w, const float *V, float *M) { products_t(w, V, M, 4); }
 
 /* A^T m A for each of the block's nt tiles, plus the bias, clamped, stored where inside the image. */
-HR__AVX512 static void out_transform(const wino_job *j, int ty, int tx0, int nt, const float *M) {
+HR__AVX512 static void out_transform(const wino_job *j, int ty, int tx0, int nt, const float *M, float *blk) {
   const hr__wino *w = j->w;
   const int K = w->K, Kp = w->Kp, H = j->H, W = j->W;
   const size_t ps = (size_t)NT * Kp;
@@ -220,7 +224,7 @@ HR__AVX512 static void out_transform(const wino_job *j, int ty, int tx0, int nt,
       for (int i = 0; i < 4 && oy + i < H; i++) {
         __m512 y[4];
         at6(s[i], y);
-        float *o = j->y + ((size_t)(oy + i) * W + ox) * K + k;
+        float *o = (blk ? blk + ((size_t)i * 4 * NT + 4 * (size_t)t) * K : j->y + ((size_t)(oy + i) * W + ox) * K) + k;
         for (int q = 0; q < 4 && ox + q < W; q++)
           _mm512_mask_storeu_ps(o + (size_t)q * K, msk, _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(y[q], b), lo), hi));
       }
@@ -311,7 +315,7 @@ HR__AVX2 static void products_avx2(const hr__wino *w, const float *V, float *M, 
   products8_t(w, V, M, 0, 4);
   if (nv > 4) products8_t(w, V, M, 4, 4);
 }
-HR__AVX2 static void out_transform8(const wino_job *j, int ty, int tx0, int nt, const float *M) {
+HR__AVX2 static void out_transform8(const wino_job *j, int ty, int tx0, int nt, const float *M, float *blk) {
   const hr__wino *w = j->w;
   const int K = w->K, Kp = w->Kp, H = j->H, W = j->W;
   const size_t ps = (size_t)NT * Kp;
@@ -331,7 +335,7 @@ HR__AVX2 static void out_transform8(const wino_job *j, int ty, int tx0, int nt, 
       for (int i = 0; i < 4 && oy + i < H; i++) {
         __m256 y[4];
         at6_8(s[i], y);
-        float *o = j->y + ((size_t)(oy + i) * W + ox) * K + k;
+        float *o = (blk ? blk + ((size_t)i * 4 * NT + 4 * (size_t)t) * K : j->y + ((size_t)(oy + i) * W + ox) * K) + k;
         for (int q = 0; q < 4 && ox + q < W; q++)
           _mm256_maskstore_ps(o + (size_t)q * K, msk, _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(y[q], b), lo), hi));
       }
@@ -349,10 +353,18 @@ static int take_slot(wino_job *j) {
 }
 static void give_slot(wino_job *j, int q) { atomic_fetch_and_explicit(&j->busy, ~((uint64_t)1 << q), memory_order_release); }
 
+/* The block's output rows (out_transform made them in blk, 4 NT pixels a row) to the epilogue */
+static void epi_rows(const wino_job *j, int ty, int tx0, int nt, float *blk) {
+  const int oy = 4 * ty, ox = 4 * tx0, K = j->w->K;
+  const int rows = j->H - oy < 4 ? j->H - oy : 4, cols = j->W - ox < 4 * nt ? j->W - ox : 4 * nt;
+  for (int i = 0; i < rows; i++)
+    j->epi->row(j->epi->ctx, blk + (size_t)i * 4 * NT * (size_t)K, (int64_t)(oy + i) * j->W + ox, cols);
+}
+
 HR__AVX2 static void wino_task8(void *ctx, size_t task) {
   wino_job *j = ctx;
   const int q = take_slot(j);
-  float *V = j->scratch + j->per_slot * (size_t)q, *M = V + (size_t)36 * NT * j->w->Cp;
+  float *V = j->scratch + j->per_slot * (size_t)q, *M = V + j->v_floats;
   const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
   for (size_t bi = b0; bi < b1; bi++) {
     const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * NT;
@@ -360,7 +372,8 @@ HR__AVX2 static void wino_task8(void *ctx, size_t task) {
     const int nv = nt <= 4 ? 4 : NT;
     in_transform8(j, ty, tx0, nv, V);
     products_avx2(j->w, V, M, nv);
-    out_transform8(j, ty, tx0, nt, M);
+    out_transform8(j, ty, tx0, nt, M, j->epi ? V : NULL);
+    if (j->epi) epi_rows(j, ty, tx0, nt, V);
   }
   give_slot(j, q);
 }
@@ -368,7 +381,7 @@ HR__AVX2 static void wino_task8(void *ctx, size_t task) {
 HR__AVX512 static void wino_task(void *ctx, size_t task) {
   wino_job *j = ctx;
   const int q = take_slot(j);
-  float *V = j->scratch + j->per_slot * (size_t)q, *M = V + (size_t)36 * NT * j->w->Cp;
+  float *V = j->scratch + j->per_slot * (size_t)q, *M = V + j->v_floats;
   const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
   for (size_t bi = b0; bi < b1; bi++) {
     const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * NT;
@@ -377,15 +390,22 @@ HR__AVX512 static void wino_task(void *ctx, size_t task) {
     in_transform(j, ty, tx0, nv, V);
     if (nv == 4) products4(j->w, V, M);
     else products8(j->w, V, M);
-    out_transform(j, ty, tx0, nt, M);
+    out_transform(j, ty, tx0, nt, M, j->epi ? V : NULL);
+    if (j->epi) epi_rows(j, ty, tx0, nt, V);
   }
   give_slot(j, q);
 }
 
 void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots) {
+  hr__k_wino_epi(pool, w, x, y, H, W, scratch, slots, NULL);
+}
+
+void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots,
+                    const hr__wino_epi *epi) {
   const int threads = pool ? (int)pthreadpool_get_threads_count(pool) : 1;
   wino_job j = {.w = w, .x = x, .y = y, .scratch = scratch, .H = H, .W = W, .TW = (W + 3) / 4, .slots = slots < 1 ? 1 : slots > 64 ? 64 : slots,
-                .per_slot = (size_t)hr__wino_scratch_floats(w->C, w->K)};
+                .per_slot = (size_t)hr__wino_scratch_floats(w->C, w->K),
+                .v_floats = (size_t)v_floats(w->C, w->K), .epi = epi};
   j.bpr = (j.TW + NT - 1) / NT;
   j.nblk = j.bpr * ((H + 3) / 4);
   j.tasks = threads * HR__WINO_TASKS_PER_THREAD < j.nblk ? threads * HR__WINO_TASKS_PER_THREAD : j.nblk;
@@ -396,5 +416,9 @@ void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y,
 int hr__wino_ok(void) { return 0; }
 void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots) {
   (void)pool; (void)w; (void)x; (void)y; (void)H; (void)W; (void)scratch; (void)slots;
+}
+void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots,
+                    const hr__wino_epi *epi) {
+  (void)pool; (void)w; (void)x; (void)y; (void)H; (void)W; (void)scratch; (void)slots; (void)epi;
 }
 #endif

@@ -55,8 +55,22 @@ void hr__wino_set(hr__wino *w, void *block, int C, int K, float lo, float hi);
 /* Both, the block the kernel's own (freed by hr__wino_free). HR_ENOMEM. */
 hr_status hr__wino_init(hr__wino *w, const float *hwio, const float *bias, int C, int K, float lo, float hi);
 void hr__wino_free(hr__wino *w);
+/* An epilogue: the ops after the convolution, done on each block's outputs while they are in cache
+ * (exec.c fuses them). Each output row of a block (bias added, clamped) is made in the task's
+ * scratch, np pixels x K floats dense, and handed to row(ctx, v, p0, np), p0 the image's index of its
+ * first pixel (row y, column x: y W + x); row may overwrite v and writes what it makes itself; y
+ * is not written. Rows are handed over from every pool thread, each pixel once. */
+typedef struct hr__wino_epi {
+  void (*row)(void *ctx, float *v, int64_t p0, int64_t np);
+  void *ctx;
+} hr__wino_epi;
+
 /* y (H x W x K) = the convolution of x (H x W x C); x and y must not overlap. scratch: slots x
  * hr__wino_scratch_floats floats, 64-byte aligned, slots >= the pool's threads (at most 64); the
  * tasks run on pool (NULL: this thread). */
 void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots);
+/* The same with an epilogue (epi->row gets the outputs; y unused), or as hr__k_wino where epi is NULL.
+ * x must not overlap anything the epilogue writes. */
+void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots,
+                    const hr__wino_epi *epi);
 #endif

@@ -1,5 +1,6 @@
 /* The CPU engine's fusions (exec.c, issue 15) change no float: RVM on real frames, the fused
- * engine (ConvGRU gates after the sigmoid, tanh + output arithmetic, the low-resolution guided filter as one kernel, resize
+ * engine (ConvGRU gates after the sigmoid, tanh + output arithmetic, both in the epilogue of the 3x3
+ * Winograd convolution before them where it runs, the low-resolution guided filter as one kernel, resize
  * with the concats around it, per-channel binary ops and their pairs, our AvgPool and channel
  * mean, a convolution with the HardSwish after it band by band, a pointwise convolution after a
  * banded one on its bands, a resize with the crop and concat after it, a resize-concat made band by
@@ -21,6 +22,7 @@
 #include "hr_test_frames.h"
 
 #define NF 3
+static int no_wino_epi;   /* the next session made without the Winograd epilogues (HR_WINO_EPI=0) */
 
 static hr_session *make_fgr(hr_model *m, int w, int h, int threads, int fuse, const char *band_split, int fgr) {
   hr_session_params p;
@@ -29,11 +31,13 @@ static hr_session *make_fgr(hr_model *m, int w, int h, int threads, int fuse, co
   p.want_fgr = fgr;
   if (!fuse) setenv("HR_EXEC_FUSE", "0", 1);
   if (band_split) setenv("HR_BAND_SPLIT", band_split, 1);
+  if (no_wino_epi) setenv("HR_WINO_EPI", "0", 1);
   hr_session *s = NULL;
   char err[512] = "";
   hr_status st = hr_session_create_err(m, &p, &s, err, sizeof err);
   unsetenv("HR_EXEC_FUSE");
   unsetenv("HR_BAND_SPLIT");
+  unsetenv("HR_WINO_EPI");
   CHECKF(st == HR_OK, "create (fuse %d): %s", fuse, err);
   return s;
 }
@@ -77,15 +81,24 @@ int main(void) {
     printf("%dx%d: kernels %lld + shared %lld bytes, bands cut in 3: %lld + %lld\n", w, h, (long long)pa.kernel_bytes,
            (long long)pa.kernel_shared_bytes, (long long)pc.kernel_bytes, (long long)pc.kernel_shared_bytes);
     CHECK(pc.kernel_bytes > pa.kernel_bytes);
-    const char *kinds[] = {"tanhgru", "grugates", "fgflr", "resizecat", "bcast", "avgpool", "fused"};
-    for (int k = 0; k < 7; k++) {
+    /* RVM's four ConvGRUs: the sigmoid and gates, and the tanh and output arithmetic, each as one
+     * kernel (grugates, tanhgru) or, where the Winograd runs, in the epilogue of the 3x3 convolution
+     * before them (winogates, winotgru: fuse_wino_epi); below, a fused session without the
+     * epilogues gives the same bits as well */
+    const int wino = count_kind(b, "wino") > 0;
+    const int wg = count_kind(a, "winogates"), wt = count_kind(a, "winotgru");
+    printf("%dx%d: winogates %d winotgru %d (Winograd %s)\n", w, h, wg, wt, wino ? "on" : "off");
+    CHECK_EQ_INT(wg, wino ? 4 : 0);
+    CHECK_EQ_INT(wt, wino ? 4 : 0);
+    CHECK_EQ_INT(count_kind(a, "tanhgru") + wt, 4);
+    CHECK_EQ_INT(count_kind(a, "grugates") + wg, 4);
+    const char *kinds[] = {"fgflr", "resizecat", "bcast", "avgpool", "fused"};
+    for (int k = 0; k < 5; k++) {
       int na = count_kind(a, kinds[k]), nb = count_kind(b, kinds[k]);
       printf("%dx%d: %-9s fused engine %2d ops, plain %d\n", w, h, kinds[k], na, nb);
       CHECKF(na > 0, "%s never used at %dx%d", kinds[k], w, h);
       CHECK_EQ_INT(nb, 0);
     }
-    CHECK_EQ_INT(count_kind(a, "tanhgru"), 4); /* RVM's four ConvGRUs */
-    CHECK_EQ_INT(count_kind(a, "grugates"), 4);
     CHECK_EQ_INT(count_kind(a, "fgflr"), 1);
     /* depthwise convolutions with the batch norm and HardSwish after them in their epilogue (fuse_dw_epi):
      * RVM's 5 FusedDepthwiseConv2dNative + HardSwish and 3 DepthwiseConv2dNative + Mul, Add, HardSwish;
@@ -141,6 +154,32 @@ int main(void) {
     hr_session_destroy(a);
     hr_session_destroy(b);
     hr_session_destroy(c);
+  }
+  /* the fused engine without the Winograd epilogues: the gates and tanh-GRU kernels on their own
+   * (what a CPU without the Winograd runs), the same bits again */
+  {
+    const int w = fr[0].width, h = fr[0].height;
+    no_wino_epi = 1;
+    hr_session *a = make(m, w, h, 2, 1, NULL);
+    no_wino_epi = 0;
+    hr_session *b = make(m, w, h, 1, 0, NULL);
+    if (a && b) {
+      printf("%dx%d without the Winograd epilogues: grugates %d, tanhgru %d, winogates %d\n", w, h, count_kind(a, "grugates"),
+             count_kind(a, "tanhgru"), count_kind(a, "winogates"));
+      CHECK_EQ_INT(count_kind(a, "grugates"), 4);
+      CHECK_EQ_INT(count_kind(a, "tanhgru"), 4);
+      int da = 0;
+      for (int i = 0; i < NF; i++) {
+        hr_outputs oa, ob;
+        CHECK_EQ_INT(hr_session_push(a, &fr[i], &oa), HR_OK);
+        CHECK_EQ_INT(hr_session_push(b, &fr[i], &ob), HR_OK);
+        da += memcmp(oa.alpha, ob.alpha, (size_t)w * h * 4) != 0 || memcmp(oa.fgr, ob.fgr, (size_t)w * h * 12) != 0;
+      }
+      printf("%dx%d without the Winograd epilogues: %d of %d frames differ from the plain engine\n", w, h, da, NF);
+      CHECK_EQ_INT(da, 0);
+    }
+    hr_session_destroy(a);
+    hr_session_destroy(b);
   }
   /* without the foreground only the alpha's channel of the guided filter's A and b is made
    * (fgflr1): the mattes the same bits as the plain engine's */

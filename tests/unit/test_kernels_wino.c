@@ -7,10 +7,12 @@
  * of 3 give the same output. Nothing outside the output is written. Shapes: RVM's decoder ones at
  * ratio 0.171, and small odd ones where every tile meets the border (sizes not a multiple of 4,
  * channels not a multiple of 16, a 1x1 image), with and without bias, ReLU and ReLU6. And what
- * hr__wino_fits refuses. Under HR_NO_AVX512=1 the AVX2 variant (cli_no_avx512 runs it so). On a
+ * hr__wino_fits refuses. The epilogue form (hr__k_wino_epi) hands each output row over once, the
+ * same bits, and writes nothing to y. Under HR_NO_AVX512=1 the AVX2 variant (cli_no_avx512 runs it so). On a
  * CPU with neither AVX-512F nor AVX2 and FMA the engine keeps XNNPACK: nothing to compare, exit 77. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include <pthreadpool.h>
 #include <xnnpack.h>
 #include "hr_test.h"
@@ -21,6 +23,16 @@ static uint32_t next(void) { rng = rng * 1664525u + 1013904223u; return rng >> 8
 static float rndf(float lo, float hi) { return lo + (hi - lo) * (float)(next() & 0xffffff) / 16777215.f; }
 
 #define GUARD 64
+
+/* An epilogue (hr__wino_epi) that copies each row it is handed to where hr__k_wino would have put it,
+ * and counts the pixels, so that the rows' mapping to the image can be checked: every pixel once,
+ * the same bits as the plain run, y never written. */
+typedef struct copy_epi { float *o; int *hits; int K; } copy_epi;
+static void copy_row(void *ctx, float *v, int64_t p0, int64_t np) {
+  copy_epi *e = ctx;
+  memcpy(e->o + p0 * e->K, v, sizeof(float) * (size_t)(np * e->K));
+  for (int64_t p = p0; p < p0 + np; p++) __atomic_fetch_add(&e->hits[p], 1, __ATOMIC_RELAXED);
+}
 
 static void check(pthreadpool_t pool3, int H, int W, int C, int K, int with_bias, int act) {
   const size_t nx = (size_t)H * W * C, no = (size_t)H * W * K;
@@ -64,6 +76,20 @@ static void check(pthreadpool_t pool3, int H, int W, int C, int K, int with_bias
   }
   const uint32_t ff = 0xffffffffu;
   for (size_t i = no; i < no + GUARD; i++) guard_bad += memcmp(&got1[i], &ff, 4) != 0 || memcmp(&got3[i], &ff, 4) != 0;
+  /* the same convolution with an epilogue: the rows it gets are the outputs, each pixel once */
+  float *gote = malloc(sizeof(float) * no), *yun = malloc(sizeof(float) * (no + GUARD));
+  int *hits = calloc((size_t)H * W, sizeof(int));
+  memset(yun, 0xff, sizeof(float) * (no + GUARD));
+  copy_epi ce = {gote, hits, K};
+  const hr__wino_epi epi = {copy_row, &ce};
+  hr__k_wino_epi(pool3, &wn, x, yun, H, W, scratch, 3, &epi);
+  size_t epi_bad = 0, hit_bad = 0, y_written = 0;
+  for (size_t i = 0; i < no; i++) epi_bad += memcmp(&gote[i], &got1[i], 4) != 0;
+  for (size_t i = 0; i < (size_t)H * W; i++) hit_bad += hits[i] != 1;
+  for (size_t i = 0; i < no + GUARD; i++) y_written += memcmp(&yun[i], &ff, 4) != 0;
+  CHECKF(epi_bad == 0 && hit_bad == 0 && y_written == 0, "%dx%d %d->%d epilogue: %zu outputs differ, %zu pixels not handed over once, %zu floats of y written",
+         H, W, C, K, epi_bad, hit_bad, y_written);
+  free(gote); free(yun); free(hits);
   const double tol = 2e-5 * (mx > 1 ? mx : 1);
   CHECKF(md <= tol, "%dx%d %d->%d bias %d act %d: largest difference %.3g (output's largest %.3g, allowed %.3g)", H, W, C, K, with_bias, act, md,
          mx, tol);
