@@ -446,8 +446,8 @@ static int64_t estimate_kernel_bytes(const hr__plan *p, int64_t *shared) {
       case HR_OP_MAXIMUM:
         if (o->dt == HR_DT_FLOAT) own += HR__XNN_OP_STRUCT;
         break;
-      case HR_OP_SIGMOID:   /* a float one is exec.c's own kernel (K_SIGMOID), no operator */
-        if (o->dt != HR_DT_FLOAT) own += HR__XNN_OP_STRUCT;
+      case HR_OP_SIGMOID:   /* a float one is exec.c's own kernel where the Winograd runs (K_SIGMOID), no operator */
+        if (o->dt != HR_DT_FLOAT || !hr__wino_ok()) own += HR__XNN_OP_STRUCT;
         break;
       case HR_OP_RELU: case HR_OP_RELU6: case HR_OP_SQUARE: case HR_OP_HARDSWISH: case HR_OP_MEAN:
         own += HR__XNN_OP_STRUCT;
