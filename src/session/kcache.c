@@ -260,21 +260,32 @@ static hr_status build_template(hr__kshare *e, hr__kbuild_fn build) {
   return HR_OK;
 }
 
+/* The cache's entry for key, or a new one (*fresh = 1: zeroed but for its key and hash, not in the
+ * list yet; the caller fills it, then links it or frees it). NULL: out of memory. Caller holds kc->mu. */
+static hr__kshare *find_or_new(hr__kcache *kc, const void *key, size_t key_len, int *fresh) {
+  const uint64_t h = fnv1a(key, key_len);
+  hr__kshare *e = kc->head;
+  while (e && !(e->hash == h && e->key_len == key_len && !memcmp(e->key, key, key_len))) e = e->next;
+  *fresh = !e;
+  if (e) return e;
+  e = calloc(1, sizeof *e + key_len);
+  if (!e) return NULL;
+  memcpy(e->key, key, key_len);
+  e->key_len = key_len;
+  e->hash = h;
+  return e;
+}
+
 hr_status hr__kcache_acquire(hr__kcache *kc, const void *key, size_t key_len, hr__kbuild_fn build, xnn_operator_t *clone,
                              hr__kshare **share, int64_t *shared_bytes) {
   *clone = NULL;
   *share = NULL;
   if (shared_bytes) *shared_bytes = 0;
-  uint64_t h = fnv1a(key, key_len);
   pthread_mutex_lock(&kc->mu);
-  hr__kshare *e = kc->head;
-  while (e && !(e->hash == h && e->key_len == key_len && !memcmp(e->key, key, key_len))) e = e->next;
-  if (!e) {
-    e = calloc(1, sizeof *e + key_len);
-    if (!e) { pthread_mutex_unlock(&kc->mu); return HR_ENOMEM; }
-    memcpy(e->key, key, key_len);
-    e->key_len = key_len;
-    e->hash = h;
+  int fresh;
+  hr__kshare *e = find_or_new(kc, key, key_len, &fresh);
+  if (!e) { pthread_mutex_unlock(&kc->mu); return HR_ENOMEM; }
+  if (fresh) {
     hr_status st = build_template(e, build);
     if (st) { free(e); pthread_mutex_unlock(&kc->mu); return st; }
     e->next = kc->head;
@@ -303,16 +314,11 @@ hr_status hr__kcache_acquire_blob(hr__kcache *kc, const void *key, size_t key_le
   *data = NULL;
   *share = NULL;
   if (shared_bytes) *shared_bytes = 0;
-  uint64_t h = fnv1a(key, key_len);
   pthread_mutex_lock(&kc->mu);
-  hr__kshare *e = kc->head;
-  while (e && !(e->hash == h && e->key_len == key_len && !memcmp(e->key, key, key_len))) e = e->next;
-  if (!e) {
-    e = calloc(1, sizeof *e + key_len);
-    if (!e) { pthread_mutex_unlock(&kc->mu); return HR_ENOMEM; }
-    memcpy(e->key, key, key_len);
-    e->key_len = key_len;
-    e->hash = h;
+  int fresh;
+  hr__kshare *e = find_or_new(kc, key, key_len, &fresh);
+  if (!e) { pthread_mutex_unlock(&kc->mu); return HR_ENOMEM; }
+  if (fresh) {
     e->blob_size = bytes ? bytes : 1;
     if (protect_on) {   /* whole pages, sealed once filled (a write to them faults) */
       void *p = mmap(NULL, page_round(e->blob_size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
