@@ -30,8 +30,11 @@
  * Not measured: an AVX2-only machine (XNNPACK's AVX2 kernels are the other side there), and the
  * engine's own wrappers (bands, the fused resize-concat and pointwise epilogues) around these convs.
  *
+ * F(4x4, 3x3) is the engine's kernel (hr__k_wino, src/session/wino.c, linked in; since 2026-12-06
+ * evening: the probe's own copy, which the engine's started from, is gone); F(2x2, 3x3) the probe's.
  * build: CMake's wino_probe target (build/wino_probe), or
- *   gcc -O3 -std=c11 -mavx512f -mfma bench/wino_probe.c -o /tmp/wino_probe -lXNNPACK -lpthreadpool -lm
+ *   gcc -O3 -std=c11 -mavx512f -mfma -Isrc -Iinclude -Ibuild/include bench/wino_probe.c src/session/wino.c \
+ *     src/core/cpu.c -o /tmp/wino_probe -lXNNPACK -lpthreadpool -lm
  * usage: wino_probe [--threads N] [--reps N] [H W CIN COUT]...  (default: the ratio 0.171 shapes)
  * env: WP_PHASE (F(2x2) only: 1 input transform, 2 products, 4 output transform; sums of them) */
 #ifndef _GNU_SOURCE
@@ -46,6 +49,7 @@
 #include <string.h>
 #include <time.h>
 #include <xnnpack.h>
+#include "session/wino.h"   /* F(4x4, 3x3): the engine's own (src/session/wino.c), linked in */
 
 #ifndef NT
 #define NT 8    /* tiles a GEMM register block holds */
@@ -221,140 +225,6 @@ static void wino_run(wino *w, const float *x, float *y, pthreadpool_t pool) {
 }
 
 
-/* ---- F(4x4, 3x3): 6 x 6 patches, 36 matrices; U = G g G^T with Lavin and Gray's G, B, A. ---- */
-typedef struct wino4 {
-  int H, W, C, K, Cp, Kp, TH, TW, bpr, nblk, tasks;
-  float *U, *bias, *scratch, lo, hi;
-  size_t per_task;
-  const float *x; float *y;
-} wino4;
-
-static void wino4_init(wino4 *w, int H, int W, int C, int K, const float *g, const float *b, float lo, float hi, int tasks) {
-  memset(w, 0, sizeof *w);
-  w->H = H; w->W = W; w->C = C; w->K = K;
-  w->Cp = (C + 15) / 16 * 16; w->Kp = (K + 15) / 16 * 16;
-  w->TH = (H + 3) / 4; w->TW = (W + 3) / 4;
-  w->bpr = (w->TW + NT - 1) / NT; w->nblk = w->bpr * w->TH;
-  w->lo = lo; w->hi = hi;
-  w->U = aligned_alloc(64, sizeof(float) * 36 * w->Cp * w->Kp);
-  memset(w->U, 0, sizeof(float) * 36 * w->Cp * w->Kp);
-  w->bias = aligned_alloc(64, sizeof(float) * w->Kp);
-  memset(w->bias, 0, sizeof(float) * w->Kp);
-  for (int k = 0; k < K; k++) w->bias[k] = b[k];
-  static const double G[6][3] = {{1. / 4, 0, 0}, {-1. / 6, -1. / 6, -1. / 6}, {-1. / 6, 1. / 6, -1. / 6},
-                                 {1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}};
-  for (int k = 0; k < K; k++)
-    for (int c = 0; c < C; c++) {
-      double gg[3][3], t[6][3];
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) gg[i][j] = g[(((size_t)k * 3 + i) * 3 + j) * C + c];
-      for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 3; j++) t[i][j] = G[i][0] * gg[0][j] + G[i][1] * gg[1][j] + G[i][2] * gg[2][j];
-      for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++)
-          w->U[((size_t)(i * 6 + j) * w->Cp + c) * w->Kp + k] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
-    }
-  w->tasks = tasks;
-  w->per_task = (size_t)36 * NT * (w->Cp + w->Kp);
-  w->scratch = aligned_alloc(64, sizeof(float) * w->per_task * tasks);
-}
-
-#define BT6(d, t)                                                                                            \
-  do {                                                                                                      \
-    const __m512 f4 = _mm512_set1_ps(4.f), f5 = _mm512_set1_ps(5.f), f2 = _mm512_set1_ps(2.f);              \
-    t[0] = _mm512_add_ps(_mm512_fmsub_ps(f4, d[0], _mm512_mul_ps(f5, d[2])), d[4]);                       \
-    __m512 a = _mm512_fnmadd_ps(f4, d[2], d[4]), bq = _mm512_fmsub_ps(f4, d[1], d[3]);                      \
-    t[1] = _mm512_sub_ps(a, bq);                                                                            \
-    t[2] = _mm512_add_ps(a, bq);                                                                            \
-    __m512 c2 = _mm512_sub_ps(d[4], d[2]), e2 = _mm512_mul_ps(f2, _mm512_sub_ps(d[1], d[3]));                \
-    t[3] = _mm512_sub_ps(c2, e2);                                                                           \
-    t[4] = _mm512_add_ps(c2, e2);                                                                           \
-    t[5] = _mm512_add_ps(_mm512_fmsub_ps(f4, d[1], _mm512_mul_ps(f5, d[3])), d[5]);                       \
-  } while (0)
-
-static void in4(const wino4 *w, int ty, int tx0, float *V) {
-  const int C = w->C, Cp = w->Cp, H = w->H, W = w->W;
-  const size_t ps = (size_t)NT * Cp;
-  const int y0 = 4 * ty - 1;
-  const float *row[6];
-  for (int r = 0; r < 6; r++) row[r] = y0 + r >= 0 && y0 + r < H ? w->x + (size_t)(y0 + r) * W * C : NULL;
-  for (int c = 0; c < Cp; c += 16) {
-    const __mmask16 m = C - c >= 16 ? 0xffff : (__mmask16)((1u << (C - c)) - 1);
-    for (int t = 0; t < NT; t++) {
-      const int x0 = 4 * (tx0 + t) - 1;
-      __m512 q[6][6];
-      for (int j = 0; j < 6; j++) {
-        const int xx = x0 + j;
-        __m512 d[6], o[6];
-        for (int r = 0; r < 6; r++)
-          d[r] = row[r] && xx >= 0 && xx < W ? _mm512_maskz_loadu_ps(m, row[r] + (size_t)xx * C + c) : _mm512_setzero_ps();
-        BT6(d, o);
-        for (int r = 0; r < 6; r++) q[r][j] = o[r];
-      }
-      for (int r = 0; r < 6; r++) {
-        __m512 o[6];
-        BT6(q[r], o);
-        for (int j = 0; j < 6; j++) _mm512_store_ps(V + (size_t)(r * 6 + j) * ps + (size_t)t * Cp + c, o[j]);
-      }
-    }
-  }
-}
-
-#define AT6(m, y)                                                                                  \
-  do {                                                                                            \
-    const __m512 f2 = _mm512_set1_ps(2.f), f4 = _mm512_set1_ps(4.f), f8 = _mm512_set1_ps(8.f);    \
-    __m512 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);                       \
-    __m512 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);                       \
-    y[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);                                           \
-    y[1] = _mm512_fmadd_ps(f2, d34, d12);                                                          \
-    y[2] = _mm512_fmadd_ps(f4, s34, s12);                                                          \
-    y[3] = _mm512_add_ps(_mm512_fmadd_ps(f8, d34, d12), m[5]);                                     \
-  } while (0)
-
-static void out4(const wino4 *w, int ty, int tx0, int nt, const float *M) {
-  const int K = w->K, Kp = w->Kp, H = w->H, W = w->W;
-  const size_t ps = (size_t)NT * Kp;
-  const __m512 lo = _mm512_set1_ps(w->lo), hi = _mm512_set1_ps(w->hi);
-  for (int t = 0; t < nt; t++) {
-    const int oy = 4 * ty, ox = 4 * (tx0 + t);
-    for (int k = 0; k < K; k += 16) {
-      const __mmask16 msk = K - k >= 16 ? 0xffff : (__mmask16)((1u << (K - k)) - 1);
-      __m512 s[4][6];
-      for (int j = 0; j < 6; j++) {
-        __m512 m[6], y[4];
-        for (int i = 0; i < 6; i++) m[i] = _mm512_load_ps(M + (size_t)(i * 6 + j) * ps + (size_t)t * Kp + k);
-        AT6(m, y);
-        for (int i = 0; i < 4; i++) s[i][j] = y[i];
-      }
-      const __m512 b = _mm512_load_ps(w->bias + k);
-      for (int i = 0; i < 4 && oy + i < H; i++) {
-        __m512 y[4];
-        AT6(s[i], y);
-        float *o = w->y + ((size_t)(oy + i) * W + ox) * K + k;
-        for (int j = 0; j < 4 && ox + j < W; j++)
-          _mm512_mask_storeu_ps(o + (size_t)j * K, msk, _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(y[j], b), lo), hi));
-      }
-    }
-  }
-}
-
-static void wino4_task(void *ctx, size_t task) {
-  wino4 *w = ctx;
-  float *V = w->scratch + w->per_task * task, *M = V + (size_t)36 * NT * w->Cp;
-  const size_t b0 = (size_t)w->nblk * task / w->tasks, b1 = (size_t)w->nblk * (task + 1) / w->tasks;
-  for (size_t bi = b0; bi < b1; bi++) {
-    const int ty = (int)(bi / w->bpr), tx0 = (int)(bi % w->bpr) * NT;
-    const int nt = w->TW - tx0 < NT ? w->TW - tx0 : NT;
-    in4(w, ty, tx0, V);
-    gemm_pos(36, w->C, w->Cp, w->Kp, w->U, V, M);
-    out4(w, ty, tx0, nt, M);
-  }
-}
-static void wino4_run(wino4 *w, const float *x, float *y, pthreadpool_t pool) {
-  w->x = x; w->y = y;
-  pthreadpool_parallelize_1d(pool, wino4_task, w, (size_t)w->tasks, 0);
-}
-
 static float frand(uint32_t *s) { *s = *s * 1664525u + 1013904223u; return (float)((*s >> 8) & 0xffff) / 65536.f - 0.5f; }
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
@@ -398,18 +268,24 @@ int main(int argc, char **argv) {
     wino w;
     int tasks = threads * 4;
     wino_init(&w, H, W, C, K, g, b, 0.f, INFINITY, tasks);
-    wino4 w4;
-    wino4_init(&w4, H, W, C, K, g, b, 0.f, INFINITY, tasks);
+    /* the engine's F(4x4): TF's HWIO weights (g is XNNPACK's OHWI), a scratch slot a thread */
+    float *hwio = malloc(sizeof(float) * K * 9 * C);
+    for (int k = 0; k < K; k++)
+      for (int t = 0; t < 9; t++)
+        for (int c = 0; c < C; c++) hwio[((size_t)t * C + c) * K + k] = g[((size_t)k * 9 + t) * C + c];
+    hr__wino w4;
+    if (hr__wino_init(&w4, hwio, b, C, K, 0.f, INFINITY) != HR_OK) { fprintf(stderr, "hr__wino_init failed\n"); return 1; }
+    float *s4 = aligned_alloc(64, (sizeof(float) * (size_t)hr__wino_scratch_floats(C, K) * (size_t)threads + 63) / 64 * 64);
     double tx[256], tw[256], t4[256];
     if (reps > 256) reps = 256;
-    for (int r = 0; r < 3; r++) { xnn_run_operator(op, pool); wino_run(&w, x, y1, pool); wino4_run(&w4, x, y2, pool); }
+    for (int r = 0; r < 3; r++) { xnn_run_operator(op, pool); wino_run(&w, x, y1, pool); hr__k_wino(pool, &w4, x, y2, H, W, s4, threads); }
     for (int r = 0; r < reps; r++) {   /* alternating */
       double t0 = now_ms();
       xnn_run_operator(op, pool);
       double t1 = now_ms();
       wino_run(&w, x, y1, pool);
       double t2 = now_ms();
-      wino4_run(&w4, x, y2, pool);
+      hr__k_wino(pool, &w4, x, y2, H, W, s4, threads);
       double t3 = now_ms();
       tx[r] = t1 - t0; tw[r] = t2 - t1; t4[r] = t3 - t2;
     }
@@ -429,7 +305,7 @@ int main(int argc, char **argv) {
     tx_all += tx[reps / 2]; tw_all += tw[reps / 2]; t4_all += t4[reps / 2];
     xnn_delete_operator(op);
     free(g); free(b); free(x); free(y0); free(y1); free(y2);
-    free(w4.U); free(w4.bias); free(w4.scratch);
+    hr__wino_free(&w4); free(s4); free(hwio);
     free(w.U); free(w.bias); free(w.scratch);
   }
   printf("%-22s %9.3f %9.3f %6.2f %10s %9.3f %6.2f\n", "sum", tx_all, tw_all, tx_all / tw_all, "", t4_all, tx_all / t4_all);
