@@ -348,9 +348,13 @@ HR_API void hr_health_params_default(hr_health_params *p);
  * even while warming up; the reason gives both figures: "memory pressure: 41 MB headroom, under
  * 80 MB"); it turns off when the headroom is back at low_bytes + hysteresis_bytes or more. This is
  * what the monitor knows of memory by itself, whatever the caller does about it (shed, suspend, or
- * nothing: an observe-only governor). Call it before observe_output for the frame it measured;
- * headroom_bytes < 0 means not measured (nothing changes). A monitor never called here never shows
- * the cause. */
+ * nothing: an observe-only governor). Call it before observe_output for the frame it measured.
+ * A negative headroom is the governor's figure past the ceiling (hr_gov_sample.available_bytes goes
+ * negative there): pressure, the reason then "memory pressure: 12 MB over the ceiling".
+ * headroom_bytes == HR_HEALTH_MEM_UNMEASURED means not measured (nothing changes; before
+ * 2026-12-06 any negative value meant that, and the worst pressure went unnamed). A monitor never
+ * called here never shows the cause. */
+#define HR_HEALTH_MEM_UNMEASURED INT64_MIN
 HR_API void hr_health_observe_memory(hr_health *h, int64_t headroom_bytes, int64_t low_bytes, int64_t hysteresis_bytes);
 
 /* Create a monitor for alpha mattes of alpha_w x alpha_h (the size sets the sample stride; another

@@ -364,7 +364,10 @@ static void hr__cause_text(const hr_health *h, uint32_t c, char *b, size_t n) {
     case HR_HEALTH_CAUSE_DEPTH_MISALIGNED:
       snprintf(b, n, "depth misaligned on %d of the last %d frames", hr__popc(h->hist_depth), HR__DEPTH_WIN); break;
     case HR_HEALTH_CAUSE_MEMORY_PRESSURE:
-      snprintf(b, n, "memory pressure: %.0f MB headroom, under %.0f MB", (double)h->mem_headroom / 1048576.0, (double)h->mem_low / 1048576.0);
+      if (h->mem_headroom < 0)
+        snprintf(b, n, "memory pressure: %.0f MB over the ceiling", (double)-h->mem_headroom / 1048576.0);
+      else
+        snprintf(b, n, "memory pressure: %.0f MB headroom, under %.0f MB", (double)h->mem_headroom / 1048576.0, (double)h->mem_low / 1048576.0);
       break;
     case HR_HEALTH_CAUSE_GOV_SHED:
       snprintf(b, n, "quality reduced by the memory governor%s%s", h->gov_detail[0] ? ": " : "", h->gov_detail); break;
@@ -1119,7 +1122,7 @@ static hr_status observe_output(hr_health *h, const float *alpha, const uint8_t 
 /* Events. */
 
 void hr_health_observe_memory(hr_health *h, int64_t headroom_bytes, int64_t low_bytes, int64_t hysteresis_bytes) {
-  if (!h || headroom_bytes < 0 || low_bytes <= 0) return;
+  if (!h || headroom_bytes == HR_HEALTH_MEM_UNMEASURED || low_bytes <= 0) return;
   if (hysteresis_bytes < 0) hysteresis_bytes = 0;
   h->mem_headroom = headroom_bytes;
   h->mem_low = low_bytes;

@@ -454,11 +454,11 @@ static void govern(hr_stream *s, hr_telemetry_record *rec) {
       rec->ceiling_kill_bytes = gs.kill_bytes ? (int64_t)gs.kill_bytes : HR_TELEMETRY_NONE;
       s->last_h = gs.available_bytes;
       const hr_gov_ladder_params *lp = &hr_gov_get_ladder(s->gov)->p;   /* health's memory-pressure cause: the shed mark */
-      /* over the ceiling already (available < 0) is no headroom at all, not "not measured" (the
-       * monitor's < 0): passed on as it was, the worst pressure went unnamed (test_stream under
+      /* over the ceiling already, available < 0: the monitor names it as such (until 2026-12-06 it
+       * took any negative for "not measured" and the worst pressure went unnamed: test_stream under
        * TSan, whose shadow memory took the process past a ceiling of its RSS + 60 MB) */
       if (gs.safe_bytes || gs.kill_bytes)
-        hr_health_observe_memory(s->health, gs.available_bytes < 0 ? 0 : gs.available_bytes, lp->shed_bytes, lp->hysteresis_bytes);
+        hr_health_observe_memory(s->health, gs.available_bytes, lp->shed_bytes, lp->hysteresis_bytes);
     }
     if (d.action != HR_GOV_ACTION_NONE) {
       rec->governor_action = hr_gov_action_name(d.action);

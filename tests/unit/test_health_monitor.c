@@ -913,8 +913,44 @@ static void test_cost(bool full_scan) {
   for (int i = 0; i < 4; i++) free(st[i]);
 }
 
+/* Memory as measured (hr_health_observe_memory): not measured changes nothing; a headroom under the
+ * low mark, or a negative one (the governor's figure past the ceiling), names the pressure, the
+ * latter as over the ceiling; back at low + hysteresis it is gone. */
+static void test_memory(void) {
+  synth s;
+  synth_init(&s, 64, 48);
+  hr_health *hm = mk(&s, NULL);
+  const int64_t MB = 1048576;
+  hr_health_verdict v = run_clean(hm, &s, 0, 40);
+  CHECK(!(v.causes & HR_HEALTH_CAUSE_MEMORY_PRESSURE));
+  hr_health_observe_memory(hm, HR_HEALTH_MEM_UNMEASURED, 80 * MB, 16 * MB);
+  v = run_clean(hm, &s, 40, 41);
+  CHECK(!(v.causes & HR_HEALTH_CAUSE_MEMORY_PRESSURE));
+  hr_health_observe_memory(hm, 41 * MB, 80 * MB, 16 * MB);
+  v = run_clean(hm, &s, 41, 42);
+  CHECK(v.causes & HR_HEALTH_CAUSE_MEMORY_PRESSURE);
+  CHECKF(v.reason && strstr(v.reason, "memory pressure: 41 MB headroom, under 80 MB"), "reason: %s", v.reason ? v.reason : "(none)");
+  hr_health_observe_memory(hm, -12 * MB, 80 * MB, 16 * MB);
+  v = run_clean(hm, &s, 42, 43);
+  CHECK(v.causes & HR_HEALTH_CAUSE_MEMORY_PRESSURE);
+  CHECKF(v.reason && strstr(v.reason, "memory pressure: 12 MB over the ceiling"), "reason: %s", v.reason ? v.reason : "(none)");
+  hr_health_observe_memory(hm, HR_HEALTH_MEM_UNMEASURED, 80 * MB, 16 * MB);   /* not measured: as it was */
+  v = run_clean(hm, &s, 43, 44);
+  CHECK(v.causes & HR_HEALTH_CAUSE_MEMORY_PRESSURE);
+  hr_health_observe_memory(hm, 90 * MB, 80 * MB, 16 * MB);   /* inside the hysteresis: still on */
+  v = run_clean(hm, &s, 44, 45);
+  CHECK(v.causes & HR_HEALTH_CAUSE_MEMORY_PRESSURE);
+  hr_health_observe_memory(hm, 96 * MB, 80 * MB, 16 * MB);
+  v = run_clean(hm, &s, 45, 46);
+  CHECK(!(v.causes & HR_HEALTH_CAUSE_MEMORY_PRESSURE));
+  printf("memory: unmeasured ignored, under the mark and over the ceiling named, cleared at mark + hysteresis\n");
+  hr_health_destroy(hm);
+  synth_free(&s);
+}
+
 int main(void) {
   test_basics();
+  test_memory();
   test_fault_parse();
   test_thumb_formats();
   test_clean_and_soft_causes();
