@@ -100,6 +100,7 @@ typedef struct wino_job {
   int H, W, TW, bpr, nblk, tasks, slots;
   size_t per_slot, v_floats;
   const hr__wino_epi *epi;
+  const struct wino_isa *isa;   /* the variant's stages (AVX-512 or AVX2) */
   _Atomic uint64_t busy;   /* slots in use */
 } wino_job;
 
@@ -361,25 +362,23 @@ static void epi_rows(const wino_job *j, int ty, int tx0, int nt, float *blk) {
     j->epi->row(j->epi->ctx, blk + (size_t)i * 4 * NT * (size_t)K, (int64_t)(oy + i) * j->W + ox, cols);
 }
 
-HR__AVX2 static void wino_task8(void *ctx, size_t task) {
-  wino_job *j = ctx;
-  const int q = take_slot(j);
-  float *V = j->scratch + j->per_slot * (size_t)q, *M = V + j->v_floats;
-  const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
-  for (size_t bi = b0; bi < b1; bi++) {
-    const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * NT;
-    const int nt = j->TW - tx0 < NT ? j->TW - tx0 : NT;
-    const int nv = nt <= 4 ? 4 : NT;
-    in_transform8(j, ty, tx0, nv, V);
-    products_avx2(j->w, V, M, nv);
-    out_transform8(j, ty, tx0, nt, M, j->epi ? V : NULL);
-    if (j->epi) epi_rows(j, ty, tx0, nt, V);
-  }
-  give_slot(j, q);
+/* One variant's three stages, for the task loop below */
+typedef struct wino_isa {
+  void (*in)(const wino_job *j, int ty, int tx0, int nt, float *V);
+  void (*products)(const hr__wino *w, const float *V, float *M, int nv);
+  void (*out)(const wino_job *j, int ty, int tx0, int nt, const float *M, float *blk);
+} wino_isa;
+HR__AVX512 static void products512(const hr__wino *w, const float *V, float *M, int nv) {
+  if (nv == 4) products4(w, V, M);
+  else products8(w, V, M);
 }
+static const wino_isa isa512 = {in_transform, products512, out_transform};
+static const wino_isa isa_avx2 = {in_transform8, products_avx2, out_transform8};
 
-HR__AVX512 static void wino_task(void *ctx, size_t task) {
+/* A task: its range of blocks, in its thread's scratch slot */
+static void wino_task(void *ctx, size_t task) {
   wino_job *j = ctx;
+  const wino_isa *isa = j->isa;
   const int q = take_slot(j);
   float *V = j->scratch + j->per_slot * (size_t)q, *M = V + j->v_floats;
   const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
@@ -387,10 +386,9 @@ HR__AVX512 static void wino_task(void *ctx, size_t task) {
     const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * NT;
     const int nt = j->TW - tx0 < NT ? j->TW - tx0 : NT;
     const int nv = nt <= 4 ? 4 : NT;   /* the tiles the products make (the rest of the block unused) */
-    in_transform(j, ty, tx0, nv, V);
-    if (nv == 4) products4(j->w, V, M);
-    else products8(j->w, V, M);
-    out_transform(j, ty, tx0, nt, M, j->epi ? V : NULL);
+    isa->in(j, ty, tx0, nv, V);
+    isa->products(j->w, V, M, nv);
+    isa->out(j, ty, tx0, nt, M, j->epi ? V : NULL);
     if (j->epi) epi_rows(j, ty, tx0, nt, V);
   }
   give_slot(j, q);
@@ -410,7 +408,8 @@ void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float
   j.nblk = j.bpr * ((H + 3) / 4);
   j.tasks = threads * HR__WINO_TASKS_PER_THREAD < j.nblk ? threads * HR__WINO_TASKS_PER_THREAD : j.nblk;
   atomic_init(&j.busy, 0);
-  pthreadpool_parallelize_1d(pool, hr__cpu_avx512f() ? wino_task : wino_task8, &j, (size_t)j.tasks, 0);
+  j.isa = hr__cpu_avx512f() ? &isa512 : &isa_avx2;
+  pthreadpool_parallelize_1d(pool, wino_task, &j, (size_t)j.tasks, 0);
 }
 #else
 int hr__wino_ok(void) { return 0; }
