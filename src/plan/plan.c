@@ -532,6 +532,25 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
     hr__val *x = &p->vals[root_of(p, c->in[1])];
     if (x->kind == V_DYN && x->storage == S_ARENA && x->last == r) x->last = r + 4;
   }
+  /* A Winograd convolution (hr__plan_wino) with the ops after it done in its epilogue (exec.c,
+   * fuse_wino_epi): the ConvGRU's Sigmoid and gates (Split .. ConcatV2, through r + 6), its Tanh, Mul
+   * and AddV2 (r + 3). The epilogue writes those ops' outputs while other tasks still read the
+   * convolution's input, so it stays alive through them (without this the fusion happened only
+   * where the arena's placement left them apart). Placement only. Not for a Split and ConcatV2 after
+   * the convolution: kept alive, the input moved the arena's placement so that the Split wrote
+   * into the ConcatV2 in place (K_SPLIT + a concat of the rest) and the fused split-concat
+   * (fuse_split_cat) no longer applied; an epilogue for it was tried and left out. */
+  for (int r = 0; !st && r + 2 < p->n_rops; r++) {
+    if (!hr__plan_wino(p, r)) continue;
+    const hr__rop *a = &p->rops[r + 1], *b = &p->rops[r + 2];
+    int through = 0;
+    if (a->op == HR_OP_SIGMOID && b->op == HR_OP_SPLIT && r + 6 < p->n_rops && p->rops[r + 6].op == HR_OP_CONCAT) through = r + 6;
+    else if (a->op == HR_OP_TANH && b->op == HR_OP_MUL && r + 3 < p->n_rops &&
+             (p->rops[r + 3].op == HR_OP_ADDV2 || p->rops[r + 3].op == HR_OP_ADD)) through = r + 3;
+    if (!through || root_of(p, a->in[0]) != root_of(p, p->rops[r].out[0])) continue;
+    hr__val *x = &p->vals[root_of(p, p->rops[r].in[0])];
+    if (x->kind == V_DYN && x->storage == S_ARENA && x->last >= r && x->last < through) x->last = through;
+  }
   /* A channel concat read only by the bilinear resize right after it: the CPU backend fuses the
    * two (exec.c, the resize reads the concat's inputs), so those inputs stay alive through the
    * resize. Placement only: the op list is unchanged. */
