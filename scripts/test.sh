@@ -91,7 +91,7 @@ run_ctest build-asan ASan -j"$jobs" -E 'tfjs_golden|stability|telemetry_render|p
 echo "== clang build (the C compiler of Xcode and the Android NDK): everything compiles without a warning; the unit tests of the paths that differ from GCC's run"
 cmake -S "$here" -B "$here/build-clang" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_C_FLAGS=-Werror >/dev/null
 cmake --build "$here/build-clang" -j"$jobs" >/dev/null
-run_ctest build-clang clang -j"$jobs" -R '^test_(composite|stream|ingest|session|exec_fuse|gov_meter|health_engine)'
+run_ctest build-clang clang -j"$jobs" -R '^test_(composite|stream|ingest|session|exec_fuse|kernels_gates|kernels_wino|gov_meter|health_engine)'
 echo "== ThreadSanitizer build (clang): the multi-threaded paths, any report fails"
 # src/core/tsan_pool.c tells TSan what pthreadpool (not instrumented) orders; the counting
 # allocators of the zero-allocation tests stand aside, as under ASan
