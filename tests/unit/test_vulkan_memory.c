@@ -71,10 +71,14 @@ int main(void) {
   int without16 = one(m, 1920, 1440, 0.25f, 1);
   unsetenv("HR_VK_SLOTS");
   printf("ops folded into convolutions at 1920x1440 r0.25: %d with the chains' own slots, %d without (fp16: %d, %d)\n", with, without, with16, without16);
-  /* fp32: the plan keeps a convolution's input alive through its HardSwish (plan.c, for the CPU's
-   * bands), so those chains need no slot; fp16 storage lays values out on its own and still does */
+  /* the chains' own slots never fold fewer ops. fp32: the plan keeps a convolution's input alive
+   * through its HardSwish (plan.c, for the CPU's bands), so those chains need no slot. fp16 storage
+   * lays values out on its own: before the plan kept a Winograd convolution's input alive through
+   * the ConvGRU ops after it (plan.c, for the CPU's epilogues, 2026-12-06) 69 folds with the slots
+   * and 65 without (143.98 MB of device memory with, 139.74 without); since, 69 either way at
+   * 139.74 MB */
   CHECKF(with >= without, "fp32: folded %d with slots, %d without", with, without);
-  CHECKF(with16 > without16, "fp16: folded %d with slots, %d without", with16, without16);
+  CHECKF(with16 >= without16, "fp16: folded %d with slots, %d without", with16, without16);
   /* an XNNPACK session: no device memory */
   hr_session *x = NULL;
   hr_status st;
