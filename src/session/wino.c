@@ -97,7 +97,7 @@ typedef struct wino_job {
   const hr__wino *w;
   const float *x;
   float *y, *scratch;
-  int H, W, TW, bpr, nblk, tasks, slots;
+  int H, W, TW, bt, bpr, nblk, tasks, slots;   /* bt: tiles a block (NT, or 4 where blocks are few) */
   size_t per_slot, v_floats;
   const hr__wino_epi *epi;
   const struct wino_isa *isa;   /* the variant's stages (AVX-512 or AVX2) */
@@ -383,8 +383,8 @@ static void wino_task(void *ctx, size_t task) {
   float *V = j->scratch + j->per_slot * (size_t)q, *M = V + j->v_floats;
   const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
   for (size_t bi = b0; bi < b1; bi++) {
-    const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * NT;
-    const int nt = j->TW - tx0 < NT ? j->TW - tx0 : NT;
+    const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * j->bt;
+    const int nt = j->TW - tx0 < j->bt ? j->TW - tx0 : j->bt;
     const int nv = nt <= 4 ? 4 : NT;   /* the tiles the products make (the rest of the block unused) */
     isa->in(j, ty, tx0, nv, V);
     isa->products(j->w, V, M, nv);
@@ -398,13 +398,31 @@ void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y,
   hr__k_wino_epi(pool, w, x, y, H, W, scratch, slots, NULL);
 }
 
+/* HR_WINO_BT=8 (developer switch, A/B): blocks of NT tiles always, as before 2026-12-06 night */
+static int small_blocks_off(void) {
+  static _Atomic int v = -1;
+  int r = atomic_load_explicit(&v, memory_order_relaxed);
+  if (r < 0) {
+    const char *e = getenv("HR_WINO_BT");
+    r = e && !strcmp(e, "8");
+    atomic_store_explicit(&v, r, memory_order_relaxed);
+  }
+  return r;
+}
+
 void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots,
                     const hr__wino_epi *epi) {
   const int threads = pool ? (int)pthreadpool_get_threads_count(pool) : 1;
   wino_job j = {.w = w, .x = x, .y = y, .scratch = scratch, .H = H, .W = W, .TW = (W + 3) / 4, .slots = slots < 1 ? 1 : slots > 64 ? 64 : slots,
                 .per_slot = (size_t)hr__wino_scratch_floats(w->C, w->K),
                 .v_floats = (size_t)v_floats(w->C, w->K), .epi = epi};
-  j.bpr = (j.TW + NT - 1) / NT;
+  /* blocks of 4 tiles where blocks of NT would give a thread fewer than 2: the small images at
+   * many threads (16 threads, RVM 1920x1440 r0.25: 23x30 has 6 blocks of 8, 45x60 24; those
+   * convolutions scaled 2.6-5.1x from 1 to 16 threads). Each tile's sums are the same whatever
+   * block it is in (products_t with T = 4 or 8), so the bits do not depend on it. */
+  j.bt = NT;
+  if ((j.TW + NT - 1) / NT * ((H + 3) / 4) < threads && !small_blocks_off()) j.bt = 4;
+  j.bpr = (j.TW + j.bt - 1) / j.bt;
   j.nblk = j.bpr * ((H + 3) / 4);
   j.tasks = threads * HR__WINO_TASKS_PER_THREAD < j.nblk ? threads * HR__WINO_TASKS_PER_THREAD : j.nblk;
   atomic_init(&j.busy, 0);
