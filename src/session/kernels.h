@@ -164,7 +164,7 @@ typedef struct hr__k_gates {
   float k;
 } hr__k_gates;
 void hr__k_gru_gates(pthreadpool_t pool, const hr__k_gates *g);
-/* The sigmoid, ours (kernels.c, sigmoid_f: within 2 ulp; the same bits in every clone); y may be x
+/* The sigmoid, ours (kernels.c, sigmoid_f: relative error 1.7e-7 at most; the same bits in every clone); y may be x
  * exactly. hr__sigmoid1: one value, for tests. */
 void hr__k_sigmoid(pthreadpool_t pool, const float *x, float *y, int64_t n);
 float hr__sigmoid1(float x);

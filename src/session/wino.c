@@ -416,10 +416,11 @@ void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float
   wino_job j = {.w = w, .x = x, .y = y, .scratch = scratch, .H = H, .W = W, .TW = (W + 3) / 4, .slots = slots < 1 ? 1 : slots > 64 ? 64 : slots,
                 .per_slot = (size_t)hr__wino_scratch_floats(w->C, w->K),
                 .v_floats = (size_t)v_floats(w->C, w->K), .epi = epi};
-  /* blocks of 4 tiles where blocks of NT would give a thread fewer than 2: the small images at
-   * many threads (16 threads, RVM 1920x1440 r0.25: 23x30 has 6 blocks of 8, 45x60 24; those
-   * convolutions scaled 2.6-5.1x from 1 to 16 threads). Each tile's sums are the same whatever
-   * block it is in (products_t with T = 4 or 8), so the bits do not depend on it. */
+  /* blocks of 4 tiles where blocks of NT would leave threads without one: the small images at
+   * many threads (16 threads, RVM 1920x1440 r0.25: 23x30 has 6 blocks of 8; its convolutions scaled
+   * 2.6-3.8x from 1 to 16 threads). Not where each thread has one (45x60: 24 blocks of 8, and
+   * blocks of 4 were slower there). Each tile's sums are the same whatever block it is in
+   * (products_t with T = 4 or 8), so the bits do not depend on it. */
   j.bt = NT;
   if ((j.TW + NT - 1) / NT * ((H + 3) / 4) < threads && !small_blocks_off()) j.bt = 4;
   j.bpr = (j.TW + j.bt - 1) / j.bt;

@@ -7,8 +7,8 @@
  * Weights: U = G g G^T made once for every (input, output channel) pair, as 36 matrices of Cp x Kp
  * floats (channels padded to 16), and the bias padded to Kp, in one block (hr__wino_pack).
  * A run: the output's 4 x 4 tiles in blocks of HR__WINO_NT along a tile row (a row's last block of 4
- * tiles or fewer made as 4; blocks of 4 where blocks of HR__WINO_NT would leave a thread fewer than
- * 2, the same bits), blocks shared out over
+ * tiles or fewer made as 4; blocks of 4 where blocks of HR__WINO_NT would be fewer than the
+ * threads, the same bits), blocks shared out over
  * HR__WINO_TASKS_PER_THREAD tasks a pool thread (contiguous ranges). A task takes a free scratch slot
  * (one a thread: no two tasks run on one thread at once), transforms each block's 6 x 6 input
  * patches (B^T d B; zeros outside the image) into 36 matrices of NT x Cp there, multiplies each by its
