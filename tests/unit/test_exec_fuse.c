@@ -59,6 +59,18 @@ static int count_kind(const hr_session *s, const char *kind) {
   return n;
 }
 
+/* Push the NF frames to both sessions; the frames whose matte (and foreground, with fgr) differ. */
+static int frames_differ(hr_session *a, hr_session *b, const hr_frame *fr, int w, int h, int fgr) {
+  int d = 0;
+  for (int i = 0; i < NF; i++) {
+    hr_outputs oa, ob;
+    CHECK_EQ_INT(hr_session_push(a, &fr[i], &oa), HR_OK);
+    CHECK_EQ_INT(hr_session_push(b, &fr[i], &ob), HR_OK);
+    d += memcmp(oa.alpha, ob.alpha, (size_t)w * h * 4) != 0 || (fgr && memcmp(oa.fgr, ob.fgr, (size_t)w * h * 12) != 0);
+  }
+  return d;
+}
+
 int main(void) {
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_exec_fuse"); }
@@ -168,13 +180,7 @@ int main(void) {
              count_kind(a, "tanhgru"), count_kind(a, "winogates"));
       CHECK_EQ_INT(count_kind(a, "grugates"), 4);
       CHECK_EQ_INT(count_kind(a, "tanhgru"), 4);
-      int da = 0;
-      for (int i = 0; i < NF; i++) {
-        hr_outputs oa, ob;
-        CHECK_EQ_INT(hr_session_push(a, &fr[i], &oa), HR_OK);
-        CHECK_EQ_INT(hr_session_push(b, &fr[i], &ob), HR_OK);
-        da += memcmp(oa.alpha, ob.alpha, (size_t)w * h * 4) != 0 || memcmp(oa.fgr, ob.fgr, (size_t)w * h * 12) != 0;
-      }
+      const int da = frames_differ(a, b, fr, w, h, 1);
       printf("%dx%d without the Winograd epilogues: %d of %d frames differ from the plain engine\n", w, h, da, NF);
       CHECK_EQ_INT(da, 0);
     }
@@ -189,13 +195,7 @@ int main(void) {
     if (a && b) {
       printf("%dx%d without the foreground: fgflr1 %d ops, fgflr %d\n", w, h, count_kind(a, "fgflr1"), count_kind(a, "fgflr"));
       CHECK_EQ_INT(count_kind(a, "fgflr1"), 1);
-      int da = 0;
-      for (int i = 0; i < NF; i++) {
-        hr_outputs oa, ob;
-        CHECK_EQ_INT(hr_session_push(a, &fr[i], &oa), HR_OK);
-        CHECK_EQ_INT(hr_session_push(b, &fr[i], &ob), HR_OK);
-        da += memcmp(oa.alpha, ob.alpha, (size_t)w * h * 4) != 0;
-      }
+      const int da = frames_differ(a, b, fr, w, h, 0);
       printf("%dx%d without the foreground: %d of %d mattes differ (fused, 2 threads, vs plain, 1 thread)\n", w, h, da, NF);
       CHECK_EQ_INT(da, 0);
     }
