@@ -100,6 +100,7 @@ typedef struct wino_job {
   int H, W, TW, bt, bpr, nblk, tasks, slots;   /* bt: tiles a block (NT, or 4 where blocks are few) */
   size_t per_slot, v_floats;
   const hr__wino_epi *epi;
+  const hr__wino_pro *pro;      /* the input made row by row in each task (NULL: read from x) */
   const struct wino_isa *isa;   /* the variant's stages (AVX-512 or AVX2) */
   _Atomic uint64_t busy;   /* slots in use */
 } wino_job;
@@ -133,13 +134,11 @@ HR__AVX512 static inline __attribute__((always_inline)) void at6(const __m512 *m
  * input rows the block's 4 nt + 2 columns are read once each and B^T d made per column (q); then
  * each tile's (B^T d) B from its 6 columns of q (neighbouring tiles share 2). Rows and columns
  * outside the image read as zeros. */
-HR__AVX512 static void in_transform(const wino_job *j, int ty, int tx0, int nt, float *V) {
+HR__AVX512 static void in_transform(const wino_job *j, const float *const *row, int tx0, int nt, float *V) {
   const hr__wino *w = j->w;
-  const int C = w->C, Cp = w->Cp, H = j->H, W = j->W;
+  const int C = w->C, Cp = w->Cp, W = j->W;
   const size_t ps = (size_t)NT * Cp;
-  const int y0 = 4 * ty - 1, x0 = 4 * tx0 - 1, ncol = 4 * nt + 2;
-  const float *row[6];
-  for (int r = 0; r < 6; r++) row[r] = y0 + r >= 0 && y0 + r < H ? j->x + (size_t)(y0 + r) * W * C : NULL;
+  const int x0 = 4 * tx0 - 1, ncol = 4 * nt + 2;
   __m512 q[6][4 * NT + 2];
   for (int c = 0; c < Cp; c += 16) {
     const __mmask16 m = C - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (C - c)) - 1);
@@ -260,13 +259,11 @@ HR__AVX2 static inline __attribute__((always_inline)) void at6_8(const __m256 *m
 HR__AVX2 static inline __m256i lanes8(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
-HR__AVX2 static void in_transform8(const wino_job *j, int ty, int tx0, int nt, float *V) {
+HR__AVX2 static void in_transform8(const wino_job *j, const float *const *row, int tx0, int nt, float *V) {
   const hr__wino *w = j->w;
-  const int C = w->C, Cp = w->Cp, H = j->H, W = j->W;
+  const int C = w->C, Cp = w->Cp, W = j->W;
   const size_t ps = (size_t)NT * Cp;
-  const int y0 = 4 * ty - 1, x0 = 4 * tx0 - 1, ncol = 4 * nt + 2;
-  const float *row[6];
-  for (int r = 0; r < 6; r++) row[r] = y0 + r >= 0 && y0 + r < H ? j->x + (size_t)(y0 + r) * W * C : NULL;
+  const int x0 = 4 * tx0 - 1, ncol = 4 * nt + 2;
   __m256 q[6][4 * NT + 2];
   for (int c = 0; c < Cp; c += 8) {
     const __m256i m = lanes8(C - c);
@@ -364,7 +361,7 @@ static void epi_rows(const wino_job *j, int ty, int tx0, int nt, float *blk) {
 
 /* One variant's three stages, for the task loop below */
 typedef struct wino_isa {
-  void (*in)(const wino_job *j, int ty, int tx0, int nt, float *V);
+  void (*in)(const wino_job *j, const float *const *row, int tx0, int nt, float *V);
   void (*products)(const hr__wino *w, const float *V, float *M, int nv);
   void (*out)(const wino_job *j, int ty, int tx0, int nt, const float *M, float *blk);
 } wino_isa;
@@ -375,27 +372,70 @@ HR__AVX512 static void products512(const hr__wino *w, const float *V, float *M, 
 static const wino_isa isa512 = {in_transform, products512, out_transform};
 static const wino_isa isa_avx2 = {in_transform8, products_avx2, out_transform8};
 
-/* A task: its range of blocks, in its thread's scratch slot */
+/* The 6 input rows tile row ty reads (NULL: outside the image), from x, or from a prologue's ring
+ * (input row y at ring slot y mod 6) */
+static void in_rows(const wino_job *j, const float *ring, int ty, const float **row) {
+  const size_t rs = (size_t)j->W * (size_t)j->w->C;
+  for (int r = 0; r < 6; r++) {
+    const int y = 4 * ty - 1 + r;
+    row[r] = y < 0 || y >= j->H ? NULL : ring ? ring + (size_t)(y % 6) * rs : j->x + (size_t)y * rs;
+  }
+}
+
+/* Block bi (a tile row's blocks in order, then the next row's): transform, products, back */
+static void do_block(const wino_job *j, const float *ring, size_t bi, float *V, float *M) {
+  const wino_isa *isa = j->isa;
+  const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * j->bt;
+  const int nt = j->TW - tx0 < j->bt ? j->TW - tx0 : j->bt;
+  const int nv = nt <= 4 ? 4 : NT;   /* the tiles the products make (the rest of the block unused) */
+  const float *row[6];
+  in_rows(j, ring, ty, row);
+  isa->in(j, row, tx0, nv, V);
+  isa->products(j->w, V, M, nv);
+  isa->out(j, ty, tx0, nt, M, j->epi ? V : NULL);
+  if (j->epi) epi_rows(j, ty, tx0, nt, V);
+}
+
+/* Input rows [y0, y1) into the ring (slot y mod 6), in runs that do not wrap */
+static void pro_rows(const wino_job *j, float *ring, int y0, int y1) {
+  const size_t rs = (size_t)j->W * (size_t)j->w->C;
+  while (y0 < y1) {
+    const int s = y0 % 6, n = y1 - y0 < 6 - s ? y1 - y0 : 6 - s;
+    j->pro->rows(j->pro->ctx, y0, y0 + n, ring + (size_t)s * rs);
+    y0 += n;
+  }
+}
+
+/* A task: its range of blocks (with a prologue: of whole tile rows, each made before its blocks:
+ * the rows the tile row before it made are still in the ring but for the 4 new ones), in its
+ * thread's scratch slot */
 static void wino_task(void *ctx, size_t task) {
   wino_job *j = ctx;
-  const wino_isa *isa = j->isa;
   const int q = take_slot(j);
   float *V = j->scratch + j->per_slot * (size_t)q, *M = V + j->v_floats;
-  const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
-  for (size_t bi = b0; bi < b1; bi++) {
-    const int ty = (int)(bi / (size_t)j->bpr), tx0 = (int)(bi % (size_t)j->bpr) * j->bt;
-    const int nt = j->TW - tx0 < j->bt ? j->TW - tx0 : j->bt;
-    const int nv = nt <= 4 ? 4 : NT;   /* the tiles the products make (the rest of the block unused) */
-    isa->in(j, ty, tx0, nv, V);
-    isa->products(j->w, V, M, nv);
-    isa->out(j, ty, tx0, nt, M, j->epi ? V : NULL);
-    if (j->epi) epi_rows(j, ty, tx0, nt, V);
+  if (j->pro) {
+    const int TH = (j->H + 3) / 4, ty0 = (int)((size_t)TH * task / (size_t)j->tasks), ty1 = (int)((size_t)TH * (task + 1) / (size_t)j->tasks);
+    float *ring = j->pro->ring + j->pro->ring_stride * (size_t)q;
+    int have = -1;   /* rows [.., have) made */
+    for (int ty = ty0; ty < ty1; ty++) {
+      const int lo = 4 * ty - 1 < 0 ? 0 : 4 * ty - 1, hi = 4 * ty + 5 > j->H ? j->H : 4 * ty + 5;
+      pro_rows(j, ring, have > lo ? have : lo, hi);
+      have = hi;
+      for (size_t bi = (size_t)ty * (size_t)j->bpr; bi < (size_t)(ty + 1) * (size_t)j->bpr; bi++) do_block(j, ring, bi, V, M);
+    }
+  } else {
+    const size_t b0 = (size_t)j->nblk * task / (size_t)j->tasks, b1 = (size_t)j->nblk * (task + 1) / (size_t)j->tasks;
+    for (size_t bi = b0; bi < b1; bi++) do_block(j, NULL, bi, V, M);
   }
   give_slot(j, q);
 }
 
 void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots) {
-  hr__k_wino_epi(pool, w, x, y, H, W, scratch, slots, NULL);
+  hr__k_wino_pro(pool, w, x, NULL, y, H, W, scratch, slots, NULL);
+}
+void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots,
+                    const hr__wino_epi *epi) {
+  hr__k_wino_pro(pool, w, x, NULL, y, H, W, scratch, slots, epi);
 }
 
 /* HR_WINO_BT=8 (developer switch, A/B): blocks of NT tiles always, as before 2026-12-06 night */
@@ -410,12 +450,12 @@ static int small_blocks_off(void) {
   return r;
 }
 
-void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots,
-                    const hr__wino_epi *epi) {
+void hr__k_wino_pro(pthreadpool_t pool, const hr__wino *w, const float *x, const hr__wino_pro *pro, float *y, int H, int W,
+                    float *scratch, int slots, const hr__wino_epi *epi) {
   const int threads = pool ? (int)pthreadpool_get_threads_count(pool) : 1;
   wino_job j = {.w = w, .x = x, .y = y, .scratch = scratch, .H = H, .W = W, .TW = (W + 3) / 4, .slots = slots < 1 ? 1 : slots > 64 ? 64 : slots,
                 .per_slot = (size_t)hr__wino_scratch_floats(w->C, w->K),
-                .v_floats = (size_t)v_floats(w->C, w->K), .epi = epi};
+                .v_floats = (size_t)v_floats(w->C, w->K), .epi = epi, .pro = pro};
   /* blocks of 4 tiles where blocks of NT would leave threads without one: the small images at
    * many threads (16 threads, RVM 1920x1440 r0.25: 23x30 has 6 blocks of 8; its convolutions scaled
    * 2.6-3.8x from 1 to 16 threads). Not where each thread has one (45x60: 24 blocks of 8, and
@@ -426,12 +466,17 @@ void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float
   j.bpr = (j.TW + j.bt - 1) / j.bt;
   j.nblk = j.bpr * ((H + 3) / 4);
   j.tasks = threads * HR__WINO_TASKS_PER_THREAD < j.nblk ? threads * HR__WINO_TASKS_PER_THREAD : j.nblk;
+  if (pro && j.tasks > (H + 3) / 4) j.tasks = (H + 3) / 4;   /* whole tile rows a task */
   atomic_init(&j.busy, 0);
   j.isa = hr__cpu_avx512f() ? &isa512 : &isa_avx2;
   pthreadpool_parallelize_1d(pool, wino_task, &j, (size_t)j.tasks, 0);
 }
 #else
 int hr__wino_ok(void) { return 0; }
+void hr__k_wino_pro(pthreadpool_t pool, const hr__wino *w, const float *x, const hr__wino_pro *pro, float *y, int H, int W,
+                    float *scratch, int slots, const hr__wino_epi *epi) {
+  (void)pool; (void)w; (void)x; (void)pro; (void)y; (void)H; (void)W; (void)scratch; (void)slots; (void)epi;
+}
 void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots) {
   (void)pool; (void)w; (void)x; (void)y; (void)H; (void)W; (void)scratch; (void)slots;
 }

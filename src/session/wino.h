@@ -66,6 +66,20 @@ typedef struct hr__wino_epi {
   void *ctx;
 } hr__wino_epi;
 
+/* A prologue: the input made row by row in the tasks instead of read from x (exec.c fuses the
+ * resize-concat before a convolution this way: the rows a task reads are made while they are in
+ * its cache, and the whole input is never written). A task takes whole tile rows, in order, and
+ * makes the input rows each reads (halo included: 2 rows made twice where two tasks meet) into its
+ * ring of 6 rows, rows(ctx, y0, y1, dst) making rows [y0, y1) at dst (W x C floats a row, dense).
+ * ring: one ring a scratch slot, ring_stride floats apart (>= 6 W C), the caller's. The products
+ * are those of the same input read from x: the same bits. */
+typedef struct hr__wino_pro {
+  void (*rows)(void *ctx, int y0, int y1, float *dst);
+  void *ctx;
+  float *ring;
+  size_t ring_stride;
+} hr__wino_pro;
+
 /* y (H x W x K) = the convolution of x (H x W x C); x and y must not overlap. scratch: slots x
  * hr__wino_scratch_floats floats, 64-byte aligned, slots >= the pool's threads (at most 64); the
  * tasks run on pool (NULL: this thread). */
@@ -74,4 +88,8 @@ void hr__k_wino(pthreadpool_t pool, const hr__wino *w, const float *x, float *y,
  * x must not overlap anything the epilogue writes. */
 void hr__k_wino_epi(pthreadpool_t pool, const hr__wino *w, const float *x, float *y, int H, int W, float *scratch, int slots,
                     const hr__wino_epi *epi);
+/* Either, with the input made by a prologue (pro; x unused) or read from x (pro NULL). What the
+ * prologue reads must not overlap what the convolution or its epilogue write, nor the rings. */
+void hr__k_wino_pro(pthreadpool_t pool, const hr__wino *w, const float *x, const hr__wino_pro *pro, float *y, int H, int W,
+                    float *scratch, int slots, const hr__wino_epi *epi);
 #endif

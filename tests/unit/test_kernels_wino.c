@@ -8,7 +8,9 @@
  * ratio 0.171, and small odd ones where every tile meets the border (sizes not a multiple of 4,
  * channels not a multiple of 16, a 1x1 image), with and without bias, ReLU and ReLU6. And what
  * hr__wino_fits refuses. The epilogue form (hr__k_wino_epi) hands each output row over once, the
- * same bits, and writes nothing to y. Under HR_NO_AVX512=1 the AVX2 variant (cli_no_avx512 runs it so). On a
+ * same bits, and writes nothing to y. The prologue form (hr__k_wino_pro: the input made row by row in
+ * the tasks, into rings of 6 rows) gives the same bits, with the epilogue too, and makes every
+ * input row, each at most twice (a row two tasks share). Under HR_NO_AVX512=1 the AVX2 variant (cli_no_avx512 runs it so). On a
  * CPU with neither AVX-512F nor AVX2 and FMA the engine keeps XNNPACK: nothing to compare, exit 77. */
 #include <math.h>
 #include <stdint.h>
@@ -32,6 +34,15 @@ static void copy_row(void *ctx, float *v, int64_t p0, int64_t np) {
   copy_epi *e = ctx;
   memcpy(e->o + p0 * e->K, v, sizeof(float) * (size_t)(np * e->K));
   for (int64_t p = p0; p < p0 + np; p++) __atomic_fetch_add(&e->hits[p], 1, __ATOMIC_RELAXED);
+}
+
+/* A prologue (hr__wino_pro) that copies input rows from x and counts how often each is made */
+typedef struct copy_pro { const float *x; int *made; int rs, H; } copy_pro;
+static void pro_row(void *ctx, int y0, int y1, float *dst) {
+  copy_pro *p = ctx;
+  if (y0 < 0 || y1 > p->H || y0 >= y1) { __atomic_fetch_add(&p->made[0], 1000, __ATOMIC_RELAXED); return; }
+  memcpy(dst, p->x + (size_t)y0 * p->rs, sizeof(float) * (size_t)(y1 - y0) * (size_t)p->rs);
+  for (int y = y0; y < y1; y++) __atomic_fetch_add(&p->made[y], 1, __ATOMIC_RELAXED);
 }
 
 static void check(pthreadpool_t pool3, int H, int W, int C, int K, int with_bias, int act) {
@@ -89,6 +100,37 @@ static void check(pthreadpool_t pool3, int H, int W, int C, int K, int with_bias
   for (size_t i = 0; i < no + GUARD; i++) y_written += memcmp(&yun[i], &ff, 4) != 0;
   CHECKF(epi_bad == 0 && hit_bad == 0 && y_written == 0, "%dx%d %d->%d epilogue: %zu outputs differ, %zu pixels not handed over once, %zu floats of y written",
          H, W, C, K, epi_bad, hit_bad, y_written);
+  /* the input made by a prologue (copied from x), on the calling thread and on the pool, plain and
+   * with the epilogue: the same bits; every row made, none more than twice; x itself never read */
+  {
+    float *gotp = malloc(sizeof(float) * (no + GUARD)), *gotpe = malloc(sizeof(float) * no);
+    const size_t ring_stride = ((size_t)6 * W * C + 15) / 16 * 16;
+    void *rmem = malloc(sizeof(float) * ring_stride * 3 + 64);
+    float *ring = (float *)(((uintptr_t)rmem + 63) & ~(uintptr_t)63);
+    int *made = calloc((size_t)H, sizeof(int));
+    size_t pro_bad = 0, pro_epi_bad = 0, rows_bad = 0;
+    for (int run = 0; run < 3; run++) {
+      copy_pro cp = {x, made, W * C, H};
+      const hr__wino_pro pro = {pro_row, &cp, ring, ring_stride};
+      memset(made, 0, sizeof(int) * (size_t)H);
+      memset(gotp, 0xff, sizeof(float) * (no + GUARD));
+      memset(hits, 0, sizeof(int) * (size_t)H * W);
+      copy_epi ce2 = {gotpe, hits, K};
+      const hr__wino_epi epi2 = {copy_row, &ce2};
+      hr__k_wino_pro(run == 0 ? NULL : pool3, &wn, NULL, &pro, run == 2 ? yun : gotp, H, W, scratch, run == 0 ? 1 : 3, run == 2 ? &epi2 : NULL);
+      for (int y = 0; y < H; y++) rows_bad += made[y] < 1 || made[y] > 2;
+      if (run < 2) {
+        for (size_t i = 0; i < no; i++) pro_bad += memcmp(&gotp[i], &got1[i], 4) != 0;
+        for (size_t i = no; i < no + GUARD; i++) pro_bad += memcmp(&gotp[i], &ff, 4) != 0;
+      } else {
+        for (size_t i = 0; i < no; i++) pro_epi_bad += memcmp(&gotpe[i], &got1[i], 4) != 0;
+        for (size_t i = 0; i < (size_t)H * W; i++) pro_epi_bad += hits[i] != 1;
+      }
+    }
+    CHECKF(pro_bad == 0 && pro_epi_bad == 0 && rows_bad == 0, "%dx%d %d->%d prologue: %zu outputs differ (%zu with the epilogue), %zu rows made never or more than twice",
+           H, W, C, K, pro_bad, pro_epi_bad, rows_bad);
+    free(gotp); free(gotpe); free(rmem); free(made);
+  }
   free(gote); free(yun); free(hits);
   const double tol = 2e-5 * (mx > 1 ? mx : 1);
   CHECKF(md <= tol, "%dx%d %d->%d bias %d act %d: largest difference %.3g (output's largest %.3g, allowed %.3g)", H, W, C, K, with_bias, act, md,
