@@ -296,6 +296,21 @@ static int conv_bands(const hr__plan *p, const hr__rop *r, hr__band *b) {
   return hr__conv_bands(x->dims[0], x->dims[1], o->dims[1], o->dims[2], (int)w->dims[0], (int)w->dims[1], a->strides[1],
                         a->dilations[1], pt, b);
 }
+/* Winograd convolution r's output read only by a Split along channels right after it, whose
+ * outputs the ConcatV2 after that reads (exec.c, fuse_wino_split: both in the convolution's
+ * epilogue) */
+static int wino_split_after(const hr__plan *p, int r) {
+  if (r + 2 >= p->n_rops || !hr__plan_wino(p, r)) return 0;
+  const hr__rop *a = &p->rops[r + 1], *b = &p->rops[r + 2];
+  if (a->op != HR_OP_SPLIT || b->op != HR_OP_CONCAT || a->n_in < 2 || root_of(p, a->in[1]) != root_of(p, p->rops[r].out[0]) ||
+      p->vals[root_of(p, p->rops[r].out[0])].n_readers != 1)
+    return 0;
+  for (int k = 0; k < b->n_in - 1; k++)
+    for (int q = 0; q < a->n_out; q++)
+      if (root_of(p, b->in[k]) == root_of(p, a->out[q])) return 1;
+  return 0;
+}
+
 /* Convolution i reads the output of a resize-concat just before it (a ResizeBilinear at most three
  * ops back writing what it reads, which it alone reads) and runs in the plan's bands whose halo rows
  * add at most a quarter: exec.c's fuse_resize_conv makes its input band by band in the bands'
@@ -534,17 +549,20 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
   }
   /* A Winograd convolution (hr__plan_wino) with the ops after it done in its epilogue (exec.c,
    * fuse_wino_epi): the ConvGRU's Sigmoid and gates (Split .. ConcatV2, through r + 6), its Tanh, Mul
-   * and AddV2 (r + 3). The epilogue writes those ops' outputs while other tasks still read the
-   * convolution's input, so it stays alive through them (without this the fusion happened only
-   * where the arena's placement left them apart). Placement only. Not for a Split and ConcatV2 after
-   * the convolution: kept alive, the input moved the arena's placement so that the Split wrote
-   * into the ConcatV2 in place (K_SPLIT + a concat of the rest) and the fused split-concat
-   * (fuse_split_cat) no longer applied; an epilogue for it was tried and left out. */
+   * and AddV2 (r + 3); or a Split and the ConcatV2 after it (fuse_wino_split, through r + 2). The
+   * epilogue writes those ops' outputs while other tasks still read the convolution's input, so it
+   * stays alive through them (without this the fusion happened only where the arena's placement
+   * left them apart). Placement only. */
   for (int r = 0; !st && r + 2 < p->n_rops; r++) {
     if (!hr__plan_wino(p, r)) continue;
     const hr__rop *a = &p->rops[r + 1], *b = &p->rops[r + 2];
     int through = 0;
     if (a->op == HR_OP_SIGMOID && b->op == HR_OP_SPLIT && r + 6 < p->n_rops && p->rops[r + 6].op == HR_OP_CONCAT) through = r + 6;
+    else if (wino_split_after(p, r)) {
+      hr__val *x = &p->vals[root_of(p, p->rops[r].in[0])];
+      if (x->kind == V_DYN && x->storage == S_ARENA && x->last >= r && x->last < r + 2) x->last = r + 2;
+      continue;
+    }
     else if (a->op == HR_OP_TANH && b->op == HR_OP_MUL && r + 3 < p->n_rops &&
              (p->rops[r + 3].op == HR_OP_ADDV2 || p->rops[r + 3].op == HR_OP_ADD)) through = r + 3;
     if (!through || root_of(p, a->in[0]) != root_of(p, p->rops[r].out[0])) continue;
@@ -616,20 +634,23 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
       f = root_of(p, p->rops[jc].out[0]);
       jc++;
     }
-    if (jc >= p->n_rops || p->vals[f].last != jc) continue;
+    if (jc >= p->n_rops || (p->vals[f].last != jc && !(wino_split_after(p, jc) && p->vals[f].last == jc + 2))) continue;
     const hr__rop *c = &p->rops[jc];
     if ((c->op != HR_OP_CONV2D && c->op != HR_OP_FUSED_CONV2D) || root_of(p, c->in[0]) != f) continue;
     hr__band bd[HR__BAND_MAX + 2];
     const int nb = conv_bands(p, c, NULL) ? conv_bands(p, c, bd) : 0;
     int64_t made = 0;   /* the rows the bands read, halo included */
     for (int b = 0; b < nb; b++) made += bd[b].in_rows;
-    if (!nb || !hr__bands_halo_ok(made, p->vals[c->in[0]].t.dims[1])) continue;
+    /* or a Winograd convolution (exec.c, fuse_resize_wino: the rows made in its tasks) */
+    if (!hr__plan_wino(p, jc) && (!nb || !hr__bands_halo_ok(made, p->vals[c->in[0]].t.dims[1]))) continue;
     const int g0 = r > 0 && p->rops[r - 1].op == HR_OP_CONCAT && root_of(p, p->rops[r - 1].out[0]) == root_of(p, z->in[0]) ? r - 1 : r;
+    /* through the split and concat a Winograd's epilogue writes (fuse_wino_split), if any */
+    const int through = wino_split_after(p, jc) ? jc + 2 : jc;
     for (int g = g0; g < jc; g++) /* what the group reads from before it (not its own values) */
       for (int k = 0; k < p->rops[g].n_in; k++) {
         if (p->rops[g].in[k] < 0) continue;
         hr__val *x = &p->vals[root_of(p, p->rops[g].in[k])];
-        if (x->kind == V_DYN && x->storage == S_ARENA && x->def < g0 && x->last >= g0 && x->last < jc) x->last = jc;
+        if (x->kind == V_DYN && x->storage == S_ARENA && x->def < g0 && x->last >= g0 && x->last < through) x->last = through;
       }
   }
   /* A depthwise convolution whose output only a chain of element-wise ops right after it reads (a

@@ -38,6 +38,16 @@ typedef struct rc_fuse {
   hr__k_cat_src cs[HR__CAT_MAX]; /* per run: the resize's sources */
 } rc_fuse;
 
+/* A Winograd convolution's input made row by row in its tasks by the resize-concat before it
+ * (fuse_resize_wino): the prologue's context, set per run */
+typedef struct rw_fuse {
+  const struct kern *rk;    /* the resize-concat (K_FUSED): its taps and sources */
+  int v;                    /* the value it writes (the convolution's input) */
+  hr__wino_pro pro;         /* rows: rw_rows; ring: the input's own bytes */
+  hr__tensor o;             /* per run: the input as the resize writes it */
+  hr__k_cat_src cs[HR__CAT_MAX]; /* per run: the resize's sources */
+} rw_fuse;
+
 /* Everything an XNNPACK operator's create and setup depend on. Two ops with equal descriptors are
  * interchangeable, so a descriptor is also the kernel cache's key: it is zeroed before it is
  * filled (padding bytes compare too), and weights are named by their pointer (shared only when
@@ -86,6 +96,8 @@ typedef struct kern {
   hr__wino_epi wepi;        /* K_WINO with the ops after it in its epilogue (fuse_wino_epi; row NULL: none) */
   hr__k_gates wgt;          /* its gates (hr__epi_gates; gt_v their values) */
   hr__epi_tgru wtg;         /* its tanh-GRU (hr__epi_tanh_gru; wtg_v: m, a, y) */
+  hr__epi_cp *wcp;          /* its split-concat's copies (hr__epi_copies; wsc: that op's kern, K_FUSED) */
+  const struct kern *wsc;
   int wtg_v[3];
   hr__matvec mv;            /* K_XNN, a one-pixel 1x1 convolution (mv_on): our kernel's view of it (matvec_fits) */
   int mv_on;
@@ -106,6 +118,7 @@ typedef struct kern {
   struct kern *pw;          /* banded convolution: the pointwise convolution after it, run on each band's pixels after it
                              * (fuse_conv_pw; its bands match these, its own kind K_FUSED) */
   struct rc_fuse *rc;       /* banded convolution: the resize-concat that makes its input (fuse_resize_conv) */
+  struct rw_fuse *rw;       /* K_WINO: the resize-concat that makes its input (fuse_resize_wino) */
   int reads_src;            /* re-setup when the src pointer changes (zero-copy input) */
   int fuse_x, fuse_m, fuse_a; /* K_TANH_GRU: the values x, m and a of y = tanh(x) * m + a */
   int bc_v;                 /* K_BCAST: which input is the per-channel operand */
@@ -1008,41 +1021,73 @@ static int fuse_resize_cat(hr_session *s, hr__exec *ex, int i) {
   return 1;
 }
 
+/* K_SPLIT_CAT's copies where the values lie this run, in order: each split output from the input,
+ * then the concat's inputs. xoff (or NULL): per copy, the input's channel it starts at where it
+ * reads the split's input, else -1. */
+static int split_cat_copies(hr_session *s, const kern *k, hr__k_pxcopy *c, int64_t *xoff) {
+  const hr__plan *p = s->plan;
+  const hr__tensor *xt = &p->vals[k->sc_x].t, *ct = &p->vals[k->sc_cat].t;
+  const float *xd = view(s, k->sc_x).data;
+  float *cd = view(s, k->sc_cat).data;
+  int64_t C = xt->dims[3], CC = ct->dims[3], off[HR__CAT_MAX], o = 0;
+  int nc = 0;
+  for (int q = 0; q < k->sc_nout; q++) {
+    int64_t cq = p->vals[k->sc_out[q]].t.dims[3];
+    off[q] = o;
+    if (xoff) xoff[nc] = o;
+    c[nc++] = (hr__k_pxcopy){xd + o, view(s, k->sc_out[q]).data, C, cq, cq};
+    o += cq;
+  }
+  o = 0;
+  for (int q = 0; q < k->sc_ncin; q++) {
+    int64_t cq = p->vals[k->sc_cin[q]].t.dims[3];
+    if (xoff) xoff[nc] = k->sc_from[q] >= 0 ? off[k->sc_from[q]] : -1;
+    c[nc++] = k->sc_from[q] >= 0 ? (hr__k_pxcopy){xd + off[k->sc_from[q]], cd + o, C, CC, cq}
+                                 : (hr__k_pxcopy){view(s, k->sc_cin[q]).data, cd + o, cq, CC, cq};
+    o += cq;
+  }
+  return nc;
+}
+
 /* A Split along channels and the channel Concat right after it that reads some of its outputs (a
  * ConvGRU's input half joined with its state): one pass over the pixels at the split, writing the
  * split's outputs and the concat's, the concat's split parts copied from the split's input (the same
  * floats). The concat's output is written one op early: it must not meet the split's input (whose
  * life may end at the split) nor the concat's other inputs. The concat then does nothing. */
-static int fuse_split_cat(hr_session *s, hr__exec *ex, int i) {
+static int split_cat_match(hr_session *s, kern *kk, int i, int x_read) {
   const hr__plan *p = s->plan;
   if (i + 1 >= p->n_rops) return 0;
   const hr__rop *sp = &p->rops[i], *cc = &p->rops[i + 1];
   if (sp->op != HR_OP_SPLIT || sp->dead || cc->dead || sp->n_out < 2 || sp->n_out > HR__CAT_MAX || !is_const(s, sp->in[0])) return 0;
-  if (!cat_axis_last(s, cc) || cc->in_place_mask || cc->n_in - 1 > HR__CAT_MAX || ex->k[i].kind != K_REF || ex->k[i + 1].kind != K_REF) return 0;
+  if (!cat_axis_last(s, cc) || cc->in_place_mask || cc->n_in - 1 > HR__CAT_MAX) return 0;
   int ax = ((const int32_t *)p->vals[sp->in[0]].t.data)[0];
   const hr__tensor *x = &p->vals[sp->in[1]].t;
   if (x->rank != 4 || (ax != 3 && ax != -1) || x->dt != HR_DT_FLOAT || x->dims[0] != 1) return 0;
-  int64_t px = x->dims[1] * x->dims[2];
   if (!dense_float(s, sp->in[1], hr__numel(x))) return 0;
   for (int k = 0; k < sp->n_out; k++)
-    if (!plain_4d(s, sp->out[k], x) || !dense_float(s, sp->out[k], hr__numel(&p->vals[sp->out[k]].t)) || !apart(s, sp->out[k], sp->in[1])) return 0;
-  kern *kk = &ex->k[i];
+    if (!plain_4d(s, sp->out[k], x) || !dense_float(s, sp->out[k], hr__numel(&p->vals[sp->out[k]].t)) ||
+        (x_read && !apart(s, sp->out[k], sp->in[1])))
+      return 0;
   int from_split = 0;
   for (int q = 0; q < cc->n_in - 1; q++) {
     int v = cc->in[q], f = -1;
     for (int k = 0; k < sp->n_out; k++) if (p->vals[v].root == p->vals[sp->out[k]].root) f = k;
     if (f >= 0) from_split++;
     else if (!plain_4d(s, v, x) || !dense_float(s, v, hr__numel(&p->vals[v].t)) || !apart(s, cc->out[0], v)) return 0;
+    else for (int k = 0; k < sp->n_out; k++) if (!apart(s, sp->out[k], v)) return 0;
     kk->sc_cin[q] = v; kk->sc_from[q] = f;
   }
   if (!from_split || !dense_float(s, cc->out[0], hr__numel(&p->vals[cc->out[0]].t)) || !plain_4d(s, cc->out[0], x) ||
-      !apart(s, cc->out[0], sp->in[1]))
+      (x_read && !apart(s, cc->out[0], sp->in[1])))
     return 0;
   for (int k = 0; k < sp->n_out; k++) if (!apart(s, cc->out[0], sp->out[k])) return 0;
-  (void)px;
-  kk->kind = K_SPLIT_CAT;
   kk->sc_x = sp->in[1]; kk->sc_cat = cc->out[0]; kk->sc_nout = sp->n_out; kk->sc_ncin = cc->n_in - 1;
   for (int k = 0; k < sp->n_out; k++) kk->sc_out[k] = sp->out[k];
+  return 1;
+}
+static int fuse_split_cat(hr_session *s, hr__exec *ex, int i) {
+  if (i + 1 >= ex->n || ex->k[i].kind != K_REF || ex->k[i + 1].kind != K_REF || !split_cat_match(s, &ex->k[i], i, 1)) return 0;
+  ex->k[i].kind = K_SPLIT_CAT;
   ex->k[i + 1].kind = K_FUSED;
   return 1;
 }
@@ -1225,13 +1270,18 @@ static void fuse_conv_pw(hr_session *s, hr__exec *ex, int i) {
  * start of the concat's own bytes, which nothing else reads: no memory added. The rows are the
  * whole op's (hr__k_resize_cat_rows) and the band's sums those of its operator: the same bits.
  * Not across a range the executor runs apart (the tail mode's split). HR_RESIZE_CONV=0: off. */
+/* Op i a resize-concat: the op that runs after it (the ops between, at most one, fused), or -1 */
+static int resize_cat_reader(const hr__exec *ex, int i) {
+  if (ex->k[i].kind != K_RESIZE_CAT || ex->k[i].n_src < 1) return -1;
+  int j = i + 1;
+  while (j < ex->n && j <= i + 2 && ex->k[j].kind == K_FUSED) j++;
+  return j < ex->n ? j : -1;
+}
 static void fuse_resize_conv(hr_session *s, hr__exec *ex, int i) {
   const hr__plan *p = s->plan;
   kern *rk = &ex->k[i];
-  if (rk->kind != K_RESIZE_CAT || rk->n_src < 1) return;
-  int j = i + 1;
-  while (j < ex->n && j <= i + 2 && ex->k[j].kind == K_FUSED) j++;
-  if (j >= ex->n) return;
+  const int j = resize_cat_reader(ex, i);
+  if (j < 0) return;
   kern *k = &ex->k[j];
   const hr__rop *rj = &p->rops[j];
   const xdesc *d = &k->xd;
@@ -1279,6 +1329,112 @@ static void fuse_resize_conv(hr_session *s, hr__exec *ex, int i) {
   rc->slot = slot;
   atomic_init(&rc->busy, 0);
   k->rc = rc;
+  rk->kind = K_FUSED;
+}
+
+/* A Winograd convolution whose output only a Split along channels reads, that split done with the
+ * concat after it in one pass (K_SPLIT_CAT, fuse_split_cat: RVM's decoder, the block's output cut
+ * into the half that passes and the ConvGRU's input, that input joined with the state): the pass in
+ * the convolution's epilogue (hr__epi_copies) on each row of outputs while it is in cache, so the
+ * output itself is never written nor read back (180x240x32 floats at 1920x1440 r0.25). The copies
+ * are the same floats. What the epilogue writes (the split's outputs, the concat) is written while
+ * other tasks still read the convolution's input (kept alive through the concat by the plan) and
+ * the concat's other inputs: it must meet neither. HR_WINO_SPLIT=0: off. */
+static void fuse_wino_split(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *w = &ex->k[i], *sc = &ex->k[i + 1];
+  const hr__rop *rw = &p->rops[i];
+  if (w->kind != K_WINO || w->wepi.row || i + 2 >= ex->n || p->rops[i + 1].dead) return;
+  /* fused with the concat already (fuse_split_cat), or apart only because the split's input lay
+   * under what they write: here it is never written */
+  const int merged = sc->kind == K_SPLIT_CAT;
+  if (!merged && (sc->kind != K_SPLIT || ex->k[i + 2].kind != K_CONCAT || !split_cat_match(s, sc, i + 1, 0))) return;
+  const int X = p->vals[rw->out[0]].root;
+  if (p->vals[sc->sc_x].root != X || p->vals[X].n_readers != 1 || p->vals[X].last != i + 1) return;
+  const hr__tensor *xt = &p->vals[sc->sc_x].t;
+  if (xt->dims[3] != w->wn.K || !dense_float(s, sc->sc_x, hr__numel(xt)) || 1 + sc->sc_nout + sc->sc_ncin > HR__EPI_CP_MAX) return;
+  int dst[HR__CAT_MAX + 1], nd = 0;
+  for (int q = 0; q < sc->sc_nout; q++) dst[nd++] = sc->sc_out[q];
+  dst[nd++] = sc->sc_cat;
+  for (int q = 0; q < nd; q++) {
+    if (!apart(s, dst[q], rw->in[0])) return;
+    for (int t = 0; t < sc->sc_ncin; t++)
+      if (sc->sc_from[t] < 0 && !apart(s, dst[q], sc->sc_cin[t])) return;
+  }
+  hr__split_info si;
+  if (hr__split_plan_query(p, &si) && (si.src_end == i + 1 || si.tail == i + 1 || si.src_end == i + 2 || si.tail == i + 2)) return;
+  if (!(w->wcp = calloc(1, sizeof *w->wcp))) return;
+  w->wsc = sc;
+  w->wcp->K = w->wn.K;
+  w->wepi = (hr__wino_epi){hr__epi_copies, w->wcp};
+  sc->kind = K_FUSED;
+  if (!merged) ex->k[i + 2].kind = K_FUSED;
+}
+
+/* A resize-concat (K_RESIZE_CAT) whose output only a Winograd convolution (K_WINO, no epilogue)
+ * reads, that being the next op that runs (RVM's decoder: the upsampled features joined with the
+ * encoder's skip and the image, then a 3x3 convolution; at 1920x1440 r0.25 the 180x240x59 concat is
+ * 10 MB, written by one op and read back by the next): each task of the convolution makes the input
+ * rows of its tile rows into a ring of 6 rows as it reaches them (hr__wino_pro), so the rows are
+ * read while in cache and the concat is never written whole. A task makes 2 rows again where it
+ * starts (the halo): only where each thread of the pool gets 3 tile rows or more (12 output rows
+ * for 2 made again). The rings lie at the start of the concat's own bytes, which nothing else reads:
+ * no memory added. The rows are hr__k_resize_cat_rows's (the same bits as the whole op) and the
+ * products those of the same input read in place: the same bits (test_exec_fuse). Not across a
+ * range the executor runs apart (the tail mode's split). HR_RESIZE_WINO=0: off. */
+static void rw_rows(void *ctx, int y0, int y1, float *dst) {
+  const rw_fuse *f = ctx;
+  hr__k_resize_cat_rows(&f->rk->rs, f->cs, f->rk->n_src, &f->o, y0, y1, dst);
+}
+static int bytes_apart(hr_session *s, int v, const char *b, const char *e) {
+  const char *vb, *ve;
+  val_range(s, v, &vb, &ve);
+  return ve <= b || e <= vb;
+}
+static void fuse_resize_wino(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *rk = &ex->k[i];
+  const int j = resize_cat_reader(ex, i);
+  if (j < 0) return;
+  kern *k = &ex->k[j];
+  const hr__rop *rj = &p->rops[j];
+  if (k->kind != K_WINO || k->rw || (k->wepi.row && k->wepi.row != hr__epi_copies)) return;
+  const int v = rk->crop_h ? rk->crop_out : p->rops[i].out[0], R = p->vals[v].root;
+  if (p->vals[rj->in[0]].root != R || p->vals[R].storage != S_ARENA) return;
+  const hr__tensor o = view(s, v), x = view(s, rj->in[0]);
+  if (o.rank != 4 || x.rank != 4 || o.dt != HR_DT_FLOAT || o.data != x.data || o.dims[0] != 1 || o.dims[3] != k->wn.C) return;
+  for (int q = 1; q < 4; q++) if (o.dims[q] != x.dims[q]) return;
+  for (int q = j + 1; q < p->n_rops; q++)   /* nothing after the convolution reads it */
+    for (int t = 0; t < p->rops[q].n_in; t++)
+      if (p->rops[q].in[t] >= 0 && p->vals[p->rops[q].in[t]].root == R) return;
+  const int nslot = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
+  if (nslot > 64 || (o.dims[1] + 3) / 4 < 3 * (int64_t)nslot) return;
+  const size_t ring = ((size_t)6 * (size_t)o.dims[2] * (size_t)o.dims[3] + 15) / 16 * 16;
+  const char *rb, *re;
+  val_range(s, R, &rb, &re);
+  const char *ring_end = rb + sizeof(float) * ring * (size_t)nslot;
+  if (rb != (const char *)o.data || ((uintptr_t)rb & 63) || ring_end > re) return;
+  /* the sources are read while tasks write the rings and the output (or with an epilogue, what it
+   * writes instead: the output is never written) */
+  for (int q = 0; q < rk->n_src; q++)
+    if ((!k->wepi.row && !apart(s, rj->out[0], rk->src[q].v)) || !bytes_apart(s, rk->src[q].v, rb, ring_end)) return;
+  if (!k->wepi.row && !bytes_apart(s, rj->out[0], rb, ring_end)) return;
+  if (k->wepi.row == hr__epi_copies) {   /* fuse_wino_split: what its epilogue writes */
+    const kern *sc = k->wsc;
+    for (int d = 0; d <= sc->sc_nout; d++) {
+      const int dv = d < sc->sc_nout ? sc->sc_out[d] : sc->sc_cat;
+      if (!bytes_apart(s, dv, rb, ring_end)) return;
+      for (int q = 0; q < rk->n_src; q++) if (!apart(s, dv, rk->src[q].v)) return;
+    }
+  }
+  hr__split_info si;
+  if (hr__split_plan_query(p, &si) && ((si.src_end > i && si.src_end <= j) || (si.tail > i && si.tail <= j))) return;
+  rw_fuse *f = calloc(1, sizeof *f);
+  if (!f) return;
+  f->rk = rk;
+  f->v = v;
+  f->pro = (hr__wino_pro){rw_rows, f, (float *)o.data, ring};
+  k->rw = f;
   rk->kind = K_FUSED;
 }
 
@@ -1593,6 +1749,10 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_conv(s, ex, i);
   if (fuse && !switch_off("HR_WINO_EPI"))
     for (int i = 0; i + 2 < ex->n && !st; i++) fuse_wino_epi(s, ex, i);
+  if (fuse && !switch_off("HR_WINO_SPLIT"))
+    for (int i = 0; i + 1 < ex->n && !st; i++) fuse_wino_split(s, ex, i);
+  if (fuse && !switch_off("HR_RESIZE_WINO"))
+    for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_wino(s, ex, i);
 
   /* the Winograd ops' one scratch */
   int64_t wino_floats = 0;
@@ -1639,6 +1799,8 @@ void hr__exec_destroy(hr__exec *ex) {
     }
     free(ex->k[i].band);
     free(ex->k[i].rc);
+    free(ex->k[i].rw);
+    free(ex->k[i].wcp);
     hr__fgf_free(&ex->k[i].fgf);
     hr__ingest_plan_free(&ex->k[i].ing);
     free(ex->k[i].ing_mem);
@@ -1776,24 +1938,8 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           }
           case K_SPLIT_CAT: {
             hr__k_pxcopy c[2 * HR__CAT_MAX];
-            const hr__tensor *xt = &p->vals[k->sc_x].t, *ct = &p->vals[k->sc_cat].t;
-            const float *xd = view(s, k->sc_x).data;
-            float *cd = view(s, k->sc_cat).data;
-            int64_t C = xt->dims[3], CC = ct->dims[3], off[HR__CAT_MAX], o = 0;
-            int nc = 0;
-            for (int q = 0; q < k->sc_nout; q++) {
-              int64_t cq = p->vals[k->sc_out[q]].t.dims[3];
-              off[q] = o;
-              c[nc++] = (hr__k_pxcopy){xd + o, view(s, k->sc_out[q]).data, C, cq, cq};
-              o += cq;
-            }
-            o = 0;
-            for (int q = 0; q < k->sc_ncin; q++) {
-              int64_t cq = p->vals[k->sc_cin[q]].t.dims[3];
-              c[nc++] = k->sc_from[q] >= 0 ? (hr__k_pxcopy){xd + off[k->sc_from[q]], cd + o, C, CC, cq}
-                                           : (hr__k_pxcopy){view(s, k->sc_cin[q]).data, cd + o, cq, CC, cq};
-              o += cq;
-            }
+            const hr__tensor *xt = &p->vals[k->sc_x].t;
+            const int nc = split_cat_copies(s, k, c, NULL);
             hr__k_pixel_copies(kp, c, nc, xt->dims[1] * xt->dims[2]);
             break;
           }
@@ -1846,9 +1992,18 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
               g->z = view(s, k->gt_v[4]).data; g->omzh = view(s, k->gt_v[5]).data; g->cat = view(s, k->gt_v[6]).data;
             } else if (k->wepi.row == hr__epi_tanh_gru) {
               k->wtg.m = view(s, k->wtg_v[0]).data; k->wtg.a = view(s, k->wtg_v[1]).data; k->wtg.y = view(s, k->wtg_v[2]).data;
+            } else if (k->wepi.row == hr__epi_copies) {
+              k->wcp->nc = split_cat_copies(s, k->wsc, k->wcp->c, k->wcp->off);
+              for (int q = 0; q < k->wcp->nc; q++)
+                if (k->wcp->off[q] >= 0) k->wcp->c[q].src = NULL;   /* from the row */
             }
-            hr__k_wino_epi(kp, &k->wn, x->data, out[0].data, (int)x->dims[1], (int)x->dims[2], ex->wino, ex->wino_slots,
-                           k->wepi.row ? &k->wepi : NULL);
+            if (k->rw) { /* fuse_resize_wino: the resize's sources and output where they are this run */
+              cat_sources(s, k->rw->rk, k->rw->cs);
+              k->rw->o = view(s, k->rw->v);
+              k->rw->pro.ring = k->rw->o.data;
+            }
+            hr__k_wino_pro(kp, &k->wn, x->data, k->rw ? &k->rw->pro : NULL, out[0].data, (int)x->dims[1], (int)x->dims[2], ex->wino,
+                           ex->wino_slots, k->wepi.row ? &k->wepi : NULL);
             break;
           }
           case K_DWCONV:
@@ -1897,6 +2052,9 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"
                       : k->kind == K_FGF_LR && k->lr.alpha_only ? "fgflr1"
+                      : k->kind == K_WINO && k->rw            ? (k->rw->rk->crop_h ? (k->wcp ? "winorccropsplit" : "winorccrop")
+                                                                                   : (k->wcp ? "winorcsplit" : "winorc"))
+                      : k->kind == K_WINO && k->wcp           ? "winosplit"
                       : k->kind == K_WINO && k->wepi.row == hr__epi_gates ? "winogates"
                       : k->kind == K_WINO && k->wepi.row == hr__epi_tanh_gru ? "winotgru"
                                                               : kn[k->kind];

@@ -111,6 +111,16 @@ void hr__k_pixel_copies(pthreadpool_t pool, const hr__k_pxcopy *c, int nc, int64
   pthreadpool_parallelize_1d_tile_1d(pool, pxcopy_rows, &j, (size_t)pixels, row_tile(pixels), 0);
 }
 
+void hr__epi_copies(void *ctx, float *v, int64_t p0, int64_t np) {
+  const hr__epi_cp *e = ctx;
+  for (int64_t p = 0; p < np; p++)
+    for (int k = 0; k < e->nc; k++) {
+      const hr__k_pxcopy *c = &e->c[k];
+      const float *src = c->src ? c->src + (p0 + p) * c->ss : v + p * e->K + e->off[k];
+      copy_elems(c->dst + (p0 + p) * c->ds, src, c->n, sizeof(float));
+    }
+}
+
 /* Copy the box [begin, begin+size) of src into dst at dbegin, rows [k0, k0 + nk) of the box (a row:
  * every index but the innermost, which is one run). */
 typedef struct box_job { const hr__tensor *src; const int64_t *sb; hr__tensor *dst; const int64_t *db, *size; } box_job;

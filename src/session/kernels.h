@@ -176,6 +176,12 @@ float hr__sigmoid1(float x);
 typedef struct hr__epi_tgru { const float *m, *a; float *y; int64_t C; } hr__epi_tgru;
 void hr__epi_gates(void *ctx, float *v, int64_t p0, int64_t np);
 void hr__epi_tanh_gru(void *ctx, float *v, int64_t p0, int64_t np);
+/* hr__epi_copies (ctx: hr__epi_cp): the pixel copies of hr__k_pixel_copies for the row's pixels,
+ * in list order, a copy whose src is NULL reading the row itself (its channels from off on, K a
+ * pixel): a Split and the Concat after it (K_SPLIT_CAT) done on the convolution's outputs. */
+#define HR__EPI_CP_MAX 16
+typedef struct hr__epi_cp { hr__k_pxcopy c[HR__EPI_CP_MAX]; int64_t off[HR__EPI_CP_MAX]; int nc; int64_t K; } hr__epi_cp;
+void hr__epi_copies(void *ctx, float *v, int64_t p0, int64_t np);
 /* Mean over the pixels of one image (TF Mean over H and W; NHWC, pixels x C floats in, C out):
  * each channel summed over the pixels in order, then divided by their count; 16-channel blocks
  * over the pool (XNNPACK 2022's global average pooling splits only the batch: one thread here). */

@@ -4,7 +4,9 @@
  * with the concats around it, per-channel binary ops and their pairs, our AvgPool and channel
  * mean, a convolution with the HardSwish after it band by band, a pointwise convolution after a
  * banded one on its bands, a resize with the crop and concat after it, a resize-concat made band by
- * band in the tasks of the banded convolution that reads it) against every op on its own kernel (HR_EXEC_FUSE=0), at four sizes (the third with odd
+ * band in the tasks of the banded convolution that reads it, or row by row in the tasks of the
+ * Winograd convolution that reads it, a split and the concat after it in a Winograd convolution's
+ * epilogue) against every op on its own kernel (HR_EXEC_FUSE=0), at four sizes (the third with odd
  * sizes in the decoder, as most of the live loop's rungs have), alpha and foreground
  * compared bit for bit over frames with the recurrent state carried, the fused session on two
  * threads and the plain one on one (the split over the pool must not matter either). Also checks
@@ -104,8 +106,8 @@ int main(void) {
     CHECK_EQ_INT(wt, wino ? 4 : 0);
     CHECK_EQ_INT(count_kind(a, "tanhgru") + wt, 4);
     CHECK_EQ_INT(count_kind(a, "grugates") + wg, 4);
-    const char *kinds[] = {"fgflr", "resizecat", "bcast", "avgpool", "fused"};
-    for (int k = 0; k < 5; k++) {
+    const char *kinds[] = {"fgflr", "bcast", "avgpool", "fused"};
+    for (int k = 0; k < 4; k++) {
       int na = count_kind(a, kinds[k]), nb = count_kind(b, kinds[k]);
       printf("%dx%d: %-9s fused engine %2d ops, plain %d\n", w, h, kinds[k], na, nb);
       CHECKF(na > 0, "%s never used at %dx%d", kinds[k], w, h);
@@ -133,9 +135,10 @@ int main(void) {
     CHECK_EQ_INT(count_kind(b, "xnnpw"), 0);
     /* a resize, the crop after it and the concat after that in one pass (crop_cat): RVM's decoder
      * crops where an upsampled size is odd; at 245x184 two such chains are adjacent ops */
-    int rca = count_kind(a, "resizecrop"), rcc = count_kind(a, "xnnrccrop");
-    printf("%dx%d: resizecrop fused engine %2d ops (%d more in a convolution's bands), plain %d\n", w, h, rca, rcc, count_kind(b, "resizecrop"));
-    if (w == 980) CHECK_EQ_INT(rca + rcc, 2);
+    int rca = count_kind(a, "resizecrop"), rcc = count_kind(a, "xnnrccrop"), rwc = count_kind(a, "winorccrop") + count_kind(a, "winorccropsplit");
+    printf("%dx%d: resizecrop fused engine %2d ops (%d more in a convolution's bands, %d in a Winograd's tasks), plain %d\n", w, h, rca, rcc,
+           rwc, count_kind(b, "resizecrop"));
+    if (w == 980) CHECK_EQ_INT(rca + rcc + rwc, 2);
     CHECK_EQ_INT(count_kind(b, "resizecrop"), 0);
     /* resize-concats made band by band in the banded 3x3 convolution after them (fuse_resize_conv):
      * the decoder's output block where its bands are tall enough (at 1920x1080; the halo rows made
@@ -145,6 +148,21 @@ int main(void) {
     printf("%dx%d: xnnrc     fused engine %2d ops, plain %d\n", w, h, rcv, count_kind(b, "xnnrc") + count_kind(b, "xnnrccrop"));
     CHECK_EQ_INT(rcv, w == 1920 ? 1 : 0);
     CHECK_EQ_INT(count_kind(b, "xnnrc") + count_kind(b, "xnnrccrop"), 0);
+    /* resize-concats made row by row in the tasks of the Winograd convolution after them
+     * (fuse_resize_wino): the decoder's three inner blocks where each of the 2 threads gets 3 tile
+     * rows or more (at 1920x1440 r0.25 180x240 and 90x120; 45x60 has a crop and a concat between) */
+    int rwa = count_kind(a, "winorc") + count_kind(a, "winorcsplit") + rwc, rsa = count_kind(a, "resizecat");
+    printf("%dx%d: winorc    fused engine %2d ops (resizecat %d), plain %d\n", w, h, rwa, rsa, count_kind(b, "winorc") + count_kind(b, "winorccrop"));
+    CHECK(wino ? rwa >= 2 : rwa == 0);
+    CHECK(rsa + rca + rcv + rwa >= 3);   /* the decoder's 4 resize-concats fused one way or another (one may be in xnnrc) */
+    CHECK_EQ_INT(count_kind(b, "winorc") + count_kind(b, "winorccrop") + count_kind(b, "resizecat"), 0);
+    /* the Split and ConcatV2 after the decoder's 3 inner Winograd convolutions (the block's output
+     * cut in two, the ConvGRU's half joined with its state) in their epilogue (fuse_wino_split);
+     * the bottleneck's split reads the encoder's output and stays a split-concat */
+    const int wsp = count_kind(a, "winosplit") + count_kind(a, "winorcsplit") + count_kind(a, "winorccropsplit");
+    printf("%dx%d: winosplit fused engine %2d ops (splitcat %d)\n", w, h, wsp, count_kind(a, "splitcat"));
+    CHECK_EQ_INT(wsp, wino ? 3 : 0);
+    CHECK_EQ_INT(count_kind(a, "splitcat") + wsp, 4);
     int da = 0, df = 0, dc = 0;
     for (int i = 0; i < NF; i++) {
       hr_outputs oa, ob;
