@@ -315,10 +315,11 @@ static int wino_split_after(const hr__plan *p, int r) {
  * ops back writing what it reads, which it alone reads) and runs in the plan's bands whose halo rows
  * add at most a quarter: exec.c's fuse_resize_conv makes its input band by band in the bands'
  * tasks (as the plan's bands are on two threads or fewer). On RVM at 480x360 and 328x246, the output
- * block's 35 -> 16 convolution. On the 2-vCPU VM at 480x360 the Winograd op takes 4.4-4.7 ms and the
- * resize-concat apart 0.8 against 6.0-6.3 for XNNPACK's fused bands, yet the frame was no faster
- * (41.6 / 42.7 ms against 41.3 / 41.5; the 24 MB concat is written and read back), the non-convolution
- * share grows and the peak RSS by 1 MB: left to XNNPACK. */
+ * block's 35 -> 16 convolution. Where the Winograd runs it takes that convolution now (hr__plan_wino:
+ * its tasks make the rows, fuse_resize_wino): on the 2-vCPU VM at 480x360, 5.5-6.1 ms against
+ * 8.9-10.5 for XNNPACK's fused bands, the frame 44.0-50.6 against 47.9-58.0 ms (4 alternating
+ * rounds). Before the rows were made in its tasks, Winograd 4.4-4.7 ms plus the resize-concat
+ * apart 0.8 against 6.0-6.3 gave no faster frame (the 24 MB concat written and read back). */
 static int resize_conv_likely(const hr__plan *p, int i) {
   const hr__rop *r = &p->rops[i];
   const int R = p->vals[r->in[0]].root;
@@ -355,13 +356,21 @@ int hr__plan_wino(const hr__plan *p, int i) {
       !hr__wino_fits((int)w->dims[0], (int)w->dims[1], a->strides[1], a->strides[2], a->dilations[1], a->dilations[2], pt, pb, pl, pr, 1,
                      x->dims[0]))
     return 0;
-  if (resize_conv_likely(p, i)) return 0;
+  /* HR_WINO_OUT=0 (developer switch, A/B): the output block's two convolutions left to XNNPACK's
+   * bands with their fused neighbours (the resize-concat before, the pointwise convolution after:
+   * fuse_resize_conv, fuse_conv_pw), as before 2026-12-06 night. On the 2-vCPU VM at 480x360 the
+   * 16 -> 16 one as Winograd took 2.9-3.1 ms and the 1x1 after it on XNNPACK 0.65-0.74, against
+   * 4.3-5.5 for the banded pair (3 rounds); the pointwise one in the Winograd's epilogue was slower
+   * still (3.9-4.1 ms: each pixel's 4 sums a chain of 16 dependent multiply-adds) and left out. */
+  const char *wo = getenv("HR_WINO_OUT");
+  const int out_xnn = wo && !strcmp(wo, "0");
+  if (out_xnn && resize_conv_likely(p, i)) return 0;
   if (i + 1 < p->n_rops) {
     const hr__rop *n = &p->rops[i + 1];
     const hr__val *t = &p->vals[p->vals[r->out[0]].root];
     if (!n->dead && n->n_in > 0 && p->vals[n->in[0]].root == p->vals[r->out[0]].root && t->n_readers == 1) {
       if (n->op == HR_OP_HARDSWISH) return 0;
-      if ((n->op == HR_OP_CONV2D || n->op == HR_OP_FUSED_CONV2D) && n->n_in > 1) {
+      if (out_xnn && (n->op == HR_OP_CONV2D || n->op == HR_OP_FUSED_CONV2D) && n->n_in > 1) {
         const hr__tensor *nw = &p->vals[n->in[1]].t;
         const hr__attrs *na = n->node ? &n->node->a : &n->syn.a;
         if (nw->rank == 4 && nw->dims[0] == 1 && nw->dims[1] == 1 && na->strides[1] == 1 && na->strides[2] == 1) return 0;
