@@ -6,8 +6,11 @@
 # with ffmpeg) against `headroom plan`'s total. Prints a table on stderr and one JSON line last.
 #
 # usage: bench/tfjs_compare.sh [--frames N] [--threads "2 1"] [--size WxH] [--ratio R]
-#                              [--rss-frames N] [--no-rss] [--keep DIR]
-#   --frames N      frames timed by each runtime (default 5; TF.js takes ~2.3 s a frame here)
+#                              [--rss-frames N] [--hr-frames N] [--no-rss] [--keep DIR]
+#   --frames N      frames timed by TF.js (default 5; it takes ~2.3 s a frame here)
+#   --hr-frames N   frames timed by headroom bench (default 40, at least 2 N: its medians, the
+#                   frame's and each op's, over 10 frames moved the non-convolution share by
+#                   3-4 points from run to run on the 2-vCPU VM)
 #   --threads LIST  thread counts to compare at (default: all CPUs, then 1)
 # env: HR_CLI (default build/headroom), HR_MODEL_DIR, HR_DATA_DIR, HR_REF_DIR as for the tests.
 #
@@ -20,7 +23,7 @@ cli=${HR_CLI:-$src/build/headroom}
 models=${HR_MODEL_DIR:-$src/models}
 data=${HR_DATA_DIR:-$src/../shared/data}
 refdir=${HR_REF_DIR:-$src/ref}
-size=1920x1440 ratio=0.25 frames=5 rss_frames=20 do_rss=1 keep=""
+size=1920x1440 ratio=0.25 frames=5 rss_frames=20 do_rss=1 keep="" hr_frames=""
 threads="$(nproc) 1"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --size) size=$2; shift 2;;
     --ratio) ratio=$2; shift 2;;
     --rss-frames) rss_frames=$2; shift 2;;
+    --hr-frames) hr_frames=$2; shift 2;;
     --no-rss) do_rss=0; shift;;
     --keep) keep=$2; shift 2;;
     -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
@@ -53,7 +57,8 @@ la0=$(loadavg)
 node -e 'const [w,h,r,f,c,cpu,la,t]=process.argv.slice(1); console.log(JSON.stringify({width:+w,height:+h,ratio:+r,frames:+f,
   cpus:+c,cpu,loadavg_start:la.split(" ").map(Number),threads:t.trim().split(/\s+/).map(Number)}))' \
   "$W" "$H" "$ratio" "$frames" "$(nproc)" "$cpu" "$la0" "$threads" > "$tmp/config.json"
-echo "tfjs_compare: rvm ${size} ratio ${ratio}, $frames frames, threads: $threads; load average $la0" >&2
+[ -n "$hr_frames" ] || hr_frames=$((frames * 2 > 40 ? frames * 2 : 40))
+echo "tfjs_compare: rvm ${size} ratio ${ratio}, $frames frames (headroom $hr_frames), threads: $threads; load average $la0" >&2
 
 node "$src/bench/tfjs_util.js" synth "$W" "$H" "$frames" "$tmp/synth"
 "$cli" plan --model "$models/rvm.json" --size "$size" --ratio "$ratio" --json > "$tmp/plan.json"
@@ -61,7 +66,7 @@ node "$src/bench/tfjs_util.js" synth "$W" "$H" "$frames" "$tmp/synth"
 for t in $threads; do
   echo "tfjs_compare: headroom bench, $t thread(s) ..." >&2
   timed "$tmp/hr_bench_t$t.json" "$tmp/hr_bench_t$t.time" \
-    "$cli" bench --model "$models/rvm.json" --size "$size" --ratio "$ratio" --frames $((frames * 2)) --threads "$t" --json
+    "$cli" bench --model "$models/rvm.json" --size "$size" --ratio "$ratio" --frames "$hr_frames" --threads "$t" --json
   echo "tfjs_compare: TF.js wasm, $t thread(s) ..." >&2
   timed "$tmp/tf_t$t.json" "$tmp/tf_t$t.time" \
     node "$refdir/run_ref.js" --model "$models/rvm.json" --inputs "$tmp/synth" --out "$tmp/tf_out" --ratio "$ratio" \

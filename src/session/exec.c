@@ -1503,6 +1503,14 @@ static int gap_fits(hr_session *s, const hr__rop *r) {
          hr__numel(&p->vals[r->out[0]].t) == (int64_t)d.ch;
 }
 
+/* The guided filter's A and b are the alpha's planes (the fused group made alone: fgflr1), not
+ * 4-channel images */
+static int ab_planes(const hr_session *s, const hr__exec *ex) {
+  const int l = s->plan->fgf_lr.last;
+  return s->plan->fgf_lr.first >= 0 && l >= 0 && l < ex->n && ex->k[l].kind == K_FGF_LR && ex->k[l].lr.alpha_only;
+}
+int hr__exec_ab_planes(const hr_session *s) { return s->bimpl && s->bk == &hr__backend_cpu && ab_planes(s, s->bimpl); }
+
 int64_t hr__exec_table_bytes(int n_ops) { return (int64_t)(sizeof(hr__exec) + sizeof(kern) * ((size_t)n_ops + 1) + sizeof(opick) * (size_t)n_ops); }
 
 /* Whether op i's pool is worth measuring: it runs on a kernel that takes the op's pool (kern.pool),
@@ -1622,6 +1630,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       int chunks = s->pool ? (int)pthreadpool_get_threads_count(s->pool) * 4 : 1;
       k->kind = K_FGF;
       st = hr__fgf_init(&k->fgf, (int)A->dims[1], (int)A->dims[2], (int)o->dims[1], (int)o->dims[2], chunks, r->n_out > 1);
+      k->fgf.alpha_only_coef = ab_planes(s, ex);   /* fgflr1 made the alpha's planes alone */
       continue;
     }
     if (r->op == HR_OP_SRC_RESIZE) {

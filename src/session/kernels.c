@@ -1393,7 +1393,7 @@ static void lr_alpha_htap(float *restrict acc, const float *restrict v, float w0
 }
 HR__CLONES
 static void lr_alpha_coef(const float *restrict h, int n, float eps, float *restrict A, float *restrict B) {
-  for (int i = 0; i < n; i++) lr_ab(h[i], h[n + i], h[2 * n + i], h[3 * n + i], eps, &A[4 * i + 3], &B[4 * i + 3]);
+  for (int i = 0; i < n; i++) lr_ab(h[i], h[n + i], h[2 * n + i], h[3 * n + i], eps, &A[i], &B[i]);
 }
 static void lr_chunk_alpha(const lr_job *j, size_t chunk) {
   const hr__fgf_lr_k *g = j->g;
@@ -1415,7 +1415,7 @@ static void lr_chunk_alpha(const lr_job *j, size_t chunk) {
     for (int k = 0; k < KW; k++)
       lr_alpha_htap(h, v + k, g->wh[(size_t)(0 * KW + k) * 16 + 3], g->wh[(size_t)(1 * KW + k) * 16 + 3], g->wh[(size_t)(2 * KW + k) * 16 + 3],
                     g->wh[(size_t)(3 * KW + k) * 16 + 3], OW, W);
-    lr_alpha_coef(h, OW, g->eps, j->A + (int64_t)oy * OW * 4, j->B + (int64_t)oy * OW * 4);
+    lr_alpha_coef(h, OW, g->eps, j->A + (int64_t)oy * OW, j->B + (int64_t)oy * OW);   /* planes */
   }
 }
 

@@ -139,8 +139,9 @@ void hr__k_resize_cat_rows(const hr__resize *r, const hr__k_cat_src *src, int n_
 typedef struct hr__fgf_lr_k {
   int H, W, OH, OW, KH, KW, chunks;
   int alpha_only;    /* only channel 3 (the alpha's) of A and b is made, by the same operations in
-                        the same order (the same bits); channels 0-2 are left as they were. Set by
-                        whoever knows nothing else reads them (exec.c: no foreground output) */
+                        the same order (the same bits), as a plane (OH x OW floats at the start of
+                        A and of b; the tail reads them so: hr__fgf.alpha_only_coef). Set by whoever
+                        knows nothing else reads them (exec.c: no foreground output) */
   float eps;
   float *wv, *wh;    /* [4][KH][16] and [4][KW][16]: each tap's 4 channel weights repeated 4 times */
   float *scratch;    /* chunks x per_chunk floats */

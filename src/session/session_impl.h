@@ -78,6 +78,10 @@ hr_status hr__exec_run_range_alone(hr_session *s, hr__exec *ex, int i0, int i1);
 /* The threads the last run of range [i0, i1) used (1: the calling thread alone); 0 when the range
  * does not adapt (the count is fixed: hr_session_params.threads_fixed, or no pool). */
 int hr__exec_threads(const hr__exec *ex, int i0, int i1);
+/* The CPU engine made the guided filter's A and b as the alpha's planes alone (h x w floats each,
+ * at the start of their values; the fused low-resolution group without the foreground), not as
+ * 4-channel images. */
+int hr__exec_ab_planes(const hr_session *s);
 /* The CPU threads the last run of ops [i0, i1) used: as above, else the session's thread count; 0
  * on a device backend. */
 int hr__session_threads(const hr_session *s, int i0, int i1);

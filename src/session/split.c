@@ -74,6 +74,11 @@ hr_status hr__split_run_net(hr_session *s, const hr__split_info *si, float *A, f
   hr__tensor a = hr__plan_view(s->plan, t->in[0], s->arena, s->state, NULL);
   hr__tensor b = hr__plan_view(s->plan, t->in[1], s->arena, s->state, NULL);
   const float *pa = a.data, *pb = b.data;
-  for (size_t i = 0; i < n; i++) { A[i] = pa[4 * i + 3]; B[i] = pb[4 * i + 3]; }   /* the alpha's channel */
+  if (hr__exec_ab_planes(s)) {   /* made as the alpha's planes (fgflr1) */
+    memcpy(A, pa, n * sizeof *A);
+    memcpy(B, pb, n * sizeof *B);
+  } else {
+    for (size_t i = 0; i < n; i++) { A[i] = pa[4 * i + 3]; B[i] = pb[4 * i + 3]; }   /* the alpha's channel */
+  }
   return HR_OK;
 }

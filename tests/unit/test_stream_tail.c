@@ -74,11 +74,18 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp) {
       const hr__rop *t = &ref->plan->rops[si.tail];
       hr__tensor A = hr__plan_view(ref->plan, t->in[0], ref->arena, ref->state, NULL);
       hr__tensor B = hr__plan_view(ref->plan, t->in[1], ref->arena, ref->state, NULL);
+      /* the session's A and b: h x w x 4, or the alpha's planes where the fused engine made them
+       * alone (no foreground: fgflr1) */
+      const int planes = hr__exec_ab_planes(ref);
+      g.alpha_only_coef = planes;
       hr__fgf_run(&g, &fr[i], A.data, B.data, want, NULL, si.clip, NULL);
       if (warp) {
-        /* the alpha's channel of A and b (the session's are h x w x 4), moved from frame i-1 to i */
+        /* the alpha's channel of A and b, moved from frame i-1 to i */
         float *a1 = wc, *b1 = wc + lr;
-        for (size_t k = 0; k < lr; k++) { a1[k] = ((const float *)A.data)[4 * k + 3]; b1[k] = ((const float *)B.data)[4 * k + 3]; }
+        for (size_t k = 0; k < lr; k++) {
+          a1[k] = ((const float *)A.data)[planes ? k : 4 * k + 3];
+          b1[k] = ((const float *)B.data)[planes ? k : 4 * k + 3];
+        }
         hr__motion_luma(&mo, &fr[i - 1], lprev);
         hr__motion_luma(&mo, &fr[i], lcur);
         hr__motion_estimate(&mo, lprev, lcur);
