@@ -565,16 +565,12 @@ hr_status hr__plan_build(const hr_model *m, int width, int height, float ratio, 
   for (int r = 0; !st && r + 2 < p->n_rops; r++) {
     if (!hr__plan_wino(p, r)) continue;
     const hr__rop *a = &p->rops[r + 1], *b = &p->rops[r + 2];
-    int through = 0;
+    int through = 0, reads = a->n_in > 0 && a->in[0] >= 0 && root_of(p, a->in[0]) == root_of(p, p->rops[r].out[0]);
     if (a->op == HR_OP_SIGMOID && b->op == HR_OP_SPLIT && r + 6 < p->n_rops && p->rops[r + 6].op == HR_OP_CONCAT) through = r + 6;
-    else if (wino_split_after(p, r)) {
-      hr__val *x = &p->vals[root_of(p, p->rops[r].in[0])];
-      if (x->kind == V_DYN && x->storage == S_ARENA && x->last >= r && x->last < r + 2) x->last = r + 2;
-      continue;
-    }
+    else if (wino_split_after(p, r)) through = r + 2, reads = 1;   /* the split reads it as its second input */
     else if (a->op == HR_OP_TANH && b->op == HR_OP_MUL && r + 3 < p->n_rops &&
              (p->rops[r + 3].op == HR_OP_ADDV2 || p->rops[r + 3].op == HR_OP_ADD)) through = r + 3;
-    if (!through || root_of(p, a->in[0]) != root_of(p, p->rops[r].out[0])) continue;
+    if (!through || !reads) continue;
     hr__val *x = &p->vals[root_of(p, p->rops[r].in[0])];
     if (x->kind == V_DYN && x->storage == S_ARENA && x->last >= r && x->last < through) x->last = through;
   }

@@ -28,24 +28,25 @@ typedef struct cat_src { int v; int64_t off; int resize; } cat_src;
 typedef enum { X_CONV, X_DECONV, X_BINARY, X_UNARY, X_RESIZE, X_GAP, X_FC, X_AVGPOOL } xkind;
 /* A banded convolution's input made band by band by the resize-concat before it (fuse_resize_conv):
  * each band's rows into a slot, one slot a thread of the pool, at the start of the input's own bytes */
-typedef struct rc_fuse {
+/* A resize-concat fused into the convolution that reads it: what makes its rows */
+typedef struct cat_rows {
   const struct kern *rk;    /* the resize-concat (K_FUSED): its taps and sources */
   int v;                    /* the value it writes (the convolution's input) */
+  hr__tensor o;             /* per run: the input as the resize writes it */
+  hr__k_cat_src cs[HR__CAT_MAX]; /* per run: the resize's sources */
+} cat_rows;
+typedef struct rc_fuse {
+  cat_rows cat;             /* cat.o's data: the first slot */
   int nslot;
   int64_t slot;             /* floats between slots */
   _Atomic uint64_t busy;    /* slots in use */
-  hr__tensor o;             /* per run: the input as the resize writes it (its data: the first slot) */
-  hr__k_cat_src cs[HR__CAT_MAX]; /* per run: the resize's sources */
 } rc_fuse;
 
 /* A Winograd convolution's input made row by row in its tasks by the resize-concat before it
  * (fuse_resize_wino): the prologue's context, set per run */
 typedef struct rw_fuse {
-  const struct kern *rk;    /* the resize-concat (K_FUSED): its taps and sources */
-  int v;                    /* the value it writes (the convolution's input) */
+  cat_rows cat;
   hr__wino_pro pro;         /* rows: rw_rows; ring: the input's own bytes */
-  hr__tensor o;             /* per run: the input as the resize writes it */
-  hr__k_cat_src cs[HR__CAT_MAX]; /* per run: the resize's sources */
 } rw_fuse;
 
 /* Everything an XNNPACK operator's create and setup depend on. Two ops with equal descriptors are
@@ -615,8 +616,8 @@ static void run_band_rc(void *ctx, size_t b) {
     const uint64_t bit = (uint64_t)1 << q;
     if (!(atomic_fetch_or_explicit(&rc->busy, bit, memory_order_acquire) & bit)) break;
   }
-  float *slot = (float *)rc->o.data + q * rc->slot;
-  hr__k_resize_cat_rows(&rc->rk->rs, rc->cs, rc->rk->n_src, &rc->o, xb->in0, xb->in0 + xb->in_rows, slot);
+  float *slot = (float *)rc->cat.o.data + q * rc->slot;
+  hr__k_resize_cat_rows(&rc->cat.rk->rs, rc->cat.cs, rc->cat.rk->n_src, &rc->cat.o, xb->in0, xb->in0 + xb->in_rows, slot);
   xnn_setup_convolution2d_nhwc_f32(xb->op, k->xd.n, (size_t)xb->in_rows, k->xd.iw, slot, xb->o, NULL);
   xnn_run_operator(xb->op, NULL);
   if (k->pw) xnn_run_operator(k->pw->band[b].op, NULL);
@@ -630,6 +631,11 @@ static void cat_sources(hr_session *s, const kern *k, hr__k_cat_src *cs) {
     const hr__tensor *t = &s->plan->vals[k->src[q].v].t;
     cs[q] = (hr__k_cat_src){view(s, k->src[q].v).data, t->dims[1], t->dims[2], t->dims[3], k->src[q].off, k->src[q].resize};
   }
+}
+/* A fused resize-concat's sources and output where they lie this run */
+static void bind_cat_rows(hr_session *s, cat_rows *c) {
+  cat_sources(s, c->rk, c->cs);
+  c->o = view(s, c->v);
 }
 
 static void run_xnn(kern *k, pthreadpool_t pool) {
@@ -1261,6 +1267,33 @@ static void fuse_conv_pw(hr_session *s, hr__exec *ex, int i) {
   b->kind = K_FUSED;
 }
 
+/* Op i a resize-concat (K_RESIZE_CAT) whose output (*v, the concat's through a crop; its view *o)
+ * only the op that runs after it reads, as its first input, whole: that op's index (the ops between,
+ * at most one, fused), or -1. In the arena, NHWC floats, batch 1; not across a range the executor
+ * runs apart (the tail mode's split). The two fusions that make its rows in the reader's tasks. */
+static int resize_cat_reader(hr_session *s, const hr__exec *ex, int i, int *v, hr__tensor *o) {
+  const hr__plan *p = s->plan;
+  const kern *rk = &ex->k[i];
+  if (rk->kind != K_RESIZE_CAT || rk->n_src < 1) return -1;
+  int j = i + 1;
+  while (j < ex->n && j <= i + 2 && ex->k[j].kind == K_FUSED) j++;
+  if (j >= ex->n) return -1;
+  const hr__rop *rj = &p->rops[j];
+  *v = rk->crop_h ? rk->crop_out : p->rops[i].out[0];
+  const int R = p->vals[*v].root;
+  if (p->vals[rj->in[0]].root != R || p->vals[R].storage != S_ARENA) return -1;
+  const hr__tensor x = view(s, rj->in[0]);
+  *o = view(s, *v);
+  if (o->rank != 4 || x.rank != 4 || o->dt != HR_DT_FLOAT || o->data != x.data || o->dims[0] != 1) return -1;
+  for (int q = 1; q < 4; q++) if (o->dims[q] != x.dims[q]) return -1;
+  for (int q = j + 1; q < p->n_rops; q++)   /* nothing after the reader reads it */
+    for (int t = 0; t < p->rops[q].n_in; t++)
+      if (p->rops[q].in[t] >= 0 && p->vals[p->rops[q].in[t]].root == R) return -1;
+  hr__split_info si;
+  if (hr__split_plan_query(p, &si) && ((si.src_end > i && si.src_end <= j) || (si.tail > i && si.tail <= j))) return -1;
+  return j;
+}
+
 /* A resize-concat (K_RESIZE_CAT) whose output only a convolution run in bands reads, that being the
  * next op that runs (RVM's decoder: the upsampled features joined with the skip and the image, then a
  * 3x3 convolution; at 480x360 the concat is 24 MB, written by one op and read back by the next).
@@ -1270,40 +1303,25 @@ static void fuse_conv_pw(hr_session *s, hr__exec *ex, int i) {
  * start of the concat's own bytes, which nothing else reads: no memory added. The rows are the
  * whole op's (hr__k_resize_cat_rows) and the band's sums those of its operator: the same bits.
  * Not across a range the executor runs apart (the tail mode's split). HR_RESIZE_CONV=0: off. */
-/* Op i a resize-concat: the op that runs after it (the ops between, at most one, fused), or -1 */
-static int resize_cat_reader(const hr__exec *ex, int i) {
-  if (ex->k[i].kind != K_RESIZE_CAT || ex->k[i].n_src < 1) return -1;
-  int j = i + 1;
-  while (j < ex->n && j <= i + 2 && ex->k[j].kind == K_FUSED) j++;
-  return j < ex->n ? j : -1;
-}
 static void fuse_resize_conv(hr_session *s, hr__exec *ex, int i) {
   const hr__plan *p = s->plan;
   kern *rk = &ex->k[i];
-  const int j = resize_cat_reader(ex, i);
+  int v;
+  hr__tensor o;
+  const int j = resize_cat_reader(s, ex, i, &v, &o);
   if (j < 0) return;
   kern *k = &ex->k[j];
   const hr__rop *rj = &p->rops[j];
   const xdesc *d = &k->xd;
   if (k->kind != K_XNN || !k->n_band || k->rc || k->reads_src || k->mv_on || d->xk != X_CONV || d->n != 1) return;
   for (int b = 0; b < k->n_band; b++) if (k->band[b].px) return;
-  const int v = rk->crop_h ? rk->crop_out : p->rops[i].out[0], R = p->vals[v].root;
-  if (p->vals[rj->in[0]].root != R || p->vals[R].storage != S_ARENA) return;
-  const hr__tensor o = view(s, v), x = view(s, rj->in[0]);
-  if (o.rank != 4 || x.rank != 4 || o.dt != HR_DT_FLOAT || o.data != x.data || o.dims[0] != 1) return;
-  for (int q = 1; q < 4; q++) if (o.dims[q] != x.dims[q]) return;
   if ((size_t)o.dims[3] != d->groups * d->gic || (size_t)o.dims[2] != d->iw || (size_t)o.dims[1] != d->ih) return;
-  /* nothing after the convolution reads it (the ops between are the resize's own, fused) */
-  for (int q = j + 1; q < p->n_rops; q++)
-    for (int t = 0; t < p->rops[q].n_in; t++)
-      if (p->rops[q].in[t] >= 0 && p->vals[p->rops[q].in[t]].root == R) return;
+  const int R = p->vals[v].root;
   /* the resize's sources are read while bands write: the convolution's outputs must lie apart from them */
   for (int q = 0; q < rk->n_src; q++)
     if (!apart(s, rj->out[0], rk->src[q].v) || (k->hs_on && !apart(s, k->hs_out, rk->src[q].v)) ||
         (k->pw && !apart(s, p->rops[j + 1].out[0], rk->src[q].v)))
       return;
-  hr__split_info si;
-  if (hr__split_plan_query(p, &si) && ((si.src_end > i && si.src_end <= j) || (si.tail > i && si.tail <= j))) return;
   const int nslot = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
   if (nslot > 64) return;
   /* each band makes its halo rows again: only where that adds at most a quarter to the resize's
@@ -1323,8 +1341,8 @@ static void fuse_resize_conv(hr_session *s, hr__exec *ex, int i) {
   if (rb != (const char *)o.data || ((uintptr_t)rb & 63) || (int64_t)(re - rb) < (int64_t)sizeof(float) * (nslot * slot + 16)) return;
   rc_fuse *rc = calloc(1, sizeof *rc);
   if (!rc) return;
-  rc->rk = rk;
-  rc->v = v;
+  rc->cat.rk = rk;
+  rc->cat.v = v;
   rc->nslot = nslot;
   rc->slot = slot;
   atomic_init(&rc->busy, 0);
@@ -1383,8 +1401,8 @@ static void fuse_wino_split(hr_session *s, hr__exec *ex, int i) {
  * products those of the same input read in place: the same bits (test_exec_fuse). Not across a
  * range the executor runs apart (the tail mode's split). HR_RESIZE_WINO=0: off. */
 static void rw_rows(void *ctx, int y0, int y1, float *dst) {
-  const rw_fuse *f = ctx;
-  hr__k_resize_cat_rows(&f->rk->rs, f->cs, f->rk->n_src, &f->o, y0, y1, dst);
+  const cat_rows *c = &((const rw_fuse *)ctx)->cat;
+  hr__k_resize_cat_rows(&c->rk->rs, c->cs, c->rk->n_src, &c->o, y0, y1, dst);
 }
 static int bytes_apart(hr_session *s, int v, const char *b, const char *e) {
   const char *vb, *ve;
@@ -1394,19 +1412,14 @@ static int bytes_apart(hr_session *s, int v, const char *b, const char *e) {
 static void fuse_resize_wino(hr_session *s, hr__exec *ex, int i) {
   const hr__plan *p = s->plan;
   kern *rk = &ex->k[i];
-  const int j = resize_cat_reader(ex, i);
+  int v;
+  hr__tensor o;
+  const int j = resize_cat_reader(s, ex, i, &v, &o);
   if (j < 0) return;
   kern *k = &ex->k[j];
   const hr__rop *rj = &p->rops[j];
-  if (k->kind != K_WINO || k->rw || (k->wepi.row && k->wepi.row != hr__epi_copies)) return;
-  const int v = rk->crop_h ? rk->crop_out : p->rops[i].out[0], R = p->vals[v].root;
-  if (p->vals[rj->in[0]].root != R || p->vals[R].storage != S_ARENA) return;
-  const hr__tensor o = view(s, v), x = view(s, rj->in[0]);
-  if (o.rank != 4 || x.rank != 4 || o.dt != HR_DT_FLOAT || o.data != x.data || o.dims[0] != 1 || o.dims[3] != k->wn.C) return;
-  for (int q = 1; q < 4; q++) if (o.dims[q] != x.dims[q]) return;
-  for (int q = j + 1; q < p->n_rops; q++)   /* nothing after the convolution reads it */
-    for (int t = 0; t < p->rops[q].n_in; t++)
-      if (p->rops[q].in[t] >= 0 && p->vals[p->rops[q].in[t]].root == R) return;
+  if (k->kind != K_WINO || k->rw || (k->wepi.row && k->wepi.row != hr__epi_copies) || o.dims[3] != k->wn.C) return;
+  const int R = p->vals[v].root;
   const int nslot = s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1;
   if (nslot > 64 || (o.dims[1] + 3) / 4 < 3 * (int64_t)nslot) return;
   const size_t ring = ((size_t)6 * (size_t)o.dims[2] * (size_t)o.dims[3] + 15) / 16 * 16;
@@ -1427,12 +1440,10 @@ static void fuse_resize_wino(hr_session *s, hr__exec *ex, int i) {
       for (int q = 0; q < rk->n_src; q++) if (!apart(s, dv, rk->src[q].v)) return;
     }
   }
-  hr__split_info si;
-  if (hr__split_plan_query(p, &si) && ((si.src_end > i && si.src_end <= j) || (si.tail > i && si.tail <= j))) return;
   rw_fuse *f = calloc(1, sizeof *f);
   if (!f) return;
-  f->rk = rk;
-  f->v = v;
+  f->cat.rk = rk;
+  f->cat.v = v;
   f->pro = (hr__wino_pro){rw_rows, f, (float *)o.data, ring};
   k->rw = f;
   rk->kind = K_FUSED;
@@ -1901,10 +1912,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           else run_xnn(k, NULL);
           break;
         }
-        if (k->rc) { /* fuse_resize_conv: the resize's sources and output where they are this run */
-          cat_sources(s, k->rc->rk, k->rc->cs);
-          k->rc->o = view(s, k->rc->v);
-        }
+        if (k->rc) bind_cat_rows(s, &k->rc->cat);   /* fuse_resize_conv */
         run_xnn(k, kp);
         break;
       default:
@@ -2006,10 +2014,9 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
               for (int q = 0; q < k->wcp->nc; q++)
                 if (k->wcp->off[q] >= 0) k->wcp->c[q].src = NULL;   /* from the row */
             }
-            if (k->rw) { /* fuse_resize_wino: the resize's sources and output where they are this run */
-              cat_sources(s, k->rw->rk, k->rw->cs);
-              k->rw->o = view(s, k->rw->v);
-              k->rw->pro.ring = k->rw->o.data;
+            if (k->rw) { /* fuse_resize_wino */
+              bind_cat_rows(s, &k->rw->cat);
+              k->rw->pro.ring = k->rw->cat.o.data;
             }
             hr__k_wino_pro(kp, &k->wn, x->data, k->rw ? &k->rw->pro : NULL, out[0].data, (int)x->dims[1], (int)x->dims[2], ex->wino,
                            ex->wino_slots, k->wepi.row ? &k->wepi : NULL);
@@ -2056,12 +2063,12 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   const char *kname = !k                                    ? s->bk->name
                       : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi"
                       : k->kind == K_RESIZE_CAT && k->crop_h  ? "resizecrop"
-                      : k->kind == K_XNN && k->rc             ? (k->rc->rk->crop_h ? "xnnrccrop" : "xnnrc")
+                      : k->kind == K_XNN && k->rc             ? (k->rc->cat.rk->crop_h ? "xnnrccrop" : "xnnrc")
                       : k->kind == K_XNN && k->hs_on          ? "xnnhswish"
                       : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"
                       : k->kind == K_FGF_LR && k->lr.alpha_only ? "fgflr1"
-                      : k->kind == K_WINO && k->rw            ? (k->rw->rk->crop_h ? (k->wcp ? "winorccropsplit" : "winorccrop")
+                      : k->kind == K_WINO && k->rw            ? (k->rw->cat.rk->crop_h ? (k->wcp ? "winorccropsplit" : "winorccrop")
                                                                                    : (k->wcp ? "winorcsplit" : "winorc"))
                       : k->kind == K_WINO && k->wcp           ? "winosplit"
                       : k->kind == K_WINO && k->wepi.row == hr__epi_gates ? "winogates"
