@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "headroom.h"
 #include "headroom/io.h"
 #include "ingest/ingest.h"
@@ -31,7 +35,7 @@ static double median_ms(double *t, int n) {
 }
 
 int main(int argc, char **argv) {
-  const char *fmt_name = NULL, *image = NULL;
+  const char *fmt_name = NULL, *image = NULL, *clip = NULL;
   int w = 1920, h = 1440, runs = 200, json = 0, cpu = -1;
   float ratio = 0.25f;
   for (int i = 1; i < argc; i++) {
@@ -41,11 +45,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--ratio") && v) { ratio = !strcmp(v, "auto") ? 0 : (float)atof(v); i++; }
     else if ((!strcmp(a, "--runs") || !strcmp(a, "--frames")) && v) { runs = atoi(v); i++; }
     else if (!strcmp(a, "--image") && v) { image = v; i++; }
+    else if (!strcmp(a, "--clip") && v) { clip = v; i++; }
     else if (!strcmp(a, "--cpu") && v) { cpu = atoi(v); i++; }
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--help")) {
       fprintf(stderr, "usage: ingest_bench --format nv12|i420|bgra|rgb24 [--size WxH (1920x1440)] [--ratio R|auto (0.25)]\n"
-                      "       [--runs N (200)] [--image FILE (HR_DATA_DIR/sam2-bedroom/frames/00000.jpg)] [--cpu N] [--json]\n");
+                      "       [--runs N (200)] [--image FILE (HR_DATA_DIR/sam2-bedroom/frames/00000.jpg)] [--cpu N] [--json]\n"
+                      "       [--clip RAW (the cold line over a raw clip's frames of this size and format)]\n");
       return 0;
     }
     else { fprintf(stderr, "ingest_bench: unknown option: '%s'\n", a); return 2; }
@@ -115,6 +121,54 @@ int main(int argc, char **argv) {
   }
   double fused = median_ms(t, runs);
   hr__ingest_stats stats = plan.last;
+  /* "cold": the same with the frame out of the caches, on 4 KiB pages, as a camera frame arrives
+   * (a driver's or decoder's buffer, written by DMA or by another core): 16 copies in a mapping
+   * without huge pages, taken in turn, 64 MiB of other memory written between runs. With --clip,
+   * the frames of a raw clip of this size and format mapped from the page cache instead, as
+   * bench/live_quality.c replays one: on this project's 2-vCPU VM, 1920x1440 NV12 -> 288x216,
+   * 0.25 ms warm, 0.38 ms cold, 0.34 ms over 16 frames of the clip, 1.6-1.8 ms over its 200
+   * (830 MB): the page walks of a VM over the page cache's scattered pages, not the caches (a
+   * prefetch of the rows two to sixteen output rows ahead did not help). */
+  double cold = -1;
+  const size_t fb = (size_t)w * h * (fmt == HR_PIX_BGRA ? 4 : fmt == HR_PIX_RGB24 ? 3 : 1) +
+                    (fmt == HR_PIX_NV12_FULL || fmt == HR_PIX_I420_FULL ? (size_t)w * h / 2 : 0);
+  const size_t evict_n = (size_t)64 << 20;
+  size_t nc = 16;
+  unsigned char *evict = malloc(evict_n), *copies = MAP_FAILED;
+  if (clip) {
+    int fd = open(clip, O_RDONLY);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) || (size_t)sb.st_size < fb) {
+      fprintf(stderr, "ingest_bench: %s: not a raw clip of %dx%d %s frames\n", clip, w, h, fmt_name);
+      if (fd >= 0) close(fd);
+      free(evict);
+      goto out;
+    }
+    nc = (size_t)sb.st_size / fb;
+    copies = mmap(NULL, nc * fb, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    close(fd);
+  } else {
+    copies = mmap(NULL, nc * fb, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copies != MAP_FAILED) {
+      madvise(copies, nc * fb, MADV_NOHUGEPAGE);
+      for (size_t c = 0; c < nc; c++) memcpy(copies + c * fb, buf, fb);   /* buf holds the planes back to back */
+    }
+  }
+  if (evict && copies != MAP_FAILED) {
+    const int cr = runs < 50 ? runs : 50;
+    for (int r = 0; r < cr; r++) {
+      hr_frame g = f;
+      for (int p = 0; p < 3; p++)
+        if (f.planes[p]) g.planes[p] = copies + (r % nc) * fb + ((const unsigned char *)f.planes[p] - buf);
+      memset(evict, r, evict_n);
+      double t0 = cli_now_ms();
+      hr__ingest_resample_rgbf(&plan, &g, a, (ptrdiff_t)pw * 3);
+      t[r] = cli_now_ms() - t0;
+    }
+    cold = median_ms(t, cr);
+  }
+  free(evict);
+  if (copies != MAP_FAILED) munmap(copies, nc * fb);
   /* the refiner's guidance: every full-resolution row, one at a time into the same scratch row */
   volatile float sink = 0;
   int refiner = pw != w || ph != h; /* at the frame's own size the model reads the float input: no refiner */
@@ -141,16 +195,17 @@ int main(int argc, char **argv) {
   if (refiner) { snprintf(rows_s, sizeof rows_s, "%.4f", rows); snprintf(ratio_rows_s, sizeof ratio_rows_s, "%.2f", naive / (fused + rows)); }
   if (json) {
     printf("{\"bench\":\"ingest\",\"format\":\"%s\",\"frame\":\"%dx%d\",\"ratio\":%g,\"proc\":\"%dx%d\",\"runs\":%d,\"cpu\":%d,"
-           "\"image\":\"%s\",\"image_size\":\"%dx%d\",\"fused_ms\":%.4f,\"rows_ms\":%s,\"naive_ms\":%.4f,"
+           "\"image\":\"%s\",\"image_size\":\"%dx%d\",\"fused_ms\":%.4f,\"cold_ms\":%.4f,\"rows_ms\":%s,\"naive_ms\":%.4f,"
            "\"ratio_naive_fused\":%.2f,\"ratio_naive_fused_rows\":%s,\"read_bytes\":%zu,\"written_bytes\":%zu,"
            "\"naive_copied_bytes\":%lld,\"max_abs_fused_naive\":%.3g,\"target_met\":%s,\"loadavg\":[%.2f,%.2f,%.2f]}\n",
-           fmt_name, w, h, ratio, pw, ph, runs, cpu, image, img_w, img_h, fused, rows_s, naive, naive / fused, ratio_rows_s,
+           fmt_name, w, h, ratio, pw, ph, runs, cpu, image, img_w, img_h, fused, cold, rows_s, naive, naive / fused, ratio_rows_s,
            stats.read_bytes, stats.written_bytes, (long long)w * h * 12 + (long long)pw * ph * 12, maxd, met ? "true" : "false",
            load[0], load[1], load[2]);
   } else {
     printf("ingest %s %dx%d -> %dx%d (ratio %g), CPU %d, %d runs, frame from %s (%dx%d, bilinear upscale)\n", fmt_name, w, h,
            pw, ph, ratio, cpu, runs, image, img_w, img_h);
     printf("fused  %8.3f ms  (reads %zu bytes of planes, writes %zu bytes of float)\n", fused, stats.read_bytes, stats.written_bytes);
+    if (cold >= 0) printf("cold   %8.3f ms  (fused, the frame out of the caches, on 4 KiB pages%s)\n", cold, clip ? ", the clip's frames" : "");
     if (refiner) printf("rows   %8.3f ms  (refiner guidance: %d full-resolution rows, one at a time)\n", rows, h);
     else printf("rows        n/a  (ratio 1: no refiner; the model reads the fused output)\n");
     printf("naive  %8.3f ms  (whole-frame float copy %lld bytes, then resize)\n", naive, (long long)w * h * 12);
