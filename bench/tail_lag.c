@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
     if (cread) {
       if (fread(A, sizeof(float), lr * 2, cf) != lr * 2) { fprintf(stderr, "tail_lag: %s: short (frame %d)\n", cache, t); return 1; }
     } else {
-      if (hr__split_run_src(s, &si, &f) || hr__split_run_net(s, &si, A, A + lr)) { fprintf(stderr, "tail_lag: frame %d: %s\n", t, hr_session_last_error(s)); return 1; }
+      if (hr__split_run_src(s, &si, &f, 0) || hr__split_run_net(s, &si, A, A + lr)) { fprintf(stderr, "tail_lag: frame %d: %s\n", t, hr_session_last_error(s)); return 1; }
       if (cf && fwrite(A, sizeof(float), lr * 2, cf) != lr * 2) { perror(cache); return 1; }
     }
     tnet += now_ms() - t0;

@@ -1864,6 +1864,10 @@ static void park_pool(hr__exec *ex, pthreadpool_t pool) {
   if (pool && ex->park) pthreadpool_parallelize_1d(pool, nop_task, NULL, pthreadpool_get_threads_count(pool), PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
+void hr__exec_park(hr_session *s) {
+  if (s->bk == &hr__backend_cpu && s->bimpl) park_pool(s->bimpl, s->pool);
+}
+
 hr_status hr__exec_run(hr_session *s, hr__exec *ex) { return hr__exec_run_range(s, ex, 0, ex->n); }
 
 hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
@@ -1875,11 +1879,13 @@ hr_status hr__exec_run_range(hr_session *s, hr__exec *ex, int i0, int i1) {
   }
   trange *tr = &ex->tr[ri];
   const int alone = hr__tadapt_serial(&tr->a);
+  const double p0 = s->gate ? s->gate->paused_ms : 0;
   double t0 = now_us(), d0 = hr__thread_delay_ms();
   hr_status st = run_ops(s, ex, i0, i1, alone);
   double t1 = now_us(), d1 = d0 >= 0 ? hr__thread_delay_ms() : -1;
   if (!alone) park_pool(ex, s->pool);   /* after the run's time: it is the next one's first op's concern */
-  hr__tadapt_update(&tr->a, (t1 - t0) / 1e3, d0 >= 0 && d1 >= 0 ? d1 - d0 : -1);
+  const double paused = s->gate ? s->gate->paused_ms - p0 : 0;   /* another thread had the pool (hr__op_gate) */
+  hr__tadapt_update(&tr->a, (t1 - t0) / 1e3 - paused, d0 >= 0 && d1 >= 0 ? d1 - d0 : -1);
   tr->threads = alone ? 1 : (int)pthreadpool_get_threads_count(s->pool);
   return st;
 }
@@ -1891,6 +1897,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
   const hr__plan *p = s->plan;
   pthreadpool_t spool = alone ? NULL : s->pool;
   for (int i = i0; i < i1; i++) {
+    if (s->gate && __atomic_load_n(&s->gate->want, __ATOMIC_ACQUIRE)) s->gate->yield(s->gate);   /* hr__op_gate */
     const hr__rop *r = &p->rops[i];
     kern *k = &ex->k[i];
     const int pick = !alone && ex->pk && ex->pk[i].state == 1;

@@ -602,14 +602,17 @@ static void fgf_chunk(void *ctx, size_t chunk) {
 void hr__fgf_run(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, float *pha, float *fgr, int clip,
                  pthreadpool_t pool) {
   fgf_job j = {g, frame, A, B, pha, fgr, NULL, clip};
-  if (pool && g->chunks > 1) pthreadpool_parallelize_1d(pool, fgf_chunk, &j, (size_t)g->chunks, 0);
+  if (pool && g->chunks > 1) pthreadpool_parallelize_1d(pool, fgf_chunk, &j, (size_t)g->chunks, PTHREADPOOL_FLAG_YIELD_WORKERS);
   else for (int c = 0; c < g->chunks; c++) fgf_chunk(&j, (size_t)c);
 }
 
+/* (The tail is the last thing a run or a push does: the pool's threads go to sleep after it instead
+ * of spinning, which on a machine of few cores took a CPU from whatever ran next: the stream's
+ * network run, stopped for the tail (src/stream/tail.c), waited for it.) */
 int64_t hr__fgf_run_u8(const hr__fgf *g, const hr_frame *frame, const float *A, const float *B, uint8_t *q, int clip,
                        pthreadpool_t pool, int64_t *bsum) {
   fgf_job j = {g, frame, A, B, NULL, NULL, q, clip};
-  if (pool && g->chunks > 1) pthreadpool_parallelize_1d(pool, fgf_chunk, &j, (size_t)g->chunks, 0);
+  if (pool && g->chunks > 1) pthreadpool_parallelize_1d(pool, fgf_chunk, &j, (size_t)g->chunks, PTHREADPOOL_FLAG_YIELD_WORKERS);
   else for (int c = 0; c < g->chunks; c++) fgf_chunk(&j, (size_t)c);
   int64_t sum = 0, bad = 0;
   for (int c = 0; c < g->chunks; c++) {

@@ -41,6 +41,7 @@ struct hr_session {
   const struct hr__backend *bk; /* how the plan runs (backend/backend.h) */
   void *bimpl;                 /* the backend's handle for this plan (the CPU one is an hr__exec) */
   pthreadpool_t pool;
+  struct hr__op_gate *gate;    /* set by the stream's tail mode: ops yield the pool between them (below) */
   int64_t frame_index;
   uint32_t pending_events;
   int profiling;
@@ -60,7 +61,22 @@ struct hr_session {
   char err[512];
 };
 
+/* A run of the executor that another thread may stop between two ops, to use the session's pool
+ * itself meanwhile (the stream's tail-every-frame mode: the full-resolution tail on every frame,
+ * over the pool, while the network's run on the worker waits at an op boundary). Before each op the
+ * executor reads `want`; when it is set it calls yield, which returns once the other thread is done
+ * with the pool, and adds the time it waited to paused_ms (the run's own time, for tadapt.h, leaves
+ * it out). Only the thread running the ops writes paused_ms. */
+typedef struct hr__op_gate {
+  int want;                    /* atomic: another thread waits for the pool */
+  void (*yield)(struct hr__op_gate *g);
+  double paused_ms;
+} hr__op_gate;
+
 hr_status hr__exec_create(hr_session *s, hr__exec **out);
+/* The pool's threads asleep (a no-op dispatch with PTHREADPOOL_FLAG_YIELD_WORKERS), for a caller
+ * that used the session's pool outside a run (see hr__op_gate). */
+void hr__exec_park(hr_session *s);
 /* The executor's own per-op records for a plan of n_ops ops, in bytes. */
 int64_t hr__exec_table_bytes(int n_ops);
 void hr__exec_destroy(hr__exec *ex);
@@ -116,8 +132,10 @@ typedef struct hr__split_info {
 int hr__split_query(const hr_session *s, hr__split_info *si);
 /* The same of a plan alone, whichever backend will run it (hr_model_plan's tail_split). */
 int hr__split_plan_query(const hr__plan *p, hr__split_info *si);
-/* Ops [0, src_end) on frame f (at the plan's size): the network's input, in the arena. */
-hr_status hr__split_run_src(hr_session *s, const hr__split_info *si, const hr_frame *f);
+/* Ops [0, src_end) on frame f (at the plan's size): the network's input, in the arena; pool: over
+ * the session's pool (the caller makes sure no other thread runs it), else on the calling thread
+ * alone. */
+hr_status hr__split_run_src(hr_session *s, const hr__split_info *si, const hr_frame *f, int pool);
 /* Ops [src_end, tail), then the alpha's channel of A and b copied out (lr_h * lr_w floats each: the
  * tail needs no other without the foreground; hr__fgf.alpha_only_coef reads them). No allocation; safe
  * on another thread than the caller's as long as nothing else runs the session meanwhile. */

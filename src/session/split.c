@@ -58,10 +58,10 @@ static hr_status run_range(hr_session *s, int i0, int i1, int alone) {
   return st;
 }
 
-hr_status hr__split_run_src(hr_session *s, const hr__split_info *si, const hr_frame *f) {
+hr_status hr__split_run_src(hr_session *s, const hr__split_info *si, const hr_frame *f, int pool) {
   s->cur = *f;
   s->src_ptr = NULL;   /* the input is virtual: read through the frame's rows */
-  hr_status st = run_range(s, 0, si->src_end, 1);   /* on the caller's thread: see exec's _alone */
+  hr_status st = run_range(s, 0, si->src_end, !pool);   /* without the pool: see exec's _alone */
   s->cur.planes[0] = NULL;
   return st;
 }

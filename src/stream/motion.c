@@ -114,6 +114,37 @@ static const uint8_t *luma_row(const hr__motion *m, const hr_frame *f, int y) {
   }
 }
 
+/* Grid rows [i0, i1) of a frame with a luma plane, straight from it (no scratch): the same bytes as
+ * hr__motion_luma's rows ((a + b) at two columns, + 2, >> 2). */
+static void luma_plane_rows(const hr__motion *m, const hr_frame *f, uint8_t *out, int i0, int i1) {
+  const int w = m->w;
+  for (int i = i0; i < i1; i++) {
+    const int y0 = m->ly0[i], dy = (m->ly0[i + 1] - y0) / 2;
+    const uint8_t *ra = (const uint8_t *)f->planes[0] + (ptrdiff_t)y0 * f->strides[0];
+    const uint8_t *rb = (const uint8_t *)f->planes[0] + (ptrdiff_t)(y0 + dy) * f->strides[0];
+    uint8_t *o = out + (size_t)i * w;
+    for (int j = 0; j < w; j++) {
+      const int x0 = m->lx0[j], dx = (m->lx0[j + 1] - x0) / 2;
+      o[j] = (uint8_t)((ra[x0] + rb[x0] + ra[x0 + dx] + rb[x0 + dx] + 2) >> 2);
+    }
+  }
+}
+
+typedef struct { const hr__motion *m; const hr_frame *f; uint8_t *out; int parts; } luma_job;
+static void luma_part(void *ctx, size_t k) {
+  const luma_job *j = ctx;
+  const int h = j->m->h;
+  luma_plane_rows(j->m, j->f, j->out, (int)((int64_t)h * (int64_t)k / j->parts), (int)((int64_t)h * (int64_t)(k + 1) / j->parts));
+}
+
+void hr__motion_luma_pool(const hr__motion *m, const hr_frame *f, uint8_t *out, pthreadpool_t pool) {
+  const int plane = f->fmt != HR_PIX_BGRA && f->fmt != HR_PIX_RGB24 && f->fmt != HR_PIX_RGBF32;
+  if (!pool || !plane || pthreadpool_get_threads_count(pool) < 2) { hr__motion_luma(m, f, out); return; }
+  luma_job j = {m, f, out, 4 * (int)pthreadpool_get_threads_count(pool)};
+  if (j.parts > m->h) j.parts = m->h;
+  pthreadpool_parallelize_1d(pool, luma_part, &j, (size_t)j.parts, 0);
+}
+
 void hr__motion_luma(const hr__motion *m, const hr_frame *f, uint8_t *out) {
   /* four samples a grid pixel: two rows and two columns of its footprint, half its size apart
    * (the estimate blurs the grid; reading every pixel costs 4x the time for the same vectors) */

@@ -29,6 +29,7 @@
 #define HR_STREAM_MOTION_H
 #include <stddef.h>
 #include <stdint.h>
+#include <pthreadpool.h>
 #include "headroom.h"
 
 #define HR__MOTION_LEVELS 5
@@ -64,6 +65,9 @@ size_t hr__motion_bytes(int h, int w, int H, int W);
 int hr__motion_format_ok(hr_pixfmt fmt);
 /* Frame f's (H x W, a supported format) luma box-averaged onto the grid: h x w bytes into out. */
 void hr__motion_luma(const hr__motion *m, const hr_frame *f, uint8_t *out);
+/* The same over a pool (row ranges; frames with a luma plane: NV12, I420, GRAY8; others, or no
+ * pool, as hr__motion_luma). The same bytes. */
+void hr__motion_luma_pool(const hr__motion *m, const hr_frame *f, uint8_t *out, pthreadpool_t pool);
 /* The motion from the old frame's luma (ref) to the current frame's (cur), both h x w from
  * hr__motion_luma; kept in m for hr__motion_warp. Returns the mean block vector length in grid
  * pixels. */

@@ -1,6 +1,7 @@
 /* Tail-every-frame: the network on a worker, the guided-filter tail on every frame (tail.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #ifdef __linux__
@@ -16,6 +17,10 @@ static double now_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
+
+/* The tail's row ranges (hr__fgf chunks): over the session's pool when the tail takes it, one after
+ * another on the caller's thread otherwise (the same rows, the same bytes either way). */
+#define TAIL_CHUNKS 8
 
 static void *worker(void *arg) {
   hr__tailrun *t = arg;
@@ -48,14 +53,17 @@ static void *worker(void *arg) {
       continue;
     }
     t->job = 0;
+    t->in_job = 1;
     int slot = 0;
     while (slot == t->pub || slot == t->reading) slot++;   /* three slots: one is always free */
     const int64_t frame = t->job_frame;
     const size_t n = (size_t)t->si.lr_h * t->si.lr_w;
     pthread_mutex_unlock(&t->mu);
-    double t0 = now_ms();
+    const double t0 = now_ms(), p0 = t->gate.paused_ms;
     hr_status st = hr__split_run_net(t->s, &t->si, t->coef[slot], t->coef[slot] + n);
-    double ms = now_ms() - t0;
+    /* the run's own time, less its stops for the tail (pool_take): what a push that waits for its
+     * frame's run (no tail meanwhile) would wait */
+    double ms = now_ms() - t0 - (t->gate.paused_ms - p0);
     pthread_mutex_lock(&t->mu);
     t->net_st = st;
     if (st) snprintf(t->net_err, sizeof t->net_err, "network run on frame %lld failed: %s", (long long)frame, hr_session_last_error(t->s));
@@ -69,6 +77,7 @@ static void *worker(void *arg) {
     }
     __atomic_store_n(&t->runs, t->runs + 1, __ATOMIC_RELEASE);   /* read without the lock by stats */
     t->busy = 0;
+    t->in_job = 0;
     pthread_cond_broadcast(&t->cv);
   }
   pthread_mutex_unlock(&t->mu);
@@ -90,6 +99,61 @@ int hr__tail_idle(hr__tailrun *t) {
   return idle;
 }
 
+/* The worker, between two of its run's ops, while the caller has the pool (hr__op_gate). */
+static void gate_yield(hr__op_gate *g) {
+  hr__tailrun *t = (hr__tailrun *)(void *)((char *)g - offsetof(hr__tailrun, gate));
+  const double t0 = now_ms();
+  pthread_mutex_lock(&t->mu);
+  const unsigned g0 = t->gen;
+  t->parked = 1;
+  pthread_cond_broadcast(&t->cv);
+  /* until the caller gives the pool back: then at least the next op runs, even when the caller
+   * wants the pool again before this thread is back on a CPU */
+  while (t->gen == g0) pthread_cond_wait(&t->cv, &t->mu);
+  pthread_mutex_unlock(&t->mu);
+  g->paused_ms += now_ms() - t0;
+}
+
+/* The session's pool for the caller's tail, or NULL (the caller's thread alone). Idle worker: the
+ * pool is free, and stays so (only the caller posts). A network job: its run stops at the next op
+ * boundary (what the op in flight has left: pool_wait_ms) and the tail has both CPUs, instead of
+ * taking one of them from under the run, whose other thread then waited at the op's end for the
+ * one put off its CPU: the network took 22.5-26 ms a run beside the tail at r0.171 on 2 vCPUs
+ * against 17.5 alone. A replan on the worker (a call): not while it may rebuild the pool. */
+static pthreadpool_t pool_take(hr__tailrun *t) {
+  t->pool_wait_ms = 0;
+  if (!t->take_pool || !t->s || !t->s->pool || t->s->gate != &t->gate) return NULL;
+  if (!t->started) return t->s->pool;
+  const double t0 = now_ms();
+  pthread_mutex_lock(&t->mu);
+  if (t->busy && !t->in_job && !t->job) { pthread_mutex_unlock(&t->mu); return NULL; }   /* a call */
+  /* and only for pushes paced apart (a camera's), the run having had 4 times the tail's last hold
+   * since: pushes back to back would stop the run at every op boundary (test_stream_tail's 40
+   * pushes in a row at 960x540 on 2 threads: 4-9 network runs with a rule of twice, 19 without the
+   * pool), where the tail beside the run on its own CPU lets both go on */
+  if (t->busy && t0 - t->give_ms < 4 * t->held_ms) { pthread_mutex_unlock(&t->mu); return NULL; }
+  if (t->busy) {
+    __atomic_store_n(&t->gate.want, 1, __ATOMIC_RELEASE);
+    while (t->busy && !t->parked) pthread_cond_wait(&t->cv, &t->mu);   /* a job just posted stops before its first op */
+  }
+  pthread_mutex_unlock(&t->mu);
+  t->pool_wait_ms = now_ms() - t0;
+  return t->s->pool;
+}
+
+static void pool_give(hr__tailrun *t, double taken_ms) {
+  if (!t->started) { hr__exec_park(t->s); return; }
+  t->give_ms = now_ms();
+  t->held_ms = t->give_ms - taken_ms;
+  pthread_mutex_lock(&t->mu);
+  const int parked = t->parked;
+  __atomic_store_n(&t->gate.want, 0, __ATOMIC_RELEASE);
+  if (parked) { t->parked = 0; t->gen++; }   /* the next take waits for the run to stop again */
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  if (!parked) hr__exec_park(t->s);   /* no run to go on with the pool's threads: put them to sleep */
+}
+
 /* The tail's tables for coefficients of h x w (one of the two sets kept), or NULL. */
 static const hr__fgf *tables_for(const hr__tailrun *t, int h, int w) {
   for (int k = 0; k < 2; k++)
@@ -104,7 +168,7 @@ int hr__tail_warp_on(void) {
 
 int64_t hr__tail_bytes(int H, int W, int h, int w, int warp, int u8) {
   const int64_t n = (int64_t)h * w;
-  int64_t b = (u8 ? 0 : (int64_t)H * W * 4) + 3 * 2 * n * 4 + 2 * (int64_t)hr__fgf_bytes(H, W, 1);   /* matte, 3 slots, 2 tables */
+  int64_t b = (u8 ? 0 : (int64_t)H * W * 4) + 3 * 2 * n * 4 + 2 * (int64_t)hr__fgf_bytes(H, W, TAIL_CHUNKS);   /* matte, 3 slots, 2 tables */
   const size_t mo = warp ? hr__motion_bytes(h, w, H, W) : 0;
   if (mo) b += (int64_t)mo + 5 * n + 2 * n * 4;   /* 3 slots' luma, the job's and the current, the warped A and b */
   return b;
@@ -153,7 +217,7 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
   if (!tables_for(t, t->si.lr_h, t->si.lr_w)) {
     int k = t->pub >= 0 && t->fgf[0].mem && t->fgf[0].h == t->coef_h[t->pub] && t->fgf[0].w == t->coef_w[t->pub];
     hr__fgf_free(&t->fgf[k]);
-    hr_status st = hr__fgf_init(&t->fgf[k], t->si.lr_h, t->si.lr_w, t->si.H, t->si.W, 1, 0);
+    hr_status st = hr__fgf_init(&t->fgf[k], t->si.lr_h, t->si.lr_w, t->si.H, t->si.W, TAIL_CHUNKS, 0);
     if (st) { t->ok = 0; t->pub = t->reading = -1; return st; }
     t->fgf[k].alpha_only_coef = 1;
   }
@@ -165,6 +229,8 @@ hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len) {
   t->pub = t->reading = -1;
   t->nice = nice;
   t->warp = hr__tail_warp_on();
+  const char *tp = getenv("HR_TAIL_POOL");   /* 0: the tail on the caller's thread alone (measurements) */
+  t->take_pool = !tp || atoi(tp) != 0;
   if (pthread_mutex_init(&t->mu, NULL)) { snprintf(err, err_len, "tail-every-frame: cannot make a mutex"); return HR_ENOMEM; }
   pthread_condattr_t ca;   /* the wait for a frame's own run has a deadline on the monotonic clock */
   int cok = !pthread_condattr_init(&ca) && !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) && !pthread_cond_init(&t->cv, &ca);
@@ -201,6 +267,8 @@ void hr__tail_post(hr__tailrun *t, void (*fn)(void *), void *arg) {
 
 hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_len) {
   t->s = s;
+  t->gate.yield = gate_yield;
+  s->gate = t->take_pool ? &t->gate : NULL;
   hr_status st = hr__tail_prepare(t, 0);
   if (st) { snprintf(err, err_len, "tail every frame: out of memory"); return st; }
   if (!t->ok) {
@@ -211,6 +279,7 @@ hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_l
 }
 
 void hr__tail_destroy(hr__tailrun *t) {
+  if (t->s && t->s->gate == &t->gate) t->s->gate = NULL;
   if (t->started) {
     pthread_mutex_lock(&t->mu);
     t->quit = 1;
@@ -239,10 +308,14 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, int ma
   if (may_post && hr__tail_idle(t)) {
     if (t->net_st) return t->net_st;
     if (t->reset_pending) { hr_session_reset(t->s); t->reset_pending = 0; }   /* before this frame's run */
-    hr_status st = hr__split_run_src(t->s, &t->si, f);
+    /* the worker is idle and stays so until the post below: the pool is free for the resize */
+    hr_status st = hr__split_run_src(t->s, &t->si, f, t->take_pool && t->s->gate == &t->gate);
     if (st) return st;
     t->lum_job_ok = 0;
-    if (t->mo.mem && hr__motion_format_ok(f->fmt)) { hr__motion_luma(&t->mo, f, t->lum_job); t->lum_job_ok = 1; }
+    if (t->mo.mem && hr__motion_format_ok(f->fmt)) {
+      hr__motion_luma_pool(&t->mo, f, t->lum_job, t->take_pool && t->s->gate == &t->gate ? t->s->pool : NULL);   /* idle: as above */
+      t->lum_job_ok = 1;
+    }
     pthread_mutex_lock(&t->mu);
     t->job = 1; t->busy = 1; t->job_frame = frame;
     pthread_cond_broadcast(&t->cv);
@@ -291,13 +364,19 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, int ma
     A = t->warped; B = t->warped + n;
     o->warped = 1;
   }
+  /* the pool for the tail alone: holding it also through the motion above (its luma over the
+   * pool, the estimate and the warp on this thread) made the network's runs slower, not faster
+   * (r0.171 on 2 vCPUs, 2 rounds: run p50 23.2 / 23.1 ms against 21.0 / 21.0) */
+  pthreadpool_t pool = pool_take(t);
+  const double tq1 = now_ms();
   if (t->q8) {
-    o->nonfinite = hr__fgf_run_u8(g, f, A, B, t->q8, t->si.clip, NULL, &o->byte_sum);
+    o->nonfinite = hr__fgf_run_u8(g, f, A, B, t->q8, t->si.clip, pool, &o->byte_sum);
     o->alpha = NULL; o->alpha_u8 = t->q8;
   } else {
-    hr__fgf_run(g, f, A, B, t->alpha, NULL, t->si.clip, NULL);
+    hr__fgf_run(g, f, A, B, t->alpha, NULL, t->si.clip, pool);
     o->alpha = t->alpha; o->alpha_u8 = NULL;
   }
+  if (pool) pool_give(t, tq1);
   hr__ftz_end(csr);
   o->width = t->si.W; o->height = t->si.H;
   o->src_ms = t1 - t0;

@@ -191,7 +191,7 @@ static void coefficients(hr_model *mo, const hr_frame *fr) {
   double sad[2] = {0, 0};
   for (int t = 0; t < NF; t++) {
     float *A = coef + (size_t)t * lr * 2;
-    CHECK_EQ_INT(hr__split_run_src(s, &si, &fr[t]), HR_OK);
+    CHECK_EQ_INT(hr__split_run_src(s, &si, &fr[t], 0), HR_OK);
     CHECK_EQ_INT(hr__split_run_net(s, &si, A, A + lr), HR_OK);
     hr__motion_luma(&m, &fr[t], lum + (size_t)t * lr);
     if (t < FIRST) continue;

@@ -17,7 +17,10 @@
  * (6) motion compensation (on by default; case 1 runs with HR_TAIL_WARP=0): drained after every
  *     push, frame i's matte is the tail on frame i with frame i-1's coefficients warped by the
  *     motion from frame i-1's luma to frame i's (motion.h, computed here apart), bit for bit, and
- *     differs from the unwarped one. */
+ *     differs from the unwarped one;
+ * (7) on 2 threads the tail takes the session's pool (src/stream/tail.c pool_take): the network
+ *     run posted on a frame stops before its first op while the tail runs over the pool; (1) and
+ *     (6) hold as they are, bit for bit, the runs were seen to wait, and (3) holds too. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,17 +45,19 @@ static void params(hr_stream_params *p, const hr_frame *f) {
   p->tail_every_frame = true;
 }
 
-/* (1), and with warp (6) */
-static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp) {
+/* (1), and with warp (6); threads 2: (7) */
+static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp, int threads) {
   hr_stream_params p;
   params(&p, &fr[0]);
   p.budget_ms = 0.001;   /* no run fits: the tail never waits for its own frame's */
+  p.session.threads = threads;
   hr_stream *st = NULL;
   char err[512];
   setenv("HR_TAIL_WARP", warp ? "1" : "0", 1);   /* read when the stream is made */
   CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
   unsetenv("HR_TAIL_WARP");
   hr_session *ref = NULL;
+  p.session.threads = 1;   /* the plain session on one thread: the engine's bits do not depend on it */
   CHECK_EQ_INT(hr_session_create(m, &p.session, &ref), HR_OK);
   if (!st || !ref) { printf("create: %s\n", err); hr_stream_destroy(st); hr_session_destroy(ref); return; }
   hr__split_info si;
@@ -118,9 +123,15 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp) {
   for (int k = 0; k < ns && k < nr; k++) state_differ += sl[k] != rl[k] || memcmp(sv[k], rv[k], sl[k] * 4);
   hr_stream_stats ss;
   hr_stream_get_stats(st, &ss);
-  printf("split vs whole%s, %d frames %dx%d ratio 0.25 (A, b at %dx%d): %d mattes differ, %d of %d coef_age and coef_warped right, %d of %d state tensors differ, "
-         "%lld network runs\n", warp ? " (6: the previous frame's coefficients warped)" : "", NF, si.W, si.H, si.lr_w, si.lr_h, differ,
-         ages_ok, NF, state_differ, ns, (long long)ss.net_runs);
+  /* (7) on 2 threads the tail took the session's pool: each push posted a run and then stopped it
+   * before its first op for the tail (hr__op_gate), so the run waited */
+  const hr_session *ss_s = hr_stream_session(st);
+  const double paused = ss_s->gate ? ss_s->gate->paused_ms : -1;
+  printf("split vs whole%s, %d frames %dx%d ratio 0.25 (A, b at %dx%d), %d thread%s: %d mattes differ, %d of %d coef_age and coef_warped right, "
+         "%d of %d state tensors differ, %lld network runs, runs stopped for the tail %.2f ms in all\n",
+         warp ? " (6: the previous frame's coefficients warped)" : "", NF, si.W, si.H, si.lr_w, si.lr_h, threads, threads > 1 ? "s" : "",
+         differ, ages_ok, NF, state_differ, ns, (long long)ss.net_runs, paused);
+  if (threads > 1) CHECK(paused > 0);
   if (warp) {
     printf("(6) %d of %d warped mattes differ from the unwarped ones\n", unlike_plain, NF - 1);
     CHECK_EQ_INT(unlike_plain, NF - 1);
@@ -196,9 +207,10 @@ static void free_running(hr_model *m, const hr_frame *fr) {
 }
 
 /* (3) */
-static void noalloc(hr_model *m, const hr_frame *fr, int u8) {
+static void noalloc(hr_model *m, const hr_frame *fr, int u8, int threads) {
   hr_stream_params p;
   params(&p, &fr[0]);
+  p.session.threads = threads;
   p.session.alpha_u8 = p.alpha_u8_only = u8;   /* the tail writes the bytes alone */
   hr_stream *st = NULL;
   char err[512];
@@ -222,8 +234,8 @@ static void noalloc(hr_model *m, const hr_frame *fr, int u8) {
   hr_stream_stats ss;
   hr_stream_get_stats(st, &ss);
   if (u8) CHECK(r.alpha_u8 && !r.alpha);
-  printf("tail every frame%s, 40 pushes (%lld network runs in all): %ld allocations, %ld frees; control %ld\n",
-         u8 ? ", the 8-bit matte alone" : "", (long long)ss.net_runs, a, f, control);
+  printf("tail every frame%s, %d thread%s, 40 pushes (%lld network runs in all): %ld allocations, %ld frees; control %ld\n",
+         u8 ? ", the 8-bit matte alone" : "", threads, threads > 1 ? "s" : "", (long long)ss.net_runs, a, f, control);
   if (HR_COUNTING) {
     CHECK_EQ_INT(a, 0);
     CHECK_EQ_INT(f, 0);
@@ -287,11 +299,13 @@ int main(void) {
   if (!HR_COUNTING) printf("AddressSanitizer build: allocation counting off (ASan owns malloc); the output checks run\n");
   hr_model *m; hr_source *src; hr_frame fr[NF];
   if (!hr_test_rvm_frames(&m, &src, fr, NF)) { hr_source_destroy(src); hr_model_destroy(m); return hr_test_finish("test_stream_tail"); }
-  split_equals_whole(m, fr, 0);
-  split_equals_whole(m, fr, 1);
+  split_equals_whole(m, fr, 0, 1);
+  split_equals_whole(m, fr, 1, 1);
+  split_equals_whole(m, fr, 1, 2);
   free_running(m, fr);
-  noalloc(m, fr, 0);
-  noalloc(m, fr, 1);
+  noalloc(m, fr, 0, 1);
+  noalloc(m, fr, 1, 1);
+  noalloc(m, fr, 1, 2);
   refusals(m, fr);
   waits_when_it_fits(m, fr);
   hr_source_destroy(src);
