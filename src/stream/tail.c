@@ -279,7 +279,6 @@ hr_status hr__tail_attach(hr__tailrun *t, hr_session *s, char *err, size_t err_l
 }
 
 void hr__tail_destroy(hr__tailrun *t) {
-  if (t->s && t->s->gate == &t->gate) t->s->gate = NULL;
   if (t->started) {
     pthread_mutex_lock(&t->mu);
     t->quit = 1;
@@ -289,6 +288,8 @@ void hr__tail_destroy(hr__tailrun *t) {
     pthread_cond_destroy(&t->cv);
     pthread_mutex_destroy(&t->mu);
   }
+  /* after the join: a run in flight reads the gate before each op (TSan saw the write race it) */
+  if (t->s && t->s->gate == &t->gate) t->s->gate = NULL;
   for (int k = 0; k < 3; k++) { free(t->coef[k]); free(t->lum[k]); }
   free(t->alpha);
   free(t->lum_job); free(t->lum_cur); free(t->warped);
