@@ -114,15 +114,17 @@ static void gate_yield(hr__op_gate *g) {
   g->paused_ms += now_ms() - t0;
 }
 
+/* The tail may use the session's pool (HR_TAIL_POOL not 0: attach set the gate, which only it sets). */
+static int pool_ours(const hr__tailrun *t) { return t->s && t->s->pool && t->s->gate == &t->gate; }
+
 /* The session's pool for the caller's tail, or NULL (the caller's thread alone). Idle worker: the
  * pool is free, and stays so (only the caller posts). A network job: its run stops at the next op
- * boundary (what the op in flight has left: pool_wait_ms) and the tail has both CPUs, instead of
+ * boundary (what the op in flight has left) and the tail has both CPUs, instead of
  * taking one of them from under the run, whose other thread then waited at the op's end for the
  * one put off its CPU: the network took 22.5-26 ms a run beside the tail at r0.171 on 2 vCPUs
  * against 17.5 alone. A replan on the worker (a call): not while it may rebuild the pool. */
 static pthreadpool_t pool_take(hr__tailrun *t) {
-  t->pool_wait_ms = 0;
-  if (!t->take_pool || !t->s || !t->s->pool || t->s->gate != &t->gate) return NULL;
+  if (!pool_ours(t)) return NULL;
   if (!t->started) return t->s->pool;
   const double t0 = now_ms();
   pthread_mutex_lock(&t->mu);
@@ -137,7 +139,6 @@ static pthreadpool_t pool_take(hr__tailrun *t) {
     while (t->busy && !t->parked) pthread_cond_wait(&t->cv, &t->mu);   /* a job just posted stops before its first op */
   }
   pthread_mutex_unlock(&t->mu);
-  t->pool_wait_ms = now_ms() - t0;
   return t->s->pool;
 }
 
@@ -310,11 +311,11 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, int ma
     if (t->net_st) return t->net_st;
     if (t->reset_pending) { hr_session_reset(t->s); t->reset_pending = 0; }   /* before this frame's run */
     /* the worker is idle and stays so until the post below: the pool is free for the resize */
-    hr_status st = hr__split_run_src(t->s, &t->si, f, t->take_pool && t->s->gate == &t->gate);
+    hr_status st = hr__split_run_src(t->s, &t->si, f, pool_ours(t));
     if (st) return st;
     t->lum_job_ok = 0;
     if (t->mo.mem && hr__motion_format_ok(f->fmt)) {
-      hr__motion_luma_pool(&t->mo, f, t->lum_job, t->take_pool && t->s->gate == &t->gate ? t->s->pool : NULL);   /* idle: as above */
+      hr__motion_luma_pool(&t->mo, f, t->lum_job, pool_ours(t) ? t->s->pool : NULL);   /* idle: as above */
       t->lum_job_ok = 1;
     }
     pthread_mutex_lock(&t->mu);

@@ -71,12 +71,11 @@ typedef struct hr__tailrun {
   double warp_px;              /* the last warp's mean motion (grid pixels) */
   /* the pool for the tail (hr__op_gate): the network's run stops between two ops while the caller's
    * tail runs over the session's pool, instead of the two sharing the CPUs */
-  hr__op_gate gate;            /* the session's s->gate while a job runs */
+  hr__op_gate gate;            /* the session's s->gate from attach to destroy (with take_pool) */
   int in_job;                  /* the worker runs a network job (not a call), under mu */
   int parked;                  /* the worker waits in gate.yield, under mu (cleared by the give) */
   unsigned gen;                /* pool gives that released a parked run, under mu */
   int take_pool;               /* on (HR_TAIL_POOL unset or not 0) */
-  double pool_wait_ms;         /* the last push's wait for the pool (the op in flight) */
   double give_ms, held_ms;     /* when the caller last gave the pool back (now_ms), and how long it had it */
 } hr__tailrun;
 
