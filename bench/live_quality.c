@@ -25,6 +25,7 @@
  *     at r0.171, the tail mode's posting push spent 2.2 ms on the source resize and the motion's
  *     luma against 0.7 with --pool 8, the others 4.1 against 2.4 ms; the share of pixels off was
  *     3.15 / 3.17% against 3.11 / 3.15%)]
+ * LQ_RUNS=1 (env): every network run's own time in the measured pass, in order (tail mode).
  * Modes: shrink (the network on every frame at the rung that fits the budget), tail
  * (tail_every_frame: the network on a worker at its own rate, the tail on every frame, its older
  * coefficients warped along the motion unless HR_TAIL_WARP=0), tail-nowarp (tail with
@@ -289,6 +290,10 @@ int main(int argc, char **argv) {
     if (p.tail_every_frame) printf(", network runs %lld, coefficients %.1f frames old on average (max %lld), a run p50 %.1f p90 %.1f ms (%d in the pass, %d on one thread)",
                                    (long long)ss.net_runs, age_sum / (delivered ? delivered : 1), (long long)age_max, quant(netms, nnet, 0.5),
                                    quant(netms, nnet, 0.9), nnet, net1);
+    if (p.tail_every_frame && getenv("LQ_RUNS")) {   /* every run's own time, in order (a developer's look) */
+      printf("\nruns:");
+      for (int k = 0; k < nnet; k++) printf(" %.1f", netms[k]);
+    }
     printf("\n%s%s%-11s push p50 %.2f ms (ingest %.2f, infer %.2f, post %.2f), the 8-bit matte into the store %.2f ms (%s)\n", label,
            *label ? ": " : "", mode, quant(pushms + from, settled, 0.5), quant(inms + from, settled, 0.5), quant(infms + from, settled, 0.5),
            quant(postms + from, settled, 0.5), quant(qms + from, settled, 0.5), float_matte ? "quantised here" : "the stream's, copied");

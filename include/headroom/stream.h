@@ -86,7 +86,10 @@ typedef struct hr_stream_params {
    * edges at once and the person's motion with the network's lag (record.coef_age frames).
    * With adapt, the controller keeps the network's run time within net_budget_ms instead of the
    * frame's time within budget_ms. When the last run took less than 0.9 x budget_ms minus the
-   * push's own work, the push waits for its own frame's run (coef_age 0). Default false. */
+   * push's own work, the push waits for its own frame's run (coef_age 0). session.threads then
+   * counts the caller's thread too (it runs the tail): the network gets one fewer, at least one
+   * (0: hr_cpu_count() - 1), so that the network's threads and the tail never share a CPU.
+   * Default false. */
   bool tail_every_frame;
   double net_budget_ms;        /* the network's run-time budget in that mode; 0 = the lag bound:
                                   4 x budget_ms up to 66.8 ms, but at least 0.8 x budget_ms (a run

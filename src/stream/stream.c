@@ -221,6 +221,21 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
    * session's per frame, the stream's tail's (tail.q8) in tail-every-frame mode */
   const int want_u8 = s->sp.alpha_u8, u8only = want_u8 && s->p.alpha_u8_only && !s->p.depth && !s->p.inject;
   s->sp.alpha_u8 = s->p.session.alpha_u8 = u8only && !s->p.tail_every_frame;
+  /* Tail every frame: session.threads counts the caller's thread, which runs the tail on every
+   * frame, and the network's pool gets the others (at least one). With the network on all of them
+   * the two contended: on 2 vCPUs (bedroom 1920x1440 @60 replayed, r0.133, 3 pairs alternating) the
+   * network on 2 threads beside the tail ran as fast as on one (run p50 15-19 ms either way), its
+   * pool's threads spinning at each op's join for a thread the tail had put off its CPU (~30% of
+   * its CPU time, perf), and the tail waited for a CPU; on 1 thread beside the tail: pixels off
+   * 3.11 / 3.60 / 3.34% against 3.64 / 3.49 / 3.43, latency p99 17.2 / 14.4 / 9.3 ms against
+   * 26.0 / 25.6 / 24.8, the caller over 1 ms waiting for a CPU in 1-3 pushes of 198 against 35-47,
+   * 0.84-1.11 CPUs against 1.09-1.30 (2026-12-07). HR_TAIL_NET_THREADS=N sets the network's count
+   * (measurements). */
+  if (s->p.tail_every_frame) {
+    const int T = s->sp.threads > 0 ? s->sp.threads : hr_cpu_count();
+    const char *e = getenv("HR_TAIL_NET_THREADS");
+    s->sp.threads = e && atoi(e) > 0 ? atoi(e) : T > 1 ? T - 1 : 1;
+  }
   hr_model_info mi; hr_model_get_info(m, &mi);
   if (!s->sp.width) { s->sp.width = mi.fixed_width; s->sp.height = mi.fixed_height; }
   if (s->sp.width <= 0 || s->sp.height <= 0) { errf(err, err_len, "stream: no model input size (set session.width/height)"); st = HR_EINVAL; goto fail; }

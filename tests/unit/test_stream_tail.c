@@ -18,9 +18,12 @@
  *     push, frame i's matte is the tail on frame i with frame i-1's coefficients warped by the
  *     motion from frame i-1's luma to frame i's (motion.h, computed here apart), bit for bit, and
  *     differs from the unwarped one;
- * (7) on 2 threads the tail takes the session's pool (src/stream/tail.c pool_take): the network
- *     run posted on a frame stops before its first op while the tail runs over the pool; (1) and
- *     (6) hold as they are, bit for bit, the runs were seen to wait, and (3) holds too. */
+ * (7) on 3 threads (the network's pool 2 of them) the tail takes the session's pool
+ *     (src/stream/tail.c pool_take): the network run posted on a frame stops before its first op
+ *     while the tail runs over the pool; (1) and (6) hold as they are, bit for bit, the runs were
+ *     seen to wait, and (3) holds too;
+ * (8) session.threads counts the caller's thread: the network's session gets one fewer (at least
+ *     one), so on 2 threads the network runs alone beside the tail (src/stream/stream.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +48,7 @@ static void params(hr_stream_params *p, const hr_frame *f) {
   p->tail_every_frame = true;
 }
 
-/* (1), and with warp (6); threads 2: (7) */
+/* (1), and with warp (6); threads 3: (7); (8) */
 static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp, int threads) {
   hr_stream_params p;
   params(&p, &fr[0]);
@@ -123,15 +126,20 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp, int th
   for (int k = 0; k < ns && k < nr; k++) state_differ += sl[k] != rl[k] || memcmp(sv[k], rv[k], sl[k] * 4);
   hr_stream_stats ss;
   hr_stream_get_stats(st, &ss);
-  /* (7) on 2 threads the tail took the session's pool: each push posted a run and then stopped it
-   * before its first op for the tail (hr__op_gate), so the run waited */
+  /* (7) with a pool the tail took it: each push posted a run and then stopped it before its first
+   * op for the tail (hr__op_gate), so the run waited */
   const hr_session *ss_s = hr_stream_session(st);
   const double paused = ss_s->gate ? ss_s->gate->paused_ms : -1;
+  /* (8) the network's threads: the caller's one left out */
+  hr_plan_info pi;
+  hr_session_get_plan(ss_s, &pi);
+  printf("(8) %d thread%s asked: the network's session has %d\n", threads, threads > 1 ? "s" : "", pi.threads);
+  CHECK_EQ_INT(pi.threads, threads > 1 ? threads - 1 : 1);
   printf("split vs whole%s, %d frames %dx%d ratio 0.25 (A, b at %dx%d), %d thread%s: %d mattes differ, %d of %d coef_age and coef_warped right, "
          "%d of %d state tensors differ, %lld network runs, runs stopped for the tail %.2f ms in all\n",
          warp ? " (6: the previous frame's coefficients warped)" : "", NF, si.W, si.H, si.lr_w, si.lr_h, threads, threads > 1 ? "s" : "",
          differ, ages_ok, NF, state_differ, ns, (long long)ss.net_runs, paused);
-  if (threads > 1) CHECK(paused > 0);
+  if (threads > 2) CHECK(paused > 0);
   if (warp) {
     printf("(6) %d of %d warped mattes differ from the unwarped ones\n", unlike_plain, NF - 1);
     CHECK_EQ_INT(unlike_plain, NF - 1);
@@ -302,10 +310,11 @@ int main(void) {
   split_equals_whole(m, fr, 0, 1);
   split_equals_whole(m, fr, 1, 1);
   split_equals_whole(m, fr, 1, 2);
+  split_equals_whole(m, fr, 1, 3);
   free_running(m, fr);
   noalloc(m, fr, 0, 1);
   noalloc(m, fr, 1, 1);
-  noalloc(m, fr, 1, 2);
+  noalloc(m, fr, 1, 3);
   refusals(m, fr);
   waits_when_it_fits(m, fr);
   hr_source_destroy(src);
