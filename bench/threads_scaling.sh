@@ -24,6 +24,12 @@
 # leaves the pool's threads spinning after each run (default: asleep, exec.c park_pool; after 2026-12-06).
 # HR_WINO=0 keeps XNNPACK for the 3x3 stride-1 convolutions (default on AVX-512: Winograd F(4x4, 3x3),
 # src/session/wino.c; from the evening of 2026-12-06).
+# 2026-12-07 (session 35) on an H100 machine's host (16 vCPUs, "Intel(R) Xeon(R) Processor"), the CLI
+# of 501ca26: `--threads "1 16" --rounds 5 --frames 12`: 1: 62.25 ms [72.31, 60.08, 61.7, 62.25,
+# 63.59], 16: 7.76 [7.46-8.03] -> 8.02x; by class 1 -> 16: conv3x3 33.98 -> 3.25 (10.5x), conv1x1
+# 18.72 -> 2.20 (8.5x), depthwise 4.61 -> 0.66 (7.0x), elementwise 3.13 -> 0.76 (4.1x), resize 1.01 ->
+# 0.26. `bench` at 16 threads, 2 rounds, switches against the default (7.89 / 7.26 ms): HR_POOL_PARK=0
+# 8.12 / 6.71, HR_OP_POOL=0 7.42 / 7.30, HR_BAND_SPLIT=1 7.41 / 7.27: none apart from the noise.
 # Load from other processes skews the result: the load average at start and end is in the output;
 # run it on an idle host.
 #
