@@ -14,8 +14,9 @@
  * runs' own times (p50/p90 over the runs the measured pass used, and how many ran on one thread).
  *
  *   live_quality MODEL CLIP.nv12 WxH [--fps 60] [--frames N] [--threads T] [--budget-ms 16.7]
- *     [--base-threads T (the offline base mattes; default --threads)] [--cpus N (after the base
- *     mattes, the live runs on CPUs 0..N-1 only: a small machine on a large one)]
+ *     [--base-threads T (the offline base mattes; default --threads)] [--cpus N|LIST (after the base
+ *     mattes, the live runs on CPUs 0..N-1 only, or on those listed, e.g. 0,8: a small machine on a
+ *     large one; list two cores, not one core's hyperthreads)]
  *                [--base-ratio 0.266667] [--modes shrink,tail,tail-nowarp] [--net-budget-ms MS] [--label NAME]
  *     [--ratio R (the live runs at this processing ratio, no adaptation: modes compared at one rung)]
  *     [--float (the stream's float matte, quantised here)]
@@ -106,6 +107,7 @@ static double quant(const double *v, int n, double p) {
 int main(int argc, char **argv) {
   if (argc < 4) { fprintf(stderr, "usage: live_quality MODEL CLIP.nv12 WxH [options]\n"); return 2; }
   int W = 0, H = 0, frames = 0, threads = 2, base_threads = 0, cpus = 0, float_matte = 0, pool_n = 0;
+  const char *cpu_list = NULL;
   double fps = 60, budget = 1000.0 / 60.0, net_budget = 0, base_ratio = 512.0 / 1920.0, fixed_ratio = 0;
   const char *modes = "shrink,tail", *label = "";
   if (sscanf(argv[3], "%dx%d", &W, &H) != 2 || W <= 0 || H <= 0) { fprintf(stderr, "live_quality: bad size '%s'\n", argv[3]); return 2; }
@@ -119,7 +121,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--base-ratio")) base_ratio = atof(v);
     else if (!strcmp(a, "--modes")) modes = v;
     else if (!strcmp(a, "--base-threads")) base_threads = atoi(v);
-    else if (!strcmp(a, "--cpus")) cpus = atoi(v);
+    else if (!strcmp(a, "--cpus")) { cpus = atoi(v); if (strchr(v, ',')) cpu_list = v; }
     else if (!strcmp(a, "--label")) label = v;
     else if (!strcmp(a, "--ratio")) fixed_ratio = atof(v);
     else if (!strcmp(a, "--pool")) pool_n = atoi(v);
@@ -186,8 +188,17 @@ int main(int argc, char **argv) {
   if (cpus > 0) {   /* threads made from here on (the stream's) inherit the mask */
     cpu_set_t set;
     CPU_ZERO(&set);
-    for (int c = 0; c < cpus; c++) CPU_SET(c, &set);
+    if (cpu_list) {   /* "0,8": those CPUs (e.g. two cores, not one core's two hyperthreads) */
+      for (const char *c = cpu_list; *c; c = strchr(c, ',') ? strchr(c, ',') + 1 : c + strlen(c)) {
+        int k = atoi(c);
+        if (k < 0 || k >= CPU_SETSIZE) { fprintf(stderr, "--cpus %s: no CPU %d\n", cpu_list, k); return 2; }
+        CPU_SET(k, &set);
+      }
+    } else {
+      for (int c = 0; c < cpus; c++) CPU_SET(c, &set);
+    }
     if (sched_setaffinity(0, sizeof set, &set)) { perror("sched_setaffinity"); return 1; }
+    printf("%s%slive runs on %d CPUs (%s)\n", label, *label ? ": " : "", CPU_COUNT(&set), cpu_list ? cpu_list : "0..N-1");
   }
   char mbuf[64];
   snprintf(mbuf, sizeof mbuf, "%s", modes);

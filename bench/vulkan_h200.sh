@@ -27,6 +27,9 @@
 #                                       FFmpeg's 130 libraries are not there; the av* calls, video
 #                                       sources and sinks only, become stand-ins that exit) and brings
 #                                       libspng and libturbojpeg.
+#   bench/vulkan_h200.sh run-quality    on the GPU machine (same carry): issue 15's done-when 1 on 2 of
+#                                       the host's cores (.gl/live_quality --cpus A,B; bedroom and vtest
+#                                       400-639 made there from JPEGs by .gl/nv12gen, video range)
 # Env: FRAMES (timed frames, default 300), WARMUP (default 20), CHECK (frames compared with XNNPACK,
 # default 3), JSONL (a file to append the JSON lines to; default stdout only), BUILD (prepare: the
 # build dir, default build-h18), HR_VK_FP16=0/1 (fp32 or fp16 storage; default fp32 since the
@@ -523,7 +526,7 @@ if [ "$mode" = prepare ]; then
   (cd .gl && for p in libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2; do ls ${p}_*.deb >/dev/null 2>&1 || apt-get download $p; done)
   b=${BUILD:-build-h18}
   [ -f "$b/CMakeCache.txt" ] || cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$b" -j2 --target headroom headroom_cli
+  cmake --build "$b" -j2 --target headroom headroom_cli live_quality
   cat > .gl/vkbench.c <<'EOF'
 /* RVM through the Vulkan backend: push wall time, GPU time, GPU time per op class, alpha vs XNNPACK. */
 #include <stdio.h>
@@ -696,8 +699,9 @@ EOF
   for l in $(ldd .gl/headroom | awk '/=>/ {print $3}' | grep -E 'XNNPACK|pthreadpool|cpuinfo|cjson|spng|turbojpeg'); do cp -L "$l" .gl/lib/; done
   # the live replay's frames: made on the GPU machine from the clip's JPEGs (13 MB, not 1.6 GB of NV12)
   cat > .gl/nv12gen.c <<'EOF'
-/* sam2-bedroom JPEGs -> raw NV12 (full range: the JPEG's own YCbCr) at WxH, bilinear, N frames going
- * there and back through the folder: nv12gen DIR COUNT W H N OUT */
+/* sam2-bedroom JPEGs -> raw NV12 (full range: the JPEG's own YCbCr; with a 7th argument "tv", video
+ * range, as FFmpeg's -pix_fmt nv12 leaves the clip's mp4) at WxH, bilinear, N frames going there and
+ * back through the folder: nv12gen DIR COUNT W H N OUT [tv] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -715,8 +719,8 @@ static void scale(const uint8_t *s, int sw, int sh, int ss, uint8_t *d, int dw, 
   }
 }
 int main(int argc, char **argv) {
-  if (argc < 7) { fprintf(stderr, "usage: nv12gen DIR COUNT W H N OUT\n"); return 2; }
-  int cnt = atoi(argv[2]), W = atoi(argv[3]), H = atoi(argv[4]), N = atoi(argv[5]);
+  if (argc < 7) { fprintf(stderr, "usage: nv12gen DIR COUNT W H N OUT [tv]\n"); return 2; }
+  int cnt = atoi(argv[2]), W = atoi(argv[3]), H = atoi(argv[4]), N = atoi(argv[5]), tv = argc > 7 && argv[7][0] == 't';
   FILE *o = fopen(argv[6], "wb");
   if (!o) { perror(argv[6]); return 1; }
   tjhandle tj = tjInitDecompress();
@@ -736,6 +740,8 @@ int main(int argc, char **argv) {
     scale(pl[0], w, h, w, out, W, H, W, 1);
     scale(pl[1], cw, ch, cw, out + (size_t)W * H, W / 2, H / 2, W, 2);
     scale(pl[2], cw, ch, cw, out + (size_t)W * H + 1, W / 2, H / 2, W, 2);
+    for (size_t q = 0; tv && q < (size_t)W * H * 3 / 2; q++)   /* Y 16..235, Cb Cr 16..240 */
+      out[q] = (uint8_t)(q < (size_t)W * H ? 16 + out[q] * 219 / 255 : 128 + ((int)out[q] - 128) * 224 / 255);
     if (fwrite(out, 1, (size_t)W * H * 3 / 2, o) != (size_t)W * H * 3 / 2) { perror("write"); return 1; }
   }
   fclose(o);
@@ -744,6 +750,15 @@ int main(int argc, char **argv) {
 EOF
   cc -O2 -o .gl/nv12gen .gl/nv12gen.c -lturbojpeg
   mkdir -p .gl/bedroom && cp -u "$d"/*.jpg .gl/bedroom/
+  # run-quality: live_quality (public API; XNNPACK, pthreadpool, cpuinfo, cJSON from .gl/lib) and
+  # vtest's frames 400-639 (held out of any tuning) as JPEGs, 768x576
+  cp "$b"/live_quality .gl/
+  cc -O2 -std=c11 -o .gl/pool_dispatch bench/pool_dispatch.c -lpthreadpool   # a dispatch's cost
+  vt=${VTEST:-/usr/share/doc/opencv-doc/examples/data/vtest.avi}
+  if [ ! -f .gl/vtest/00239.jpg ] && [ -f "$vt" ]; then
+    mkdir -p .gl/vtest
+    ffmpeg -loglevel error -y -i "$vt" -vf 'select=gte(n\,400)' -vsync 0 -frames:v 240 -q:v 2 -start_number 0 .gl/vtest/%05d.jpg
+  fi
   ls -la .gl .gl/lib
   du -sh .gl
   echo "glibc versions needed: $(objdump -T .gl/vkbench .gl/lib/*.so* | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
@@ -792,6 +807,28 @@ if [ "$mode" = run-live ]; then
   fi
   if [ -n "${OUT:-}" ]; then cp "$tmp/log" "$t" "$OUT/"; ls "$tmp/o/alpha" 2>/dev/null | sed -n '1p;200p' | while read -r f; do cp "$tmp/o/alpha/$f" "$OUT/"; done; fi
   exit $rc
+fi
+if [ "$mode" = run-quality ]; then
+  # issue 15's done-when 1 on two of this machine's cores (live_quality --cpus A,B, after the base
+  # mattes on every CPU): bedroom's 200 frames and vtest's 400-639, each 1920x1440 NV12 @60 (video
+  # range, bilinear from the JPEGs: not bit for bit the clip quality_at_budget.sh makes with FFmpeg).
+  # QRUNS (default 2) runs of each clip; QMODES (default shrink,tail); QCPUS (default: the first
+  # CPU of each of the first two cores); QARGS (more live_quality options, e.g. --ratio 0.171).
+  tmp=${TMPDIR:-/tmp}/hr_quality; mkdir -p "$tmp"
+  lscpu | grep -E 'Model name|^CPU\(s\)|Thread\(s\) per core' | sed 's/  */ /g'
+  # two cores (the first CPU of each of the first two), not one core's two hyperthreads
+  cpus=${QCPUS:-$(lscpu -p=CPU,CORE | grep -v '^#' | awk -F, '!seen[$2]++ {print $1}' | head -2 | paste -sd,)}
+  echo "run-quality: the live runs on CPUs $cpus (CPU,core: $(lscpu -p=CPU,CORE | grep -v '^#' | paste -sd' '))"
+  .gl/nv12gen .gl/bedroom 200 1920 1440 200 "$tmp/bedroom.nv12" tv
+  [ -f .gl/vtest/00239.jpg ] && .gl/nv12gen .gl/vtest 240 1920 1440 240 "$tmp/vtest-held.nv12" tv
+  for i in $(seq "${QRUNS:-2}"); do
+    for clip in bedroom vtest-held; do
+      [ -f "$tmp/$clip.nv12" ] || continue
+      .gl/live_quality models/rvm.json "$tmp/$clip.nv12" 1920x1440 --fps 60 --threads 2 --cpus "$cpus," \
+        --base-threads "$(nproc)" --modes "${QMODES:-shrink,tail}" --label "$clip" ${QARGS:-} 2>&1
+    done
+  done
+  exit 0
 fi
 if [ "$mode" = run-xq ]; then
   r() { echo "== $*"; env U8=1 "$@" bash "$0" run "${SZ:-1920x1440@0.25}" 2>&1 | grep -E '^\{|probe|created in' |

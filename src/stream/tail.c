@@ -117,12 +117,15 @@ static void gate_yield(hr__op_gate *g) {
 /* The tail may use the session's pool (HR_TAIL_POOL not 0: attach set the gate, which only it sets). */
 static int pool_ours(const hr__tailrun *t) { return t->s && t->s->pool && t->s->gate == &t->gate; }
 
-/* The session's pool for the caller's tail, or NULL (the caller's thread alone). Idle worker: the
- * pool is free, and stays so (only the caller posts). A network job: its run stops at the next op
- * boundary (what the op in flight has left) and the tail has both CPUs, instead of
- * taking one of them from under the run, whose other thread then waited at the op's end for the
- * one put off its CPU: the network took 22.5-26 ms a run beside the tail at r0.171 on 2 vCPUs
- * against 17.5 alone. A replan on the worker (a call): not while it may rebuild the pool. */
+/* The session's pool for the caller's tail, or NULL (the caller's thread alone). The network's
+ * session has a pool only from 3 stream threads on (it gets one fewer than the stream, c24e361: on
+ * 2 the network runs on one thread and the tail on the caller's, each on a CPU of its own). Idle
+ * worker: the pool is free, and stays so (only the caller posts). A network job: its run stops at
+ * the next op boundary (what the op in flight has left) and the tail has the pool's CPUs, instead
+ * of taking one of them from under the run, whose other threads then wait at the op's end for the
+ * one put off its CPU (2 vCPUs, the network on both beside the tail, before c24e361: 22.5-26 ms a
+ * run at r0.171 against 17.5 alone). A replan on the worker (a call): not while it may rebuild
+ * the pool. */
 static pthreadpool_t pool_take(hr__tailrun *t) {
   if (!pool_ours(t)) return NULL;
   if (!t->started) return t->s->pool;

@@ -1,0 +1,58 @@
+/* What one operator's dispatch costs on a thread pool, apart from its work (issue 15, done-when 5:
+ * 16 threads >= 10x one): pthreadpool_parallelize_1d of T tasks (one a thread) that do nothing, and
+ * of T tasks that each sum their own 16 KiB (a small op's share, in the thread's cache), T threads,
+ * back to back as the executor's ops are: the median over 21 batches of 200 calls, microseconds a call.
+ * At ~120 dispatches a frame (RVM 1920x1440 r0.25: the ops that are not fused away and use the pool),
+ * this times 120 is what a frame spends on joins however fast the kernels get.
+ *
+ *   pool_dispatch [THREADS ...]   (default 2 4 8 16)
+ * Built by bench/vulkan_h200.sh prepare into .gl/ (links libpthreadpool only). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <pthreadpool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define SLICE 4096 /* floats a task: 16 KiB */
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+static void nop(void *ctx, size_t i) { (void)ctx; (void)i; }
+static void sum(void *ctx, size_t i) {
+  float *x = (float *)ctx + i * SLICE, s = 0;
+  for (int k = 0; k < SLICE; k++) s += x[k];
+  x[0] = s * 1e-30f;   /* kept */
+}
+static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+static double median_us(pthreadpool_t p, pthreadpool_task_1d_t f, void *ctx, size_t n) {
+  double r[21];
+  for (int b = 0; b < 21; b++) {
+    double t0 = now_us();
+    for (int c = 0; c < 200; c++) pthreadpool_parallelize_1d(p, f, ctx, n, 0);
+    r[b] = (now_us() - t0) / 200;
+  }
+  qsort(r, 21, sizeof r[0], cmp);
+  return r[10];
+}
+int main(int argc, char **argv) {
+  int def[] = {2, 4, 8, 16}, nt = argc > 1 ? argc - 1 : 4;
+  float *x = calloc((size_t)64 * SLICE, sizeof(float));
+  if (!x) return 1;
+  for (int a = 0; a < nt; a++) {
+    int T = argc > 1 ? atoi(argv[a + 1]) : def[a];
+    if (T < 1 || T > 64) { fprintf(stderr, "pool_dispatch: threads 1..64, not %s\n", argv[a + 1]); return 2; }
+    pthreadpool_t p = pthreadpool_create((size_t)T);
+    if (!p) return 1;
+    median_us(p, nop, NULL, (size_t)T);   /* warm */
+    double e = median_us(p, nop, NULL, (size_t)T), s = median_us(p, sum, x, (size_t)T);
+    double s1 = median_us(NULL, sum, x, 1);   /* one slice on the caller alone: the work */
+    printf("threads %2d: empty dispatch %.2f us, %d x 16 KiB sums %.2f us (one alone %.2f us)\n", T, e, T, s, s1);
+    pthreadpool_destroy(p);
+  }
+  free(x);
+  return 0;
+}
