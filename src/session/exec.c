@@ -127,6 +127,9 @@ typedef struct kern {
   int bc_x, bc_v1, bc_v2;   /* K_BCAST: the full operand, the per-channel operands (bc_v2 < 0: one op) */
   int bc_out;               /* K_BCAST: where it writes (the HardSwish's output when one is fused after; else -1) */
   float *bvec;              /* K_BCAST: the per-channel operands repeated to bc.L floats each (2 x L) */
+  float *gpart;             /* K_GAP: the runs' sums (gruns x C floats) */
+  int64_t gpart_n;
+  int gruns;                /* K_GAP: runs of pixels (hr__k_gap_chunks; 1 with HR_GAP_RUNS=0) */
   int n_src;                /* K_RESIZE_CAT: sources, in output channel order */
   int64_t crop_h;           /* K_RESIZE_CAT through a crop: the resize's own output height, else 0 */
   int crop_out;             /* and the concat's output, which it writes (the resize's own is unused) */
@@ -1192,6 +1195,16 @@ static int hs_bands(hr_session *s, int i) {
   const int pw = w->rank == 4 && w->dims[0] == 1 && w->dims[1] == 1 && a->strides[1] == 1 && a->strides[2] == 1;
   const int64_t rows = pw ? o->dims[1] * o->dims[2] : o->dims[1];
   if (T <= 1) return (int)(rows < 4 ? rows : 4);
+  /* a pointwise convolution from 8 threads on: XNNPACK's own split, the HardSwish apart. Each band
+   * of a few dozen pixels streamed all the weights (160 x 960: 614 KB) for little work. On the H100
+   * machine's host, 1920x1440 r0.25, alternating: 8 threads 18.47-20.84 ms a frame with the bands,
+   * 16.63-18.51 without (3 of 4 rounds faster, one equal), and 14.0-17.8 against 13.5-15.3 with the
+   * means in runs below (4 of 5); 16 threads 11.05-12.21 against 10.92-11.64 (4 of 4) in one call,
+   * within the noise in two more (conv1x1 0.2-0.4 ms less, the HardSwish apart 0.3 ms more: 11 ops
+   * of ~25 us there, on XNNPACK's operator or ours alike); 4 threads 28.50-30.50 against
+   * 28.63-36.14, so the bands stay below 8. HR_HS_PW_BANDS=0: never, =1: at any count (A/B). */
+  const char *hpb = getenv("HR_HS_PW_BANDS");
+  if (pw && (hpb ? atoi(hpb) == 0 : T >= 8)) return 0;
   for (int64_t per = 2; per >= 1; per--) {
     const int64_t B = per * T, big = (rows + B - 1) / B; /* rows of the largest band */
     if (B <= rows && per * big * T * 100 <= rows * 115) return (int)B;
@@ -1679,6 +1692,14 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
       if (gap_fits(s, r)) { /* with and without HR_EXEC_FUSE: the two engines compare bit for bit */
         k->kind = K_GAP;
         k->pool = hr__numel(&s->plan->vals[r->in[0]].t) > 65536 ? s->pool : NULL; /* by what it reads */
+        const hr__tensor *xt = &s->plan->vals[r->in[0]].t;
+        /* in runs of pixels, each its own tasks: 45x60x120 on 16 threads was 8 tasks of 2700 pixels,
+         * 0.040 ms against 0.028 on one thread (the H100 machine's host), 0.018 in runs; the 9 means
+         * 0.30-0.35 -> 0.24 ms a frame there, and on 2 vCPUs (the EPYC VM, 2 pairs) the element-wise
+         * class 1.59-1.61 -> 1.39-1.41 ms. HR_GAP_RUNS=0: one run (as before 2026-12-07, for A/B) */
+        k->gruns = switch_off("HR_GAP_RUNS") ? 1 : hr__k_gap_chunks(xt->dims[1] * xt->dims[2]);
+        k->gpart_n = (int64_t)k->gruns * xt->dims[3];
+        if (!(k->gpart = malloc(sizeof(float) * (size_t)k->gpart_n))) st = HR_ENOMEM;
         continue;
       }
       if (fuse && r->op == HR_OP_AVGPOOL && s->plan->vals[r->out[0]].t.dt == HR_DT_FLOAT && s->plan->vals[r->out[0]].t.rank == 4) {
@@ -1792,6 +1813,7 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   s->kernel_bytes += hr__exec_table_bytes(ex->n);
   for (int i = 0; i < ex->n; i++)
     s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
+                       (ex->k[i].gpart ? (int64_t)sizeof(float) * ex->k[i].gpart_n : 0) +
                        (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) + (ex->k[i].rc ? (int64_t)sizeof(rc_fuse) : 0) +
                        (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) +
                        (ex->k[i].ing_mem ? (int64_t)(sizeof(float) * 6 * (size_t)ex->k[i].ing.out_w_pad * (size_t)ex->k[i].ing_parts + 64) : 0) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
@@ -1827,6 +1849,7 @@ void hr__exec_destroy(hr__exec *ex) {
     hr__resize_free(&ex->k[i].rs);
     free(ex->k[i].wexp);
     free(ex->k[i].bvec);
+    free(ex->k[i].gpart);
     hr__fgf_lr_free(&ex->k[i].lr);
   }
   free(ex->k);
@@ -2005,7 +2028,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
           }
           case K_GAP: {
             const hr__tensor *xt = &p->vals[r->in[0]].t;
-            hr__k_gap(kp, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3]);
+            hr__k_gap(kp, in[0].data, out[0].data, xt->dims[1] * xt->dims[2], xt->dims[3], k->gruns, k->gpart);
             break;
           }
           case K_WINO: {

@@ -1505,30 +1505,45 @@ void hr__k_gru_gates(pthreadpool_t pool, const hr__k_gates *g) {
 
 /* ---- mean over the pixels (global average pooling) ---- */
 #define HR__GAP_GROUP 1024 /* channels a task sums at most (its sums on the stack) */
-typedef struct gap_job { const float *x; float *y; int64_t pixels, C, gw; } gap_job;
-/* Channels [c0, c0 + gw) of every pixel, pixel after pixel (rows read in order). */
+#define HR__GAP_RUN 256    /* pixels a run at least */
+#define HR__GAP_RUNS 8     /* runs at most */
+typedef struct gap_job { const float *x; float *part; int64_t pixels, C, gw, ng; int runs; } gap_job;
+int hr__k_gap_chunks(int64_t pixels) {
+  int64_t r = pixels / HR__GAP_RUN;
+  return (int)(r < 1 ? 1 : r > HR__GAP_RUNS ? HR__GAP_RUNS : r);
+}
+/* Channels [c0, c0 + gw) of the pixels of run t, pixel after pixel (rows read in order). */
 HR__CLONES
-static void gap_group(void *ctx, size_t g) {
+static void gap_task(void *ctx, size_t task) {
   const gap_job *j = ctx;
-  int64_t c0 = (int64_t)g * j->gw, cn = j->C - c0 < j->gw ? j->C - c0 : j->gw;
+  const int64_t t = (int64_t)task / j->ng, g = (int64_t)task % j->ng;
+  const int64_t p0 = j->pixels * t / j->runs, p1 = j->pixels * (t + 1) / j->runs;
+  int64_t c0 = g * j->gw, cn = j->C - c0 < j->gw ? j->C - c0 : j->gw;
   float acc[HR__GAP_GROUP];
   for (int64_t c = 0; c < cn; c++) acc[c] = 0.f;
-  const float *x = j->x + c0;
-  for (int64_t p = 0; p < j->pixels; p++, x += j->C)
+  const float *x = j->x + p0 * j->C + c0;
+  for (int64_t p = p0; p < p1; p++, x += j->C)
     for (int64_t c = 0; c < cn; c++) acc[c] += x[c];
-  float n = (float)j->pixels;
-  for (int64_t c = 0; c < cn; c++) j->y[c0 + c] = acc[c] / n;
+  for (int64_t c = 0; c < cn; c++) j->part[t * j->C + c0 + c] = acc[c];
 }
 
-void hr__k_gap(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C) {
-  /* one group per thread (16-channel multiples), none wider than HR__GAP_GROUP */
+void hr__k_gap(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C, int runs, float *part) {
+  /* runs x groups of 16-channel multiples: about one task a thread, none wider than HR__GAP_GROUP */
+  if (runs < 1) runs = 1;
   int64_t threads = pool ? (int64_t)pthreadpool_get_threads_count(pool) : 1, blocks = (C + 15) / 16;
-  int64_t groups = threads < blocks ? threads : blocks;
+  int64_t want = (threads + runs - 1) / runs, groups = want < blocks ? want : blocks;
   if (groups < (C + HR__GAP_GROUP - 1) / HR__GAP_GROUP) groups = (C + HR__GAP_GROUP - 1) / HR__GAP_GROUP;
   int64_t gw = (blocks + groups - 1) / groups * 16;
   if (gw > HR__GAP_GROUP) gw = HR__GAP_GROUP;
-  gap_job j = {x, y, pixels, C, gw};
-  size_t ng = (size_t)((C + gw - 1) / gw);
-  if (pool && ng > 1) pthreadpool_parallelize_1d(pool, gap_group, &j, ng, 0);
-  else for (size_t g = 0; g < ng; g++) gap_group(&j, g);
+  const int64_t ng = (C + gw - 1) / gw;
+  gap_job j = {x, part, pixels, C, gw, ng, runs};
+  const size_t nt = (size_t)(runs * ng);
+  if (pool && nt > 1) pthreadpool_parallelize_1d(pool, gap_task, &j, nt, 0);
+  else for (size_t t = 0; t < nt; t++) gap_task(&j, t);
+  const float n = (float)pixels;
+  for (int64_t c = 0; c < C; c++) {
+    float s = part[c];
+    for (int t = 1; t < runs; t++) s += part[(int64_t)t * C + c];
+    y[c] = s / n;
+  }
 }

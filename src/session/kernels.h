@@ -184,7 +184,10 @@ void hr__epi_tanh_gru(void *ctx, float *v, int64_t p0, int64_t np);
 typedef struct hr__epi_cp { hr__k_pxcopy c[HR__EPI_CP_MAX]; int64_t off[HR__EPI_CP_MAX]; int nc; int64_t K; } hr__epi_cp;
 void hr__epi_copies(void *ctx, float *v, int64_t p0, int64_t np);
 /* Mean over the pixels of one image (TF Mean over H and W; NHWC, pixels x C floats in, C out):
- * each channel summed over the pixels in order, then divided by their count; 16-channel blocks
- * over the pool (XNNPACK 2022's global average pooling splits only the batch: one thread here). */
-void hr__k_gap(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C);
+ * the pixels cut in `runs` runs (hr__k_gap_chunks(pixels): by the pixel count alone, so the bits do
+ * not depend on the threads), each channel summed over each run's pixels in order into part (runs x
+ * C floats), the runs' sums added in order, then divided by the count; runs x 16-channel blocks over
+ * the pool (XNNPACK 2022's global average pooling splits only the batch: one thread here). */
+int hr__k_gap_chunks(int64_t pixels);
+void hr__k_gap(pthreadpool_t pool, const float *x, float *y, int64_t pixels, int64_t C, int runs, float *part);
 #endif

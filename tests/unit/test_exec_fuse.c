@@ -16,7 +16,8 @@
  * convolutions cut into 3x as many bands (HR_BAND_SPLIT=3, what a 16-thread pool gets) give the
  * same bits as the plan's bands (with the output block on XNNPACK's bands, HR_WINO_OUT=0: where the
  * Winograd runs it takes those convolutions); and without the foreground (only the alpha's channel of the
- * guided filter's A and b made: fgflr1) the mattes the same bits as the plain engine's. */
+ * guided filter's A and b made: fgflr1) the mattes the same bits as the plain engine's; and on 8
+ * threads (the expansions' HardSwish apart) the same bits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,22 @@ int main(void) {
       CHECK_EQ_INT(count_kind(a, "tanhgru"), 4);
       const int da = frames_differ(a, b, fr, w, h, 1);
       printf("%dx%d without the Winograd epilogues: %d of %d frames differ from the plain engine\n", w, h, da, NF);
+      CHECK_EQ_INT(da, 0);
+    }
+    hr_session_destroy(a);
+    hr_session_destroy(b);
+  }
+  /* on 8 threads the expansions' 1x1 convolutions run on XNNPACK's own split and their HardSwish
+   * apart (hs_bands): the same bits as the plain engine's on one thread */
+  {
+    const int w = fr[0].width, h = fr[0].height;
+    hr_session *a = make(m, w, h, 8, 1, NULL), *b = make(m, w, h, 1, 0, NULL);
+    if (a && b) {
+      const int xhs = count_kind(a, "xnnhswish"), dw = count_kind(a, "dwepi");
+      printf("%dx%d on 8 threads: xnnhswish %d ops\n", w, h, xhs);
+      if (dw > 0) CHECK(xhs <= 1);   /* only the first convolution (3x3) may keep its bands */
+      const int da = frames_differ(a, b, fr, w, h, 1);
+      printf("%dx%d on 8 threads: %d of %d frames differ from the plain engine\n", w, h, da, NF);
       CHECK_EQ_INT(da, 0);
     }
     hr_session_destroy(a);
