@@ -26,10 +26,11 @@
 # src/session/wino.c; from the evening of 2026-12-06).
 # 2026-12-07 (session 36), H100 machines' hosts in a noisy state, after the means over the pixels in
 # runs (exec.c K_GAP; HR_GAP_RUNS=0: one run) and the pointwise HardSwish bands dropped from 8 threads
-# (hs_bands; HR_HS_PW_BANDS=1 keeps them): `--threads "1 16" --rounds 5 --frames 12`: 1: 84.12 ms
-# [104.64, 94.52, 76.15, 84.12, 80.15], 16: 10.18 [9.61-11.61] -> 8.26x; an earlier call 75.84 ->
-# 10.83 (7.00x). Against both switches set (the engine before), alternating at 16 threads: 9.51-11.09
-# against 8.87-10.50 ms (5 rounds), within the noise; at 8 threads 13.53-15.26 against 14.00-17.83.
+# (hs_bands; HR_HS_PW_BANDS=1 keeps them): `--threads "1 16" --rounds 5 --frames 12`: 1: 75.84 ms
+# [75.01, 73.69, 75.84, 78.43, 77.98], 16: 10.83 [9.71-11.44] -> 7.00x; in a later call, with a
+# HardSwish kernel of ours in the build (dropped: no faster than XNNPACK's), 84.12 [76.15-104.64] ->
+# 10.18 (8.26x). Against both switches set (the engine before), alternating at 16 threads: 10.05-10.91
+# against 9.98-11.20 ms (4 rounds), within the noise; at 8 threads 13.53-15.26 against 14.00-17.83.
 # 2026-12-07 (session 35) on an H100 machine's host (16 vCPUs, "Intel(R) Xeon(R) Processor"), the CLI
 # of 501ca26: `--threads "1 16" --rounds 5 --frames 12`: 1: 62.25 ms [72.31, 60.08, 61.7, 62.25,
 # 63.59], 16: 7.76 [7.46-8.03] -> 8.02x; by class 1 -> 16: conv3x3 33.98 -> 3.25 (10.5x), conv1x1

@@ -1198,11 +1198,12 @@ static int hs_bands(hr_session *s, int i) {
   /* a pointwise convolution from 8 threads on: XNNPACK's own split, the HardSwish apart. Each band
    * of a few dozen pixels streamed all the weights (160 x 960: 614 KB) for little work. On the H100
    * machine's host, 1920x1440 r0.25, alternating: 8 threads 18.47-20.84 ms a frame with the bands,
-   * 16.63-18.51 without (3 of 4 rounds faster, one equal), and 14.0-17.8 against 13.5-15.3 with the
-   * means in runs below (4 of 5); 16 threads 11.05-12.21 against 10.92-11.64 (4 of 4) in one call,
-   * within the noise in two more (conv1x1 0.2-0.4 ms less, the HardSwish apart 0.3 ms more: 11 ops
-   * of ~25 us there, on XNNPACK's operator or ours alike); 4 threads 28.50-30.50 against
-   * 28.63-36.14, so the bands stay below 8. HR_HS_PW_BANDS=0: never, =1: at any count (A/B). */
+   * 16.63-18.51 without (3 of 4 rounds faster, one equal), and with the means in runs below (and a
+   * HardSwish kernel of ours, since dropped: no faster than XNNPACK's operator) 13.5-15.3 against
+   * 14.0-17.8 with both off (4 of 5); 16 threads 10.92-11.64 against 11.05-12.21 (4 of 4) in one
+   * call, within the noise in two more (conv1x1 0.2-0.4 ms less, the HardSwish apart 0.3 ms more:
+   * 11 ops of ~25 us there); 4 threads 28.63-36.14 against 28.50-30.50 with the bands, so they
+   * stay below 8. HR_HS_PW_BANDS=0: never, =1: at any count (A/B). */
   const char *hpb = getenv("HR_HS_PW_BANDS");
   if (pw && (hpb ? atoi(hpb) == 0 : T >= 8)) return 0;
   for (int64_t per = 2; per >= 1; per--) {
