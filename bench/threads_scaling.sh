@@ -30,7 +30,8 @@
 # [75.01, 73.69, 75.84, 78.43, 77.98], 16: 10.83 [9.71-11.44] -> 7.00x; in a later call, with a
 # HardSwish kernel of ours in the build (dropped: no faster than XNNPACK's), 84.12 [76.15-104.64] ->
 # 10.18 (8.26x). Against both switches set (the engine before), alternating at 16 threads: 10.05-10.91
-# against 9.98-11.20 ms (4 rounds), within the noise; at 8 threads 13.53-15.26 against 14.00-17.83.
+# against 9.98-11.20 ms (4 rounds), within the noise; at 8 threads (the later call) 13.53-15.26 against
+# 14.00-17.83.
 # 2026-12-07 (session 35) on an H100 machine's host (16 vCPUs, "Intel(R) Xeon(R) Processor"), the CLI
 # of 501ca26: `--threads "1 16" --rounds 5 --frames 12`: 1: 62.25 ms [72.31, 60.08, 61.7, 62.25,
 # 63.59], 16: 7.76 [7.46-8.03] -> 8.02x; by class 1 -> 16: conv3x3 33.98 -> 3.25 (10.5x), conv1x1
