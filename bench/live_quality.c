@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--base-ratio")) base_ratio = atof(v);
     else if (!strcmp(a, "--modes")) modes = v;
     else if (!strcmp(a, "--base-threads")) base_threads = atoi(v);
-    else if (!strcmp(a, "--cpus")) { cpus = atoi(v); if (strchr(v, ',')) cpu_list = v; }
+    else if (!strcmp(a, "--cpus")) { if (strchr(v, ',')) cpu_list = v; else cpus = atoi(v); }
     else if (!strcmp(a, "--label")) label = v;
     else if (!strcmp(a, "--ratio")) fixed_ratio = atof(v);
     else if (!strcmp(a, "--pool")) pool_n = atoi(v);
@@ -185,14 +185,17 @@ int main(int argc, char **argv) {
          pi.proc_height, base_ratio, n, (now_s() - t0) * 1e3 / (2 * n), sp.threads);
   hr_session_destroy(s);
   sp.threads = threads;
-  if (cpus > 0) {   /* threads made from here on (the stream's) inherit the mask */
+  if (cpus > 0 || cpu_list) {   /* threads made from here on (the stream's) inherit the mask */
     cpu_set_t set;
     CPU_ZERO(&set);
     if (cpu_list) {   /* "0,8": those CPUs (e.g. two cores, not one core's two hyperthreads) */
-      for (const char *c = cpu_list; *c; c = strchr(c, ',') ? strchr(c, ',') + 1 : c + strlen(c)) {
+      for (const char *c = cpu_list; *c;) {
         int k = atoi(c);
         if (k < 0 || k >= CPU_SETSIZE) { fprintf(stderr, "--cpus %s: no CPU %d\n", cpu_list, k); return 2; }
         CPU_SET(k, &set);
+        const char *e = strchr(c, ',');
+        if (!e) break;
+        c = e + 1;
       }
     } else {
       for (int c = 0; c < cpus; c++) CPU_SET(c, &set);
