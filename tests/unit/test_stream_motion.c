@@ -6,8 +6,9 @@
  *     (block matching without smoothing: a block on its own may go astray in a repeated texture);
  * (2) RVM's coefficients of frame t-LAG warped to frame t make a matte closer to frame t's own
  *     matte than the coefficients as they are, over several frames: the share of pixels off by > 0.1
- *     under 0.63 of the plain one and mean |d| under 0.52 (this estimator: 0.60 and 0.49; the
- *     previous one, a block field interpolated bilinearly across motion edges: 0.66 and 0.56);
+ *     under 0.63 of the plain one and mean |d| under 0.52 (this estimator: 0.58 and 0.47; before
+ *     the cells refined their vectors on their own windows: 0.60 and 0.49; a block field
+ *     interpolated bilinearly across motion edges: 0.66 and 0.56);
  * (3) estimate and warp allocate nothing (positive control counts 1);
  * (4) a motion edge half way through a block: the frame's left part shifted one way, its right part
  *     another; the textured cells near the edge take their own side's vector (9 in 10), and at most
