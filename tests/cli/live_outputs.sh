@@ -2,7 +2,7 @@
 # The live loop as a user runs it (issue 12): `headroom run --realtime` on a 1920x1440 NV12 @60
 # replay of the sam2 bedroom clip, adaptive, with alpha PNGs AND raw floats written, on 1 and 2
 # threads, then a 1920x1080 replay on the default threads (one fewer than the CPUs, live: checked). The budget is 1 ms, so that the controller steps down after
-# every other frame on any machine (the replay runs at 15 fps, 5 under ASan, 2 under TSan, so that even a slow sanitizer build
+# every other frame on any machine (the replay runs at 15 fps, 5 under ASan, 1 under TSan, so that even a slow sanitizer build
 # delivers enough frames for several changes). Runs in the Release pass and under ASan+UBSan (this script does
 # not judge time: bench/live_replay.sh does). These runs take the default live mode, the tail on every
 # frame (the network on its own thread; the first line says so); the last adds --no-tail (the
@@ -20,13 +20,15 @@ trap 'rm -rf "$T"' EXIT
 fail=0
 # Under ASan+UBSan (a Debug build) a network run at 512x384 takes seconds: the clip is replayed at 5
 # fps there, so that the tail-every-frame runs see several network runs and a rung change.
-# ThreadSanitizer (the suite's TSan pass) is slower still: 2 fps.
-fps=15
+# ThreadSanitizer (the suite's TSan pass) is slower still: 1 fps and at most 60 frames (at 2 fps a
+# TSan run beside 3 busy loops delivered 6 frames and no rung change, 2026-12-07).
+fps=15 maxn=0
 grep -q -a -m1 __asan_init "$CLI" && fps=5
-grep -q -a -m1 __tsan_init "$CLI" && fps=2
+grep -q -a -m1 __tsan_init "$CLI" && fps=1 maxn=60
 run_case() {  # name W H threads frames [more run options]
   local name=$1 W=$2 H=$3 thr=$4 n=$5
   shift 5
+  [ "$maxn" -gt 0 ] && [ "$n" -gt "$maxn" ] && n=$maxn
   ffmpeg -v error -y -i "$DATA/sam2-bedroom/bedroom.mp4" -vf scale=$W:$H,fps=15 -frames:v "$n" -pix_fmt nv12 -f rawvideo "$T/x.nv12"
   rm -rf "$T/o"
   local targ=(--threads "$thr")
