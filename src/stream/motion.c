@@ -329,7 +329,8 @@ static void match_level(hr__motion *m, int l, const uint8_t *cur, const uint8_t 
  * refines the vector it took on its own window: the whole part among its 8 neighbours (by
  * CELL_REFINE), the sub-pixel part from the SADs either side (the block's before). tail_lag at
  * r0.171, lags 1 / 3 / 6 (2026-12-07): bedroom (tuned on) 2.02 / 3.02 / 3.81% off against 2.08 /
- * 3.12 / 3.88; vtest 400-639 (held out) 0.63 / 1.16 / 1.41% against 0.65 / 1.19 / 1.45. Vectors
+ * 3.12 / 3.88; vtest 0-199 0.63 / 1.16 / 1.41% against 0.65 / 1.19 / 1.45; vtest 400-599 (held out
+ * of any tuning) 0.60 / 1.09 / 1.37% against 0.62 / 1.13 / 1.41. Vectors
  * interpolated between cells of like motion (within 0.5-2 grid pixels) changed nothing (to 0.01
  * points) at 1.8x the motion's time: what is left is not the vectors' precision. */
 static void cells(hr__motion *m) {
