@@ -322,6 +322,11 @@ static void match_level(hr__motion *m, int l, const uint8_t *cur, const uint8_t 
     }
 }
 
+/* the SAD of vector (ux + gx - 1, uy + gy - 1): g[gy][gx] where it lies in the 3 x 3 around (ux, uy) */
+static unsigned sad_g(const blk *k, const unsigned g[3][3], int ux, int uy, int gx, int gy) {
+  return gx >= 0 && gx < 3 && gy >= 0 && gy < 3 ? g[gy][gx] : sad_at(k, ux + gx - 1, uy + gy - 1);
+}
+
 /* The cells' field: each CS x CS cell takes the vector of the block around its centre or of one of
  * the 3 blocks next to it on its side (left or right, above or below, the diagonal), whichever
  * matches an 8 x 8 window centred on the cell best (the block's own by CELL_PENALTY); a block that
@@ -360,30 +365,30 @@ static void cells(hr__motion *m) {
       wy = wy < 0 ? 0 : wy > h - BS ? h - BS : wy;
       wx = wx < 0 ? 0 : wx > w - BS ? w - BS : wx;
       const blk k = {m->cur[0], m->ref[0], w, wx, wy, w - BS, h - BS, 0, 0};
-      unsigned bc = UINT32_MAX;
       if (nq) {
-        bc = sad_at(&k, vx[own], vy[own]);
+        unsigned bc = sad_at(&k, vx[own], vy[own]);
         for (int e = 0; e < nq; e++) {
           const unsigned c = sad_at(&k, vx[q[e]], vy[q[e]]);
           if (c != UINT32_MAX && c + CELL_PENALTY < bc) { bc = c + CELL_PENALTY; best = q[e]; }
         }
       }
       float *ox = &m->cx[ci * m->cw + cj], *oy = &m->cy[ci * m->cw + cj];
-      int bx0 = vx[best], by0 = vy[best];
-      if (!bx0 && !by0) { *ox = m->fx[best]; *oy = m->fy[best]; continue; }   /* still (0: the block's rows are copied) */
-      unsigned c0 = sad_at(&k, bx0, by0);
-      if (c0 == UINT32_MAX) { *ox = m->fx[best]; *oy = m->fy[best]; continue; }
-      /* the whole vector's 8 neighbours, for the cell's own window (by CELL_REFINE) */
-      const int ux = bx0, uy = by0;
-      unsigned cb = c0;
+      const int ux = vx[best], uy = vy[best];
+      if (!ux && !uy) { *ox = m->fx[best]; *oy = m->fy[best]; continue; }   /* still (0: the block's rows are copied) */
+      /* the SADs of the whole vector and its 8 neighbours on the cell's own window */
+      unsigned g[3][3];
       for (int dy = -1; dy <= 1; dy++)
-        for (int dx = -1; dx <= 1; dx++) {
-          const unsigned c = (dx || dy) ? sad_at(&k, ux + dx, uy + dy) : UINT32_MAX;
-          if (c != UINT32_MAX && c + CELL_REFINE < cb) { cb = c + CELL_REFINE; bx0 = ux + dx; by0 = uy + dy; }
-        }
-      if (bx0 != ux || by0 != uy) c0 = sad_at(&k, bx0, by0);
-      *ox = (float)bx0 + subpel(sad_at(&k, bx0 - 1, by0), c0, sad_at(&k, bx0 + 1, by0));
-      *oy = (float)by0 + subpel(sad_at(&k, bx0, by0 - 1), c0, sad_at(&k, bx0, by0 + 1));
+        for (int dx = -1; dx <= 1; dx++) g[dy + 1][dx + 1] = sad_at(&k, ux + dx, uy + dy);
+      if (g[1][1] == UINT32_MAX) { *ox = m->fx[best]; *oy = m->fy[best]; continue; }
+      int rx = 1, ry = 1;   /* a neighbour where it matches by CELL_REFINE better */
+      unsigned cb = g[1][1];
+      for (int dy = 0; dy < 3; dy++)
+        for (int dx = 0; dx < 3; dx++)
+          if (g[dy][dx] != UINT32_MAX && g[dy][dx] + CELL_REFINE < cb) { cb = g[dy][dx] + CELL_REFINE; rx = dx; ry = dy; }
+      /* the sub-pixel part from the SADs either side (from g where they lie in it) */
+      const unsigned c0 = g[ry][rx];
+      *ox = (float)(ux + rx - 1) + subpel(sad_g(&k, g, ux, uy, rx - 1, ry), c0, sad_g(&k, g, ux, uy, rx + 1, ry));
+      *oy = (float)(uy + ry - 1) + subpel(sad_g(&k, g, ux, uy, rx, ry - 1), c0, sad_g(&k, g, ux, uy, rx, ry + 1));
     }
 }
 
