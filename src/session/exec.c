@@ -100,6 +100,8 @@ typedef struct kern {
   hr__epi_cp *wcp;          /* its split-concat's copies (hr__epi_copies; wsc: that op's kern, K_FUSED) */
   const struct kern *wsc;
   int wtg_v[3];
+  hr__epi_pw wpw;           /* its pointwise convolution (hr__epi_pw_row, fuse_wino_pw; wpw_v: its output) */
+  int wpw_v;
   hr__matvec mv;            /* K_XNN, a one-pixel 1x1 convolution (mv_on): our kernel's view of it (matvec_fits) */
   int mv_on;
   hr__dw_epi dwe;           /* K_DWCONV: the ops after it done in its epilogue (fuse_dw_epi; v1, v2 set per run) */
@@ -748,6 +750,32 @@ static int fuse_wino_epi(hr_session *s, hr__exec *ex, int i) {
     return 1;
   }
   return 0;
+}
+
+/* A pointwise convolution with few outputs after a Winograd convolution (K_XNN 1x1 at i + 1, its
+ * only reader), done in the Winograd's epilogue on each block's outputs while they are in cache:
+ * RVM's last 16 -> 4 convolution (conv2d_62) at the processing size, which XNNPACK ran at ~21
+ * GFLOP/s (1920x1440 r0.267, one thread: 1.2 ms, 25 MFLOP), its 16-channel input written and read
+ * back in full. The same bits (hr__epi_pw: the GEMM's order of sums). HR_WINO_PW=0: off (A/B). */
+static int fuse_wino_pw(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *w = &ex->k[i], *k1 = &ex->k[i + 1];
+  if (w->kind != K_WINO || w->wepi.row || w->wcp || k1->kind != K_XNN || k1->mv_on || k1->reads_src || k1->n_band || k1->pw || !k1->op)
+    return 0;
+  const xdesc *d = &k1->xd;
+  if (d->xk != X_CONV || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) || d->groups != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
+      d->sw != 1 || d->pt || d->pb || d->pl || d->pr || d->n != 1 || !d->w || d->gic != (size_t)w->wn.K || d->goc % 4 || d->goc > 16)
+    return 0;
+  const hr__rop *r = &p->rops[i], *r1 = &p->rops[i + 1];
+  const int out = p->vals[r->out[0]].root;
+  if (p->vals[out].n_readers != 1 || p->vals[r1->in[0]].root != out || p->vals[r1->out[0]].t.dt != HR_DT_FLOAT) return 0;
+  if (hr__numel(&p->vals[r1->out[0]].t) != hr__numel(&p->vals[r->out[0]].t) / (int64_t)d->gic * (int64_t)d->goc) return 0;
+  if (!apart(s, r1->out[0], r->in[0])) return 0;   /* other blocks still read the input */
+  w->wpw = (hr__epi_pw){d->w, d->b, NULL, (int)d->gic, (int)d->goc, d->lo, d->hi};
+  w->wpw_v = r1->out[0];
+  w->wepi = (hr__wino_epi){hr__epi_pw_row, &w->wpw};
+  k1->kind = K_FUSED;
+  return 1;
 }
 
 static int cat_axis_last(hr_session *s, const hr__rop *r) {
@@ -1791,6 +1819,8 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_conv(s, ex, i);
   if (fuse && !switch_off("HR_WINO_EPI"))
     for (int i = 0; i + 2 < ex->n && !st; i++) fuse_wino_epi(s, ex, i);
+  if (fuse && !switch_off("HR_WINO_PW"))
+    for (int i = 0; i + 1 < ex->n && !st; i++) fuse_wino_pw(s, ex, i);
   if (fuse && !switch_off("HR_WINO_SPLIT"))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_wino_split(s, ex, i);
   if (fuse && !switch_off("HR_RESIZE_WINO"))
@@ -2040,6 +2070,8 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
               g->z = view(s, k->gt_v[4]).data; g->omzh = view(s, k->gt_v[5]).data; g->cat = view(s, k->gt_v[6]).data;
             } else if (k->wepi.row == hr__epi_tanh_gru) {
               k->wtg.m = view(s, k->wtg_v[0]).data; k->wtg.a = view(s, k->wtg_v[1]).data; k->wtg.y = view(s, k->wtg_v[2]).data;
+            } else if (k->wepi.row == hr__epi_pw_row) {
+              k->wpw.y = view(s, k->wpw_v).data;
             } else if (k->wepi.row == hr__epi_copies) {
               k->wcp->nc = split_cat_copies(s, k->wsc, k->wcp->c, k->wcp->off);
               for (int q = 0; q < k->wcp->nc; q++)
@@ -2104,6 +2136,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_WINO && k->wcp           ? "winosplit"
                       : k->kind == K_WINO && k->wepi.row == hr__epi_gates ? "winogates"
                       : k->kind == K_WINO && k->wepi.row == hr__epi_tanh_gru ? "winotgru"
+                      : k->kind == K_WINO && k->wepi.row == hr__epi_pw_row ? "winopw"
                                                               : kn[k->kind];
   /* a measured pool choice (opick): @1 the calling thread, @pool the workers */
   const opick *pk = k && ((const hr__exec *)s->bimpl)->pk ? &((const hr__exec *)s->bimpl)->pk[i] : NULL;

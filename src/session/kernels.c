@@ -272,6 +272,66 @@ void hr__epi_tanh_gru(void *ctx, float *v, int64_t p0, int64_t np) {
   tanh_gru_run(v, e->m + o, e->a + o, e->y + o, np * e->C);
 }
 
+/* A Winograd epilogue's row: a pointwise convolution after it (kernels.h, hr__epi_pw). Four
+ * outputs of a pixel in one 128-bit register, 8 pixels in flight (one pixel's chain of C fused
+ * multiply-adds is bound by their latency). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+__attribute__((target("avx2,fma"))) static void epi_pw_fma(const hr__epi_pw *e, const float *v, float *y, int64_t np) {
+  const int C = e->C, N = e->N;
+  const __m128 lo = _mm_set1_ps(e->lo), hi = _mm_set1_ps(e->hi);
+  for (int n0 = 0; n0 < N; n0 += 4) {
+    const __m128 b = e->b ? _mm_loadu_ps(e->b + n0) : _mm_setzero_ps();
+    int64_t p = 0;
+    for (; p + 8 <= np; p += 8) {
+      const float *x = v + p * C, *w = e->w + n0;
+      __m128 a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b;
+      for (int c = 0; c < C; c++, x++, w += N) {
+        const __m128 wc = _mm_loadu_ps(w);
+        a0 = _mm_fmadd_ps(_mm_broadcast_ss(x), wc, a0);
+        a1 = _mm_fmadd_ps(_mm_broadcast_ss(x + C), wc, a1);
+        a2 = _mm_fmadd_ps(_mm_broadcast_ss(x + 2 * C), wc, a2);
+        a3 = _mm_fmadd_ps(_mm_broadcast_ss(x + 3 * C), wc, a3);
+        a4 = _mm_fmadd_ps(_mm_broadcast_ss(x + 4 * C), wc, a4);
+        a5 = _mm_fmadd_ps(_mm_broadcast_ss(x + 5 * C), wc, a5);
+        a6 = _mm_fmadd_ps(_mm_broadcast_ss(x + 6 * C), wc, a6);
+        a7 = _mm_fmadd_ps(_mm_broadcast_ss(x + 7 * C), wc, a7);
+      }
+      float *o = y + p * N + n0;
+      _mm_storeu_ps(o, _mm_min_ps(_mm_max_ps(a0, lo), hi));
+      _mm_storeu_ps(o + N, _mm_min_ps(_mm_max_ps(a1, lo), hi));
+      _mm_storeu_ps(o + 2 * N, _mm_min_ps(_mm_max_ps(a2, lo), hi));
+      _mm_storeu_ps(o + 3 * N, _mm_min_ps(_mm_max_ps(a3, lo), hi));
+      _mm_storeu_ps(o + 4 * N, _mm_min_ps(_mm_max_ps(a4, lo), hi));
+      _mm_storeu_ps(o + 5 * N, _mm_min_ps(_mm_max_ps(a5, lo), hi));
+      _mm_storeu_ps(o + 6 * N, _mm_min_ps(_mm_max_ps(a6, lo), hi));
+      _mm_storeu_ps(o + 7 * N, _mm_min_ps(_mm_max_ps(a7, lo), hi));
+    }
+    for (; p < np; p++) {
+      const float *x = v + p * C, *w = e->w + n0;
+      __m128 a = b;
+      for (int c = 0; c < C; c++, w += N) a = _mm_fmadd_ps(_mm_broadcast_ss(x + c), _mm_loadu_ps(w), a);
+      _mm_storeu_ps(y + p * N + n0, _mm_min_ps(_mm_max_ps(a, lo), hi));
+    }
+  }
+}
+#endif
+void hr__epi_pw_row(void *ctx, float *v, int64_t p0, int64_t np) {
+  const hr__epi_pw *e = ctx;
+  float *y = e->y + p0 * e->N;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  epi_pw_fma(e, v, y, np);
+#else
+  for (int64_t p = 0; p < np; p++)
+    for (int n = 0; n < e->N; n++) {
+      float a = e->b ? e->b[n] : 0.f;
+      for (int c = 0; c < e->C; c++) a = fmaf(v[p * e->C + c], e->w[(size_t)c * e->N + n], a);
+      a = a > e->lo ? a : e->lo;
+      y[p * e->N + n] = a < e->hi ? a : e->hi;
+    }
+#endif
+}
+
 /* Alpha to 8 bits: q = round(clamp(a, 0, 1) * 255), ties to even (lrintf's, as headroom run's alpha
  * PNGs and the GStreamer element's matte round), NaN to 0; counts the values that are not finite
  * (a - a is not 0 for NaN and Inf). The rounding: adding and taking away 1.5 x 2^23 leaves the

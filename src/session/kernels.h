@@ -177,6 +177,13 @@ float hr__sigmoid1(float x);
 typedef struct hr__epi_tgru { const float *m, *a; float *y; int64_t C; } hr__epi_tgru;
 void hr__epi_gates(void *ctx, float *v, int64_t p0, int64_t np);
 void hr__epi_tanh_gru(void *ctx, float *v, int64_t p0, int64_t np);
+/* hr__epi_pw (ctx: hr__epi_pw): a pointwise (1x1) convolution of the row's pixels (C channels each)
+ * into y (N channels a pixel, N a multiple of 4): each output as XNNPACK's f32 GEMM makes it, the
+ * bias, then acc = v[c] w[c] + acc for c in order (fused), max lo, min hi: the same bits as the
+ * convolution on its own. w: C x N (the graph's 1x1 HWIO), b: N floats or NULL. Only on x86 with
+ * FMA (where the Winograd runs); elsewhere fmaf in the same order. */
+typedef struct hr__epi_pw { const float *w, *b; float *y; int C, N; float lo, hi; } hr__epi_pw;
+void hr__epi_pw_row(void *ctx, float *v, int64_t p0, int64_t np);
 /* hr__epi_copies (ctx: hr__epi_cp): the pixel copies of hr__k_pixel_copies for the row's pixels,
  * in list order, a copy whose src is NULL reading the row itself (its channels from off on, K a
  * pixel): a Split and the Concat after it (K_SPLIT_CAT) done on the convolution's outputs. */

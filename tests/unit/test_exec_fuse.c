@@ -6,8 +6,8 @@
  * banded one on its bands, a resize with the crop and concat after it, a resize-concat made band by
  * band in the tasks of the banded convolution that reads it, or row by row in the tasks of the
  * Winograd convolution that reads it, a split and the concat after it in a Winograd convolution's
- * epilogue) against every op on its own kernel (HR_EXEC_FUSE=0), at four sizes (the third with odd
- * sizes in the decoder, as most of the live loop's rungs have), alpha and foreground
+ * epilogue, the last pointwise convolution in the epilogue of the Winograd one before it) against
+ * every op on its own kernel (HR_EXEC_FUSE=0), at four sizes (the third with odd sizes in the decoder, as most of the live loop's rungs have), alpha and foreground
  * compared bit for bit over frames with the recurrent state carried, the fused session on two
  * threads and the plain one on one (the split over the pool must not matter either). Also checks
  * that each fusion happened (a plan that stopped matching would silently test nothing) and that
@@ -138,6 +138,11 @@ int main(void) {
     printf("%dx%d: xnnpw     fused engine %2d ops, plain %d\n", w, h, pwa, count_kind(b, "xnnpw"));
     CHECK_EQ_INT(pwa, wino ? 0 : 1);   /* where the Winograd runs it takes both (hr__plan_wino); HR_WINO_OUT=0 below */
     CHECK_EQ_INT(count_kind(b, "xnnpw"), 0);
+    /* where the Winograd runs the 3x3, that 16 -> 4 in its epilogue (fuse_wino_pw) */
+    const int wpa = count_kind(a, "winopw");
+    printf("%dx%d: winopw    fused engine %2d ops, plain %d\n", w, h, wpa, count_kind(b, "winopw"));
+    CHECK_EQ_INT(wpa, wino ? 1 : 0);
+    CHECK_EQ_INT(count_kind(b, "winopw"), 0);
     /* a resize, the crop after it and the concat after that in one pass (crop_cat): RVM's decoder
      * crops where an upsampled size is odd; at 245x184 two such chains are adjacent ops */
     int rca = count_kind(a, "resizecrop"), rcc = count_kind(a, "xnnrccrop"), rwc = count_kind(a, "winorccrop") + count_kind(a, "winorccropsplit");
