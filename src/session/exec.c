@@ -19,7 +19,7 @@
 
 typedef enum {
   K_REF = 0, K_XNN, K_CONCAT, K_SPLIT, K_SLICE, K_TANH, K_MEAN_C, K_FGF, K_NOP, K_SRC_RESIZE, K_DW1D, K_RESIZE,
-  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY, K_SPLIT_CAT, K_WINO, K_SIGMOID
+  K_AVGPOOL, K_BCAST, K_TANH_GRU, K_FUSED, K_RESIZE_CAT, K_FGF_LR, K_GATES, K_GAP, K_DWCONV, K_BINARY, K_SPLIT_CAT, K_WINO, K_SIGMOID, K_PWG
 } kkind;
 
 #define HR__CAT_MAX 8
@@ -104,6 +104,8 @@ typedef struct kern {
   int wpw_v;
   hr__matvec mv;            /* K_XNN, a one-pixel 1x1 convolution (mv_on): our kernel's view of it (matvec_fits) */
   int mv_on;
+  hr__pwg pg;               /* K_PWG: a pointwise convolution on our kernel (use_pwg; x, y set per run) */
+  int pg_out;               /* K_PWG: where it writes (the HardSwish's output when one is fused after) */
   hr__dw_epi dwe;           /* K_DWCONV: the ops after it done in its epilogue (fuse_dw_epi; v1, v2 set per run) */
   int dw_out, dw_v1, dw_v2; /* K_DWCONV with an epilogue: where it writes, the per-channel operands (-1: none) */
   int sc_x, sc_cat, sc_nout, sc_ncin; /* K_SPLIT_CAT: the split's input and the concat's output, their counts */
@@ -1210,6 +1212,56 @@ static int conv_hswish(hr_session *s, int i) {
   const hr__val *t = &p->vals[p->vals[rc->out[0]].root];
   return p->vals[rh->in[0]].root == p->vals[rc->out[0]].root && t->n_readers == 1 && t->last == i + 1;
 }
+/* A pointwise convolution (1x1, stride 1, no padding, one group: a matrix product over the pixels)
+ * on our kernel (K_PWG, hr__k_pwg_block) instead of XNNPACK's, the HardSwish after it in its
+ * epilogue where one follows (fuse_conv_hswish's bands, or the op after it), the weights read in
+ * place. The same bits as XNNPACK's convolution and HardSwish operator (test_exec_fuse). XNNPACK's
+ * operator stays made (its bands too): a plan's memory does not depend on this choice. AVX-512 only.
+ * One-pixel ones stay on the matrix-vector path (matvec_fits), the ones with a resize-concat
+ * or a pointwise convolution fused into their bands on XNNPACK's. HR_PWG=0: off (A/B). */
+static void use_pwg(hr_session *s, hr__exec *ex, int i) {
+  const hr__plan *p = s->plan;
+  kern *k = &ex->k[i];
+  if (k->kind != K_XNN || k->mv_on || k->reads_src || k->rc || k->pw || !hr__k_pwg_ok()) return;
+  const xdesc *d = &k->xd;
+  if (d->xk != X_CONV || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) || d->groups != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
+      d->sw != 1 || d->pt || d->pb || d->pl || d->pr || d->dh != 1 || d->dw != 1 || d->n != 1 || !d->w || d->gic > 65536 || d->goc > 65536)
+    return;
+  const hr__rop *r = &p->rops[i];
+  const int64_t px = (int64_t)d->ih * (int64_t)d->iw;
+  if (px < 2 || !dense_float(s, r->in[0], px * (int64_t)d->gic) || !dense_float(s, r->out[0], px * (int64_t)d->goc)) return;
+  int out = r->out[0], hs = 0;
+  if (k->hs_on) {
+    out = k->hs_out; hs = 1;
+  } else if (i + 1 < ex->n && ex->k[i + 1].kind == K_XNN && conv_hswish(s, i)) {
+    const hr__rop *rh = &p->rops[i + 1];
+    hr__split_info si;
+    const int split = hr__split_plan_query(p, &si) && (si.src_end == i + 1 || si.tail == i + 1);
+    if (!split && dense_float(s, rh->out[0], px * (int64_t)d->goc)) { out = rh->out[0]; hs = 1; }
+  }
+  if (!apart(s, out, r->in[0])) return;   /* other tiles still read the input */
+  if (hs && out != k->hs_out) ex->k[i + 1].kind = K_FUSED;
+  k->pg = (hr__pwg){NULL, d->w, d->b, NULL, px, (int)d->gic, (int)d->goc, hs, d->lo, d->hi};
+  k->pg_out = out;
+  k->kind = K_PWG;
+}
+typedef struct pwg_job { const hr__pwg *g; int64_t tiles; size_t chunks; } pwg_job;
+static void pwg_task(void *ctx, size_t nb, size_t mc) {
+  const pwg_job *j = ctx;
+  const int64_t m0 = j->tiles * (int64_t)mc / (int64_t)j->chunks * 8, m1 = j->tiles * (int64_t)(mc + 1) / (int64_t)j->chunks * 8;
+  hr__k_pwg_block(j->g, m0, m1 < j->g->M ? m1 : j->g->M, (int)nb * 32);
+}
+/* Blocks of 32 outputs (a block's weight rows stay in cache across the pixels), each block's
+ * pixels in as few runs of 8 as give the pool 4 tasks a thread */
+static void run_pwg(pthreadpool_t pool, const hr__pwg *g) {
+  const size_t nb = (size_t)(g->N + 31) / 32, T = pool ? pthreadpool_get_threads_count(pool) : 1;
+  const int64_t tiles = (g->M + 7) / 8;
+  size_t chunks = T > 1 ? (4 * T + nb - 1) / nb : 1;
+  if ((int64_t)chunks > tiles) chunks = (size_t)tiles;
+  pwg_job j = {g, tiles, chunks};
+  pthreadpool_parallelize_2d(pool, pwg_task, &j, nb, chunks, 0);
+}
+
 /* The bands to cut a convolution into for its HardSwish (0: leave it to XNNPACK's own split, the
  * HardSwish apart): two or one a thread, where whole rows (a pointwise convolution's: pixels) share
  * out within 15% of even (on 16 threads, 23 rows would take the time of 2 where XNNPACK's tiles take
@@ -1825,6 +1877,8 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_wino_split(s, ex, i);
   if (fuse && !switch_off("HR_RESIZE_WINO"))
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_wino(s, ex, i);
+  if (fuse && !switch_off("HR_PWG"))   /* last: the fusions above take some pointwise ones first */
+    for (int i = 0; i < ex->n && !st; i++) use_pwg(s, ex, i);
 
   /* the Winograd ops' one scratch */
   int64_t wino_floats = 0;
@@ -1962,6 +2016,13 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
     const hr__tensor *inp[HR_ROP_MAX_IN];
     switch (k->kind) {
       case K_NOP: case K_FUSED: break;
+      case K_PWG: {
+        hr__pwg g = k->pg;
+        g.x = view(s, r->in[0]).data;
+        g.y = view(s, k->pg_out).data;
+        run_pwg(kp, &g);
+        break;
+      }
       case K_XNN:
         if (k->reads_src && (!k->bound || k->last_src != s->src_ptr)) {
           k->bound = !setup_xnn(s, r, k);
@@ -2119,7 +2180,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
   static __thread char buf[256];
   if (!s || !s->plan || i < 0 || i >= s->plan->n_rops) return NULL;
   static const char *kn[] = {"ref", "xnn", "concat", "split", "slice", "tanh", "meanc", "fgf", "nop", "srcresize", "dw1d", "resize",
-                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary", "splitcat", "wino", "sigmoid"};
+                             "avgpool", "bcast", "tanhgru", "fused", "resizecat", "fgflr", "grugates", "gap", "dwconv", "binary", "splitcat", "wino", "sigmoid", "pwg"};
   const hr__rop *r = &s->plan->rops[i];
   const hr__tensor *o = &s->plan->vals[r->out[0]].t, *x = &s->plan->vals[r->in[0]].t;
   const kern *k = s->bk == &hr__backend_cpu ? &((const hr__exec *)s->bimpl)->k[i] : NULL;
@@ -2127,6 +2188,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi"
                       : k->kind == K_RESIZE_CAT && k->crop_h  ? "resizecrop"
                       : k->kind == K_XNN && k->rc             ? (k->rc->cat.rk->crop_h ? "xnnrccrop" : "xnnrc")
+                      : k->kind == K_PWG                      ? (k->pg.hs ? "pwghswish" : "pwg")
                       : k->kind == K_XNN && k->hs_on          ? "xnnhswish"
                       : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"

@@ -436,6 +436,82 @@ void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, i
   else mv_g1(m, x, y, n0);
 }
 
+/* Pointwise convolution (kernels_simd.h, hr__pwg): 8 rows x NV blocks of 16 outputs in registers,
+ * the weights' rows read where they lie (each k's 32 outputs, N floats apart; a block's rows stay in
+ * L1 across the rows of x). Each output as XNNPACK's f32 GEMM kernels compute it: the bias, then
+ * acc = x[k] w[k] + acc for k in order, max lo, min hi; the HardSwish after as hswish_v (XNNPACK's
+ * operator): the same bits as the convolution and the HardSwish on XNNPACK. XNNPACK 2022's 7 x 16
+ * kernel reads a weight vector and 7 broadcasts for 7 multiply-adds and streams all the packed
+ * weights from L2 for every 7 rows; this one 2 vectors and 8 broadcasts for 16 (bench/pwg_probe.c:
+ * 1.10-1.55x on RVM's shapes on the 2-vCPU AVX-512 VM, one thread, the same bits). */
+#define HR__PWG_MR 8
+HR__AVX512 static inline __attribute__((always_inline)) __m512 pwg_out(const hr__pwg *g, __m512 a) {
+  a = _mm512_min_ps(_mm512_max_ps(a, _mm512_set1_ps(g->lo)), _mm512_set1_ps(g->hi));
+  return g->hs ? hswish_v(a) : a;
+}
+/* Rows [m, m1) in tiles of R (m1 - m a multiple of R) of NV blocks of 16 outputs from n0. full:
+ * every lane of the blocks on (plain loads and stores: masked ones with every lane on ran the
+ * 49152 x 16 -> 64 shape at ~0.6x, the stores the most). The tile loop inside: a call per tile of 8
+ * rows cost a fifth of the time where K is 16. */
+HR__AVX512 static inline __attribute__((always_inline)) void pwg_rows(const hr__pwg *g, int64_t m, int64_t m1, const int R, int n0,
+                                                                      const int NV, const int full, __mmask16 k0, __mmask16 k1) {
+  const int K = g->K, N = g->N, hs = g->hs;
+  const __m512 b0 = g->b ? _mm512_maskz_loadu_ps(k0, g->b + n0) : _mm512_setzero_ps();
+  const __m512 b1 = NV > 1 && g->b ? _mm512_maskz_loadu_ps(k1, g->b + n0 + 16) : _mm512_setzero_ps();
+  const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
+  for (; m < m1; m += R) {
+    __m512 a0[HR__PWG_MR], a1[HR__PWG_MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) { a0[r] = b0; a1[r] = b1; }
+    const float *x = g->x + m * K, *w = g->w + n0;
+    for (int k = 0; k < K; k++, w += N) {
+      const __m512 w0 = full ? _mm512_loadu_ps(w) : _mm512_maskz_loadu_ps(k0, w);
+      const __m512 w1 = NV < 2 ? w0 : full ? _mm512_loadu_ps(w + 16) : _mm512_maskz_loadu_ps(k1, w + 16);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; r++) {
+        const __m512 v = _mm512_set1_ps(x[(size_t)r * K + k]);
+        a0[r] = _mm512_fmadd_ps(v, w0, a0[r]);
+        if (NV > 1) a1[r] = _mm512_fmadd_ps(v, w1, a1[r]);
+      }
+    }
+    float *y = g->y + m * N + n0;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) {
+      __m512 o0 = _mm512_min_ps(_mm512_max_ps(a0[r], lo), hi), o1 = _mm512_min_ps(_mm512_max_ps(a1[r], lo), hi);
+      if (hs) { o0 = hswish_v(o0); o1 = hswish_v(o1); }
+      if (full) {
+        _mm512_storeu_ps(y + (size_t)r * N, o0);
+        if (NV > 1) _mm512_storeu_ps(y + (size_t)r * N + 16, o1);
+      } else {
+        _mm512_mask_storeu_ps(y + (size_t)r * N, k0, o0);
+        if (NV > 1) _mm512_mask_storeu_ps(y + (size_t)r * N + 16, k1, o1);
+      }
+    }
+  }
+}
+HR__AVX512 static void pwg_8x2f(const hr__pwg *g, int64_t m, int64_t m1, int n0) { pwg_rows(g, m, m1, 8, n0, 2, 1, 0xffff, 0xffff); }
+HR__AVX512 static void pwg_8x2(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0, __mmask16 k1) { pwg_rows(g, m, m1, 8, n0, 2, 0, k0, k1); }
+HR__AVX512 static void pwg_1x2(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0, __mmask16 k1) { pwg_rows(g, m, m1, 1, n0, 2, 0, k0, k1); }
+HR__AVX512 static void pwg_8x1(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0) { pwg_rows(g, m, m1, 8, n0, 1, 0, k0, 0); }
+HR__AVX512 static void pwg_1x1(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0) { pwg_rows(g, m, m1, 1, n0, 1, 0, k0, 0); }
+int hr__k_pwg_ok(void) { return hr__cpu_avx512f(); }
+void hr__k_pwg_block(const hr__pwg *g, int64_t m0, int64_t m1, int n0) {
+  const int rem = g->N - n0;
+  const __mmask16 k0 = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
+  const __mmask16 k1 = rem >= 32 ? (__mmask16)0xffff : rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1) : 0;
+  const int64_t mt = m0 + (m1 - m0) / HR__PWG_MR * HR__PWG_MR;   /* whole tiles of 8 rows, then one by one */
+  if (k1 == (__mmask16)0xffff) {
+    pwg_8x2f(g, m0, mt, n0);
+    pwg_1x2(g, mt, m1, n0, k0, k1);
+  } else if (k1) {
+    pwg_8x2(g, m0, mt, n0, k0, k1);
+    pwg_1x2(g, mt, m1, n0, k0, k1);
+  } else {
+    pwg_8x1(g, m0, mt, n0, k0);
+    pwg_1x1(g, mt, m1, n0, k0);
+  }
+}
+
 int hr__k_dwconv_ok(void) { return hr__cpu_avx512f(); }
 void hr__k_dwconv_band(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OH, int OW, int K, int s, int dl,
                        int pt, int pl, float lo, float hi, const hr__dw_epi *e, int gb, int grp, int band) {
@@ -482,6 +558,8 @@ int hr__k_fgf_alpha_row_nv12(const hr_frame *f, int y, int W, const float *ha0, 
 int hr__k_hswish_ok(void) { return 0; }
 void hr__k_hswish(float *y, int64_t n) { (void)y; (void)n; }
 void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g) { (void)m; (void)x; (void)y; (void)n0; (void)g; }
+int hr__k_pwg_ok(void) { return 0; }
+void hr__k_pwg_block(const hr__pwg *g, int64_t m0, int64_t m1, int n0) { (void)g; (void)m0; (void)m1; (void)n0; }
 int hr__k_dwconv_ok(void) { return 0; }
 void hr__k_dwconv_band(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OH, int OW, int K, int s, int dl,
                        int pt, int pl, float lo, float hi, const hr__dw_epi *e, int gb, int grp, int band) {

@@ -10,6 +10,13 @@
  * fewer at the end). */
 typedef struct hr__matvec { const float *w, *b; int K, N; float lo, hi; } hr__matvec;
 void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g);
+/* A pointwise (1x1, stride 1) convolution as a matrix product over the pixels (exec.c, K_PWG): y
+ * (M x N) = x (M x K) w (K x N, the graph's 1x1 HWIO, read in place) + b (N or NULL), clamped to
+ * [lo, hi], then the HardSwish where hs. hr__k_pwg_block makes rows [m0, m1) of outputs [n0, n0 + 32)
+ * (fewer at the end); hr__k_pwg_ok: the CPU runs it (AVX-512). */
+typedef struct hr__pwg { const float *x, *w, *b; float *y; int64_t M; int K, N, hs; float lo, hi; } hr__pwg;
+int hr__k_pwg_ok(void);
+void hr__k_pwg_block(const hr__pwg *g, int64_t m0, int64_t m1, int n0);
 /* The guided-filter tail's alpha for row y of an NV12 frame (fgf_alpha_row with the guidance's
  * planar R, G, B rows made in registers): columns [0, return value), a multiple of 16. stream: the
  * row may go past the caches (non-temporal stores when 64-byte aligned), as a whole matte should. */
