@@ -2,6 +2,8 @@
  * against XNNPACK's 1x1 convolution on RVM's shapes, one thread (issue 15: the 1x1 convolutions were
  * ~30% of the CPU frame). For each shape (pixels M, input channels K, outputs N) the same random
  * weights (HWIO, read in place by ours) and input go through both, alternating, REPS times; with
+ * ROWS=1 ours in its other order (hr__k_pwg_rows: 8 pixels across all the outputs; exec.c takes it
+ * for weights under 64K floats), else blocks of 32 outputs over the pixels (hr__k_pwg_block). With
  * COLD=1 a 64 MB buffer is written before each run (the weights and input out of the caches, as in a
  * frame where the ops before evicted them). Prints each one's median, the ratio, and whether the
  * outputs are the same bits (they must be: the GEMM's order of sums).
@@ -14,6 +16,8 @@
  * 768x672->160), 0.70 / 0.57 (1.22x, 768x112->672), 0.92 / 0.59 (1.55x, 49152x16->64), 0.30 / 0.27
  * (1.10x, 12288x24->72); COLD=1 1.21-1.56x. Same bits in every shape. A first version called per tile
  * of 8 rows and stored through masks with every lane on: 1.12-1.18x (1.67x on 49152x16->64).
+ * The same day on an H100 machine's host (Xeon, AVX-512, AMX; noisy), blocks: 1.05 / 1.15 / 1.08 /
+ * 1.15 / 0.84 / 0.77x; ROWS=1: 1.07 / 1.24 / 1.22 / 1.19 / 1.09 / 1.11x.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -38,6 +42,7 @@ static int cmpd(const void *a, const void *b) {
 }
 static char junk[64 << 20];
 
+static int rows;   /* ROWS=1: hr__k_pwg_rows (8 rows across all the outputs) instead of blocks of 32 outputs over the rows */
 static void one(int M, int K, int N, int cold) {
   /* 64-byte aligned, as the engine's arena and the model's weights are */
 #define AL(n) aligned_alloc(64, ((size_t)(n) * 4 + 63) & ~(size_t)63)
@@ -65,7 +70,8 @@ static void one(int M, int K, int N, int cold) {
     tx[r] = now() - t0;
     if (cold) memset(junk, r + 1, sizeof junk);
     t0 = now();
-    for (int n0 = 0; n0 < N; n0 += 32) hr__k_pwg_block(&g, 0, M, n0);
+    if (rows) hr__k_pwg_rows(&g, 0, M);
+    else for (int n0 = 0; n0 < N; n0 += 32) hr__k_pwg_block(&g, 0, M, n0);
     tm[r] = now() - t0;
   }
   qsort(tx, REPS, sizeof *tx, cmpd);
@@ -80,6 +86,7 @@ int main(int argc, char **argv) {
   if (!hr__k_pwg_ok()) { printf("pwg_probe: this CPU has no AVX-512 (the kernel's only variant)\n"); return 0; }
   if (xnn_initialize(NULL) != xnn_status_success) { fprintf(stderr, "XNNPACK: cannot initialise\n"); return 1; }
   const int cold = getenv("COLD") && atoi(getenv("COLD"));
+  rows = getenv("ROWS") && atoi(getenv("ROWS"));
   if (argc > 1) {
     for (int i = 1; i + 2 < argc; i += 3) one(atoi(argv[i]), atoi(argv[i + 1]), atoi(argv[i + 2]), cold);
     return 0;

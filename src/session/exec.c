@@ -1223,6 +1223,12 @@ static void use_pwg(hr_session *s, hr__exec *ex, int i) {
   const hr__plan *p = s->plan;
   kern *k = &ex->k[i];
   if (k->kind != K_XNN || k->mv_on || k->reads_src || k->rc || k->pw || !hr__k_pwg_ok()) return;
+  /* 1 or 2 threads only: on an H100 host's Xeon (16 cores, noisy), 1920x1440 r0.25, HR_PWG=0
+   * against on, 3 rounds: the 1x1 class 29.8 / 32.7 / 29.3 -> 23.2 / 22.0 / 22.7 ms on 1 thread,
+   * 18.5 / 19.3 / 15.1 -> 15.1 / 21.1 / 17.7 on 2, but 4.6 / 5.4 / 4.1 -> 5.1 / 7.1 / 4.5 on 8 and
+   * on 16 1.47 -> 1.80 (4 rounds, a quiet host, blocks of outputs) or within the noise (pixel runs);
+   * XNNPACK's split is kept from 3 threads on */
+  if (s->pool && pthreadpool_get_threads_count(s->pool) > 2) return;
   const xdesc *d = &k->xd;
   if (d->xk != X_CONV || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) || d->groups != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
       d->sw != 1 || d->pt || d->pb || d->pl || d->pr || d->dh != 1 || d->dw != 1 || d->n != 1 || !d->w || d->gic > 65536 || d->goc > 65536)
@@ -1251,15 +1257,31 @@ static void pwg_task(void *ctx, size_t nb, size_t mc) {
   const int64_t m0 = j->tiles * (int64_t)mc / (int64_t)j->chunks * 8, m1 = j->tiles * (int64_t)(mc + 1) / (int64_t)j->chunks * 8;
   hr__k_pwg_block(j->g, m0, m1 < j->g->M ? m1 : j->g->M, (int)nb * 32);
 }
-/* Blocks of 32 outputs (a block's weight rows stay in cache across the pixels), each block's
- * pixels in as few runs of 8 as give the pool 4 tasks a thread */
+static void pwg_rows_task(void *ctx, size_t mc) {
+  const pwg_job *j = ctx;
+  const int64_t m0 = j->tiles * (int64_t)mc / (int64_t)j->chunks * 8, m1 = j->tiles * (int64_t)(mc + 1) / (int64_t)j->chunks * 8;
+  hr__k_pwg_rows(j->g, m0, m1 < j->g->M ? m1 : j->g->M);
+}
+/* Two orders. Blocks of 32 outputs over the pixels (a block's weight rows stay in L1 across the
+ * pixels) where the weights are large (160 x 960: 614 KB, over a Zen 5's 1 MB L2 with the input);
+ * else 8 pixels at a time across all the outputs (each pixel's outputs written together, the
+ * weights read again from L2 for each 8): 49152 x 16 -> 64 and 12288 x 24 -> 72 were 0.84x and
+ * 0.77x XNNPACK's on an H100 host's Xeon in blocks, 1.09x and 1.11x this way (bench/pwg_probe.c,
+ * ROWS=1). On 2 threads 4 tasks a thread (blocks x runs of pixels, or runs of 8-pixel tiles). */
 static void run_pwg(pthreadpool_t pool, const hr__pwg *g) {
   const size_t nb = (size_t)(g->N + 31) / 32, T = pool ? pthreadpool_get_threads_count(pool) : 1;
   const int64_t tiles = (g->M + 7) / 8;
-  size_t chunks = T > 1 ? (4 * T + nb - 1) / nb : 1;
-  if ((int64_t)chunks > tiles) chunks = (size_t)tiles;
-  pwg_job j = {g, tiles, chunks};
-  pthreadpool_parallelize_2d(pool, pwg_task, &j, nb, chunks, 0);
+  if ((int64_t)g->K * g->N >= 65536) {
+    size_t chunks = T > 1 ? (4 * T + nb - 1) / nb : 1;
+    if ((int64_t)chunks > tiles) chunks = (size_t)tiles;
+    pwg_job j = {g, tiles, chunks};
+    pthreadpool_parallelize_2d(pool, pwg_task, &j, nb, chunks, 0);
+  } else {
+    size_t chunks = T > 1 ? 4 * T : 1;
+    if ((int64_t)chunks > tiles) chunks = (size_t)tiles;
+    pwg_job j = {g, tiles, chunks};
+    pthreadpool_parallelize_1d(pool, pwg_rows_task, &j, chunks, 0);
+  }
 }
 
 /* The bands to cut a convolution into for its HardSwish (0: leave it to XNNPACK's own split, the

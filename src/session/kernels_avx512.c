@@ -495,6 +495,23 @@ HR__AVX512 static void pwg_1x2(const hr__pwg *g, int64_t m, int64_t m1, int n0, 
 HR__AVX512 static void pwg_8x1(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0) { pwg_rows(g, m, m1, 8, n0, 1, 0, k0, 0); }
 HR__AVX512 static void pwg_1x1(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0) { pwg_rows(g, m, m1, 1, n0, 1, 0, k0, 0); }
 int hr__k_pwg_ok(void) { return hr__cpu_avx512f(); }
+HR__AVX512 static void pwg_rows_all(const hr__pwg *g, int64_t m0, int64_t m1) {
+  const int N = g->N, nf = N / 32 * 32, rem = N - nf;
+  const __mmask16 k0 = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
+  const __mmask16 k1 = rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1) : 0;
+  const int64_t mt = m0 + (m1 - m0) / HR__PWG_MR * HR__PWG_MR;
+  for (int64_t m = m0; m < mt; m += HR__PWG_MR) {
+    for (int n0 = 0; n0 < nf; n0 += 32) pwg_rows(g, m, m + HR__PWG_MR, 8, n0, 2, 1, 0xffff, 0xffff);
+    if (rem > 16) pwg_rows(g, m, m + HR__PWG_MR, 8, nf, 2, 0, k0, k1);
+    else if (rem) pwg_rows(g, m, m + HR__PWG_MR, 8, nf, 1, 0, k0, 0);
+  }
+  for (int64_t m = mt; m < m1; m++) {
+    for (int n0 = 0; n0 < nf; n0 += 32) pwg_rows(g, m, m + 1, 1, n0, 2, 0, 0xffff, 0xffff);
+    if (rem > 16) pwg_rows(g, m, m + 1, 1, nf, 2, 0, k0, k1);
+    else if (rem) pwg_rows(g, m, m + 1, 1, nf, 1, 0, k0, 0);
+  }
+}
+void hr__k_pwg_rows(const hr__pwg *g, int64_t m0, int64_t m1) { pwg_rows_all(g, m0, m1); }
 void hr__k_pwg_block(const hr__pwg *g, int64_t m0, int64_t m1, int n0) {
   const int rem = g->N - n0;
   const __mmask16 k0 = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
@@ -560,6 +577,7 @@ void hr__k_hswish(float *y, int64_t n) { (void)y; (void)n; }
 void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, int g) { (void)m; (void)x; (void)y; (void)n0; (void)g; }
 int hr__k_pwg_ok(void) { return 0; }
 void hr__k_pwg_block(const hr__pwg *g, int64_t m0, int64_t m1, int n0) { (void)g; (void)m0; (void)m1; (void)n0; }
+void hr__k_pwg_rows(const hr__pwg *g, int64_t m0, int64_t m1) { (void)g; (void)m0; (void)m1; }
 int hr__k_dwconv_ok(void) { return 0; }
 void hr__k_dwconv_band(const float *x, const float *w, const float *b, float *o, int H, int W, int C, int OH, int OW, int K, int s, int dl,
                        int pt, int pl, float lo, float hi, const hr__dw_epi *e, int gb, int grp, int band) {

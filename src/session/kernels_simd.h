@@ -17,6 +17,9 @@ void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, i
 typedef struct hr__pwg { const float *x, *w, *b; float *y; int64_t M; int K, N, hs; float lo, hi; } hr__pwg;
 int hr__k_pwg_ok(void);
 void hr__k_pwg_block(const hr__pwg *g, int64_t m0, int64_t m1, int n0);
+/* Rows [m0, m1) of all the outputs, 8 rows at a time across every block of 32 (each row's outputs
+ * written together; the weights read for every 8 rows: for small K x N, or tasks of rows) */
+void hr__k_pwg_rows(const hr__pwg *g, int64_t m0, int64_t m1);
 /* The guided-filter tail's alpha for row y of an NV12 frame (fgf_alpha_row with the guidance's
  * planar R, G, B rows made in registers): columns [0, return value), a multiple of 16. stream: the
  * row may go past the caches (non-temporal stores when 64-byte aligned), as a whole matte should. */
