@@ -445,10 +445,6 @@ void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, i
  * weights from L2 for every 7 rows; this one 2 vectors and 8 broadcasts for 16 (bench/pwg_probe.c:
  * 1.10-1.55x on RVM's shapes on the 2-vCPU AVX-512 VM, one thread, the same bits). */
 #define HR__PWG_MR 8
-HR__AVX512 static inline __attribute__((always_inline)) __m512 pwg_out(const hr__pwg *g, __m512 a) {
-  a = _mm512_min_ps(_mm512_max_ps(a, _mm512_set1_ps(g->lo)), _mm512_set1_ps(g->hi));
-  return g->hs ? hswish_v(a) : a;
-}
 /* Rows [m, m1) in tiles of R (m1 - m a multiple of R) of NV blocks of 16 outputs from n0. full:
  * every lane of the blocks on (plain loads and stores: masked ones with every lane on ran the
  * 49152 x 16 -> 64 shape at ~0.6x, the stores the most). The tile loop inside: a call per tile of 8
