@@ -41,6 +41,7 @@ static int cmpd(const void *a, const void *b) {
   return d < 0 ? -1 : d > 0;
 }
 static char junk[64 << 20];
+static float urand(void) { return (float)((double)rand() / RAND_MAX); }   /* [0, 1] */
 
 static int rows;   /* ROWS=1: hr__k_pwg_rows (8 rows across all the outputs) instead of blocks of 32 outputs over the rows */
 static void one(int M, int K, int N, int cold) {
@@ -49,9 +50,9 @@ static void one(int M, int K, int N, int cold) {
   float *x = AL((size_t)M * K), *w = AL((size_t)K * N), *wx = AL((size_t)K * N), *b = AL(N), *y = AL((size_t)M * N), *yx = AL((size_t)M * N);
   if (!x || !w || !wx || !b || !y || !yx) { fprintf(stderr, "out of memory\n"); exit(1); }
   srand(1);
-  for (size_t i = 0; i < (size_t)M * K; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
-  for (size_t i = 0; i < (size_t)K * N; i++) w[i] = ((float)rand() / RAND_MAX - 0.5f) * 0.1f;
-  for (int i = 0; i < N; i++) b[i] = (float)rand() / RAND_MAX - 0.5f;
+  for (size_t i = 0; i < (size_t)M * K; i++) x[i] = urand() - 0.5f;
+  for (size_t i = 0; i < (size_t)K * N; i++) w[i] = (urand() - 0.5f) * 0.1f;
+  for (int i = 0; i < N; i++) b[i] = urand() - 0.5f;
   for (int n = 0; n < N; n++)
     for (int k = 0; k < K; k++) wx[(size_t)n * K + k] = w[(size_t)k * N + n];   /* XNNPACK's OHWI */
   xnn_operator_t op = NULL;
