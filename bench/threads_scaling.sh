@@ -29,7 +29,7 @@
 # against on, 3 rounds alternating, 16 threads 12.83/14.89/14.13 -> 12.64/13.96/13.77 ms. At b0d836b
 # (our pointwise matrix product at every thread count), a fast host: 50.31 -> 6.46 ms, 7.79x, but at
 # 16 threads the 1x1 class 1.47 -> 1.80 ms against HR_PWG=0 (4 of 4 rounds), so 0265e4d keeps it to
-# 1-2 threads; at 0265e4d's engine on a noisy host (one thread 76.7-116.0 ms), before that rule: 6.84x.
+# 1-2 threads; with its two orders but before that rule, on a noisy host (one thread 76.7-116.0 ms): 6.84x.
 # 2026-12-07 (session 36), H100 machines' hosts in a noisy state, after the means over the pixels in
 # runs (exec.c K_GAP; HR_GAP_RUNS=0: one run) and the pointwise HardSwish bands dropped from 8 threads
 # (hs_bands; HR_HS_PW_BANDS=1 keeps them): `--threads "1 16" --rounds 5 --frames 12`: 1: 75.84 ms
