@@ -30,6 +30,9 @@
 # (our pointwise matrix product at every thread count), a fast host: 50.31 -> 6.46 ms, 7.79x, but at
 # 16 threads the 1x1 class 1.47 -> 1.80 ms against HR_PWG=0 (4 of 4 rounds), so 0265e4d keeps it to
 # 1-2 threads; with its two orders but before that rule, on a noisy host (one thread 76.7-116.0 ms): 6.84x.
+# At 0265e4d (16 threads unchanged from d823165's engine) on a host in its slow one-core state (load
+# 6.8 at the end): 120.68 ms [103.59-125.3] -> 12.94 [11.98-14.15], 9.33x: the slow single core, not
+# a faster 16 (the fast host's 6.46 ms above is 7.79x).
 # 2026-12-07 (session 36), H100 machines' hosts in a noisy state, after the means over the pixels in
 # runs (exec.c K_GAP; HR_GAP_RUNS=0: one run) and the pointwise HardSwish bands dropped from 8 threads
 # (hs_bands; HR_HS_PW_BANDS=1 keeps them): `--threads "1 16" --rounds 5 --frames 12`: 1: 75.84 ms
