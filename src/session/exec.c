@@ -754,6 +754,13 @@ static int fuse_wino_epi(hr_session *s, hr__exec *ex, int i) {
   return 0;
 }
 
+/* An XNNPACK convolution that is a matrix product over the pixels: 1x1, stride 1, no padding, one
+ * group, one image (fuse_conv_pw, fuse_wino_pw and use_pwg take such ones) */
+static int xd_pointwise(const xdesc *d) {
+  return d->xk == X_CONV && d->n == 1 && d->kh == 1 && d->kw == 1 && d->sh == 1 && d->sw == 1 && !d->pt && !d->pb && !d->pl && !d->pr &&
+         d->groups == 1;
+}
+
 /* A pointwise convolution with few outputs after a Winograd convolution (K_XNN 1x1 at i + 1, its
  * only reader), done in the Winograd's epilogue on each block's outputs while they are in cache:
  * RVM's last 16 -> 4 convolution (conv2d_62) at the processing size, which XNNPACK ran at ~21
@@ -765,8 +772,7 @@ static int fuse_wino_pw(hr_session *s, hr__exec *ex, int i) {
   if (w->kind != K_WINO || w->wepi.row || w->wcp || k1->kind != K_XNN || k1->mv_on || k1->reads_src || k1->n_band || k1->pw || !k1->op)
     return 0;
   const xdesc *d = &k1->xd;
-  if (d->xk != X_CONV || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) || d->groups != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
-      d->sw != 1 || d->pt || d->pb || d->pl || d->pr || d->n != 1 || !d->w || d->gic != (size_t)w->wn.K || d->goc % 4 || d->goc > 16)
+  if (!xd_pointwise(d) || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) || !d->w || d->gic != (size_t)w->wn.K || d->goc % 4 || d->goc > 16)
     return 0;
   const hr__rop *r = &p->rops[i], *r1 = &p->rops[i + 1];
   const int out = p->vals[r->out[0]].root;
@@ -1230,37 +1236,43 @@ static void use_pwg(hr_session *s, hr__exec *ex, int i) {
    * XNNPACK's split is kept from 3 threads on */
   if (s->pool && pthreadpool_get_threads_count(s->pool) > 2) return;
   const xdesc *d = &k->xd;
-  if (d->xk != X_CONV || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) || d->groups != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
-      d->sw != 1 || d->pt || d->pb || d->pl || d->pr || d->dh != 1 || d->dw != 1 || d->n != 1 || !d->w || d->gic > 65536 || d->goc > 65536)
+  if (!xd_pointwise(d) || (d->flags & XNN_FLAG_DEPTHWISE_CONVOLUTION) || d->dh != 1 || d->dw != 1 || !d->w || d->gic > 65536 ||
+      d->goc > 65536)
     return;
   const hr__rop *r = &p->rops[i];
   const int64_t px = (int64_t)d->ih * (int64_t)d->iw;
   if (px < 2 || !dense_float(s, r->in[0], px * (int64_t)d->gic) || !dense_float(s, r->out[0], px * (int64_t)d->goc)) return;
-  int out = r->out[0], hs = 0;
+  int out = r->out[0], hs = 0, fuse_next = 0;   /* fuse_next: the HardSwish op after it becomes K_FUSED */
   if (k->hs_on) {
     out = k->hs_out; hs = 1;
   } else if (i + 1 < ex->n && ex->k[i + 1].kind == K_XNN && conv_hswish(s, i)) {
     const hr__rop *rh = &p->rops[i + 1];
     hr__split_info si;
     const int split = hr__split_plan_query(p, &si) && (si.src_end == i + 1 || si.tail == i + 1);
-    if (!split && dense_float(s, rh->out[0], px * (int64_t)d->goc)) { out = rh->out[0]; hs = 1; }
+    if (!split && dense_float(s, rh->out[0], px * (int64_t)d->goc)) { out = rh->out[0]; hs = fuse_next = 1; }
   }
   if (!apart(s, out, r->in[0])) return;   /* other tiles still read the input */
-  if (hs && out != k->hs_out) ex->k[i + 1].kind = K_FUSED;
+  if (fuse_next) ex->k[i + 1].kind = K_FUSED;
   k->pg = (hr__pwg){NULL, d->w, d->b, NULL, px, (int)d->gic, (int)d->goc, hs, d->lo, d->hi};
   k->pg_out = out;
   k->kind = K_PWG;
 }
 typedef struct pwg_job { const hr__pwg *g; int64_t tiles; size_t chunks; } pwg_job;
+/* chunk mc's pixels [*m0, *m1): whole 8-pixel tiles, the last chunk to the end */
+static void pwg_range(const pwg_job *j, size_t mc, int64_t *m0, int64_t *m1) {
+  *m0 = j->tiles * (int64_t)mc / (int64_t)j->chunks * 8;
+  const int64_t e = j->tiles * (int64_t)(mc + 1) / (int64_t)j->chunks * 8;
+  *m1 = e < j->g->M ? e : j->g->M;
+}
 static void pwg_task(void *ctx, size_t nb, size_t mc) {
-  const pwg_job *j = ctx;
-  const int64_t m0 = j->tiles * (int64_t)mc / (int64_t)j->chunks * 8, m1 = j->tiles * (int64_t)(mc + 1) / (int64_t)j->chunks * 8;
-  hr__k_pwg_block(j->g, m0, m1 < j->g->M ? m1 : j->g->M, (int)nb * 32);
+  int64_t m0, m1;
+  pwg_range(ctx, mc, &m0, &m1);
+  hr__k_pwg_block(((const pwg_job *)ctx)->g, m0, m1, (int)nb * 32);
 }
 static void pwg_rows_task(void *ctx, size_t mc) {
-  const pwg_job *j = ctx;
-  const int64_t m0 = j->tiles * (int64_t)mc / (int64_t)j->chunks * 8, m1 = j->tiles * (int64_t)(mc + 1) / (int64_t)j->chunks * 8;
-  hr__k_pwg_rows(j->g, m0, m1 < j->g->M ? m1 : j->g->M);
+  int64_t m0, m1;
+  pwg_range(ctx, mc, &m0, &m1);
+  hr__k_pwg_rows(((const pwg_job *)ctx)->g, m0, m1);
 }
 /* Two orders. Blocks of 32 outputs over the pixels (a block's weight rows stay in L1 across the
  * pixels) where the weights are large (160 x 960: 614 KB, over a Zen 5's 1 MB L2 with the input);
@@ -1343,8 +1355,7 @@ static void fuse_conv_pw(hr_session *s, hr__exec *ex, int i) {
   if (a->kind != K_XNN || !a->n_band || a->hs_on || a->pw || a->reads_src || a->xd.xk != X_CONV || a->xd.n != 1) return;
   if (b->kind != K_XNN || b->n_band || b->mv_on || b->reads_src || !b->op || !b->share) return;
   const xdesc *d = &b->xd;
-  if (d->xk != X_CONV || d->n != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 || d->sw != 1 || d->pt || d->pb || d->pl || d->pr || d->groups != 1)
-    return;
+  if (!xd_pointwise(d)) return;
   const hr__tensor *ao = &p->vals[ra->out[0]].t, *bo = &p->vals[rb->out[0]].t;
   const int64_t n = hr__numel(ao), px = ao->dims[1] * ao->dims[2];
   if (ao->rank != 4 || bo->rank != 4 || p->vals[rb->in[0]].root != p->vals[ra->out[0]].root || !dense_float(s, rb->in[0], n) ||
