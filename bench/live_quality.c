@@ -226,8 +226,9 @@ int main(int argc, char **argv) {
     if (cst) { fprintf(stderr, "live_quality: %s: %s\n", mode, err); return 1; }
     memset(got, 0, sizeof(int) * (size_t)n);
     int last = -1, delivered = 0, last_change = 0, first = -1;
-    double age_sum = 0, last_net = -1;
+    double age_sum = 0, last_net = -1, lag_off = 0, lag_band = 0;
     int64_t age_max = 0;
+    int nlag = 0;
     int nnet = 0, net1 = 0;
     hr_stream_result r;
     /* one push before the clock starts: the first network run is not a live frame's business */
@@ -239,7 +240,7 @@ int main(int argc, char **argv) {
       int idx = (int)(t * fps);
       if (idx >= n) {
         if (++pass == 2) break;
-        t0 += n / fps; last = -1; delivered = 0; last_change = 0; age_sum = 0; age_max = 0; nnet = net1 = 0;   /* the measured pass */
+        t0 += n / fps; last = -1; delivered = 0; last_change = 0; age_sum = 0; age_max = 0; nnet = net1 = 0; lag_off = lag_band = 0; nlag = 0;   /* the measured pass */
         cpu0 = proc_cpu_s();
         continue;
       }
@@ -269,6 +270,10 @@ int main(int argc, char **argv) {
         if (delivered && rung[delivered] != rung[delivered - 1]) last_change = delivered;
         if (p.tail_every_frame) {
           age_sum += (double)r.record.coef_age; if (r.record.coef_age > age_max) age_max = r.record.coef_age;
+          if (!isnan(r.record.lag_off)) {
+            lag_off += r.record.lag_off; lag_band += r.record.lag_band; nlag++;
+            if (getenv("LQ_LAG") && pass) fprintf(stderr, "lag %d %.4f %.4f\n", idx, r.record.lag_off, r.record.lag_band);
+          }
           if (r.record.net_ms > 0 && r.record.net_ms != last_net) { netms[nnet++] = last_net = r.record.net_ms; net1 += r.record.threads == 1; }   /* each run once */
         }
         delivered++;
@@ -304,6 +309,9 @@ int main(int argc, char **argv) {
     if (p.tail_every_frame) printf(", network runs %lld, coefficients %.1f frames old on average (max %lld), a run p50 %.1f p90 %.1f ms (%d in the pass, %d on one thread)",
                                    (long long)ss.net_runs, age_sum / (delivered ? delivered : 1), (long long)age_max, quant(netms, nnet, 0.5),
                                    quant(netms, nnet, 0.9), nnet, net1);
+    if (p.tail_every_frame && nlag)
+      printf(", the lag meter (the stream's own, over the pass's %d measures): off %.2f%% of the grid, soft band %.2f%%", nlag,
+             100 * lag_off / nlag, 100 * lag_band / nlag);
     if (p.tail_every_frame && getenv("LQ_RUNS")) {   /* every run's own time, in order (a developer's look) */
       printf("\nruns:");
       for (int k = 0; k < nnet; k++) printf(" %.1f", netms[k]);

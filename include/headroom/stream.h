@@ -85,7 +85,10 @@ typedef struct hr_stream_params {
    * network run). A push then costs the tail, not the network; the matte follows the frame's
    * edges at once and the person's motion with the network's lag (record.coef_age frames).
    * With adapt, the controller keeps the network's run time within net_budget_ms instead of the
-   * frame's time within budget_ms. When the last run took less than 0.9 x budget_ms minus the
+   * frame's time within budget_ms, and steps down a rung where the lag's error, measured on each
+   * run (record.lag_off against lag_band: the matte shown on the run's frame against the run's
+   * own), moves the matte's edges by more than their own soft width (HR_TAIL_LAG_TAU=0: the
+   * run-time bound alone). When the last run took less than 0.9 x budget_ms minus the
    * push's own work, the push waits for its own frame's run (coef_age 0). session.threads then
    * counts the caller's thread too (it runs the tail): the network gets one fewer, at least one
    * (0: hr_cpu_count() - 1), so that the network's threads and the tail never share a CPU.

@@ -51,6 +51,13 @@ extern "C" {
  *   coef_warped        bool|null    tail-every-frame mode: that run's coefficients were moved along the
  *                                   motion to this frame (false: this frame's own, or the warp is off
  *                                   (HR_TAIL_WARP=0) or cannot run on this frame's format)
+ *   lag_off            number|null  tail-every-frame mode, on a frame whose matte used a network run
+ *                                   that had just finished: on that run's coefficient grid, the share
+ *                                   of pixels whose alpha, as shown on the run's own frame (older
+ *                                   coefficients, warped), was off by > 0.1 from what the run gives
+ *                                   there: the lag's error, measured (the controller's input)
+ *   lag_band           number|null  with lag_off: the share of the grid in that run's matte's soft
+ *                                   band (0.1 < alpha < 0.9): the edges the lag moves
  *   threads            int|null     CPU threads the model ran on (tail-every-frame mode: that
  *                                   network run's); 1 where the session fell back from its pool
  *                                   to the calling thread (hr_session_params.threads_fixed)
@@ -88,6 +95,7 @@ typedef struct hr_telemetry_record {
   double device_ms;              /* NaN = null */
   int64_t threads;               /* CPU threads the model ran on (hr_outputs.threads); HR_TELEMETRY_NONE = null */
   int coef_warped;               /* -1 = null, else 0 or 1 */
+  double lag_off, lag_band;      /* shares in [0, 1]; NaN = null */
 } hr_telemetry_record;
 
 /* Every nullable field null, the rest 0/false. */

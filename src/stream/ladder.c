@@ -124,7 +124,51 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
   }
 }
 
+/* The lag meter's rule (issue 15, lever 2: the network's rate against the processing size, by
+ * measured quality). On tail-every-frame the matte's error against a larger rung's has two parts:
+ * the rung's resolution, which cannot be measured while running (it would take the larger rung's
+ * run), and the lag, which can: each run's matte on its own frame against the one shown there
+ * (hr__tail_out.lag_off). Normalised by the matte's soft band (lag_band: the edges, which are what
+ * the lag moves and what the resolution blurs), it says by how much of the edges' own width the
+ * lag moved them. Where that is over tau the lag costs more than a rung's resolution: one rung
+ * down (a faster run, a younger matte). Where the rung above is predicted under it, the cap lifts
+ * by one (the time rule then decides whether the rung fits). Prediction: the normalised error grows
+ * with the run's time to the power LAG_EXP (measured on 2 vCPUs, 1920x1440 NV12 @60, rungs 0.267
+ * -> 0.133 at coefficients 5.5 -> 1.1 frames old: bedroom 1.50 / 1.37 / 1.18 / 0.91, vtest 0-199
+ * 0.99 / 0.87 / 0.67 (-): about age^0.3). The rule never steps below a rung whose runs fit the
+ * frame (0.8 x its budget): there the push waits for its own run and the lag is gone. */
+#define LAG_EXP 0.3
+/* hysteresis: down over LAG_DOWN x tau, up where the rung above is predicted under LAG_UP x tau (a
+ * change costs the matte ~10 frames of age while the new plan is built: vtest's 0.97 at 0.267 on
+ * tau alone went 0.267 -> 0.213 -> 0.267 -> 0.213 in 200 frames, 1.45% off against 1.08) */
+#define LAG_DOWN 1.1
+#define LAG_UP 0.95
+#define LAG_MIN_RUNS 12   /* runs measured on a rung before the rule moves (~0.3-1 s) */
+void hr__ladder_lag(hr__ladder *l, double e, double run_ms, double frame_ms, double tau) {
+  if (!(tau > 0)) return;
+  if (!(e >= 0)) {   /* no edges to measure on: the lag costs nothing there, the cap lifts slowly */
+    if (++l->lag_miss >= 2 * LAG_MIN_RUNS && l->cur > 0 && l->lag_rung >= l->cur) { l->lag_rung = l->cur - 1; l->lag_miss = 0; }
+    return;
+  }
+  l->lag_miss = 0;
+  l->lag_n++;
+  l->lag_mean += (e - l->lag_mean) / (l->lag_n < 16 ? l->lag_n : 16);   /* the mean, then a running one over ~16 runs */
+  if (l->lag_n < LAG_MIN_RUNS) return;
+  const int cur = l->cur;
+  if (l->lag_mean > LAG_DOWN * tau && cur + 1 < l->n && run_ms > 0.8 * frame_ms) {
+    if (l->lag_rung < cur + 1) l->lag_rung = cur + 1;
+    return;
+  }
+  if (cur > 0 && l->lag_rung >= cur && l->lag_n >= 2 * LAG_MIN_RUNS) {
+    /* the rung above's run time: measured over its last stay, else the pixels' growth */
+    double up = (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]);
+    if (l->med[cur - 1] > 0 && run_ms > 0) up = l->med[cur - 1] / run_ms > 1 ? l->med[cur - 1] / run_ms : 1;
+    if (l->lag_mean * pow(up, LAG_EXP) <= LAG_UP * tau) { l->lag_rung = cur - 1; l->lag_n = 0; }
+  }
+}
+
 void hr__ladder_changed(hr__ladder *l) {
+  l->lag_n = 0; l->lag_mean = 0;
   /* the rung left: its median over the stay (the ring's last 64 frames) */
   const int n = l->n_recent < 64 ? l->n_recent : 64, k = l->ring_rung;
   if (n >= 12 && k >= 0 && k < l->n) { l->med[k] = ring_q(l, l->recent, n, 0.5); l->med_at[k] = l->frames; }

@@ -10,6 +10,11 @@ typedef struct hr__ladder {
   int64_t build[HR_STREAM_MAX_RUNGS];  /* held beside the running plan while a change to the rung is built
                                           (its kernels and state: hr_session_replan's transient) */
   int budget_rung, gov_rung, cur;      /* the controller's wish, the governor's cap, the rung in use */
+  /* tail-every-frame: the lag's error, measured (hr__ladder_lag): the rung the matte's quality asks
+   * for at most (0: no cap), the normalised lag error's running mean on the rung in use, its count */
+  int lag_rung;
+  double lag_mean;
+  int lag_n, lag_miss;                 /* and runs in a row without a measure (no edges) */
   double recent[64];                   /* frame processing times since the last change (ring) */
   double once[64];                     /* the same, each run of frames over the budget counted once: a
                                           frame over it right after one over it is kept as the budget */
@@ -32,8 +37,17 @@ int hr__ladder_build(hr__ladder *l, hr_model *m, const hr_session_params *base, 
                      size_t err_len);
 /* One frame's processing time (ms) against the budget: may move budget_rung. */
 void hr__ladder_observe(hr__ladder *l, double ms, double budget);
-/* The rung the ladder should run on: the controller's wish or the governor's cap, the lower one. */
-static inline int hr__ladder_want(const hr__ladder *l) { return l->gov_rung > l->budget_rung ? l->gov_rung : l->budget_rung; }
+/* Tail-every-frame: one network run's lag meter (hr__tail_out.lag_off / lag_band: the edges' share
+ * that the lag moved off, normalised by the soft band's; < 0: the run had no edges to measure on),
+ * that run's time and the frame budget (ms), against tau (the normalised error at which the lag
+ * costs about what one rung's resolution does): may move lag_rung one rung. */
+void hr__ladder_lag(hr__ladder *l, double norm_err, double run_ms, double frame_ms, double tau);
+/* The rung the ladder should run on: the lowest of the controller's wish, the governor's cap and
+ * the lag meter's. */
+static inline int hr__ladder_want(const hr__ladder *l) {
+  const int a = l->gov_rung > l->budget_rung ? l->gov_rung : l->budget_rung;
+  return l->lag_rung > a ? l->lag_rung : a;
+}
 /* The rung in use changed: the controller starts its window over. */
 void hr__ladder_changed(hr__ladder *l);
 #endif

@@ -49,6 +49,7 @@ struct hr_stream {
   hr__tailrun tail;            /* tail_every_frame: the network's worker and the tail (tail.h) */
   int tail_on;
   int tail_wait;               /* wait for a frame's own run when it fits the budget (HR_TAIL_WAIT=0: never) */
+  double lag_tau;              /* the lag meter's rule (hr__ladder_lag): its tau; 0: off (HR_TAIL_LAG_TAU) */
   double tail_cost_ms;         /* the last push's tail (what a push spends after its wait) */
   /* tail mode: a budget replan built on the worker while pushes go on (the session is the
    * worker's until it is idle again; the next push that finds it so takes the result) */
@@ -295,6 +296,10 @@ hr_status hr_stream_create(hr_model *m, const hr_stream_params *pp, hr_stream **
     s->tail_on = 1;
     const char *w = getenv("HR_TAIL_WAIT");   /* for measurements: 0 = always the newest published */
     s->tail_wait = !w || atoi(w) != 0;
+    /* the lag meter's rule: tau 1, the lag moving the edges by their own soft width (ladder.c);
+     * HR_TAIL_LAG_TAU=X another (for measurements), 0 the run-time bound alone, as before */
+    const char *tau = getenv("HR_TAIL_LAG_TAU");
+    s->lag_tau = tau ? atof(tau) : 1.0;
     hr__tail_call(&s->tail, make_session, &job);
   } else {
     make_session(&job);
@@ -618,9 +623,15 @@ hr_status hr_stream_push(hr_stream *s, const hr_frame *f, hr_stream_result *out)
       o.threads = to.net_threads;
       rec->coef_age = n - to.coef_frame;
       rec->coef_warped = to.warped;
+      if (to.lag_off >= 0) { rec->lag_off = to.lag_off; rec->lag_band = to.lag_band; }
       /* the controller sees each network run once: its time against the network's budget */
-      if (s->p.adapt && to.new_coef)
+      if (s->p.adapt && to.new_coef) {
         hr__ladder_observe(&s->lad, to.net_ms, net_budget(&s->p));
+        /* and its lag meter, where the run's frame had been shown with older coefficients of its
+         * grid; a run whose matte has almost no edges (< 0.2% of the grid: nobody there) counts as
+         * one without a measure */
+        if (to.lag_off >= 0) hr__ladder_lag(&s->lad, to.lag_band >= 0.002 ? to.lag_off / to.lag_band : -1, to.net_ms, s->p.budget_ms, s->lag_tau);
+      }
     } else {
       st = hr_session_push(s->s, &s->cur, &o);
       if (!st && o.alpha_u8) { q8_bad = s->s->alpha8_bad; q8_sum = s->s->alpha8_bsum; }

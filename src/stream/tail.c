@@ -174,7 +174,7 @@ int64_t hr__tail_bytes(int H, int W, int h, int w, int warp, int u8) {
   const int64_t n = (int64_t)h * w;
   int64_t b = (u8 ? 0 : (int64_t)H * W * 4) + 3 * 2 * n * 4 + 2 * (int64_t)hr__fgf_bytes(H, W, TAIL_CHUNKS);   /* matte, 3 slots, 2 tables */
   const size_t mo = warp ? hr__motion_bytes(h, w, H, W) : 0;
-  if (mo) b += (int64_t)mo + 5 * n + 2 * n * 4;   /* 3 slots' luma, the job's and the current, the warped A and b */
+  if (mo) b += (int64_t)mo + 6 * n + 2 * n * 4;   /* 3 slots' luma, the job's and the current, the warped A and b, the shown matte */
   return b;
 }
 
@@ -205,14 +205,14 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
   if (t->warp && (!t->mo.mem || t->mo.h != t->si.lr_h || t->mo.w != t->si.lr_w || t->mo.H != t->si.H || t->mo.W != t->si.W)) {
     hr__motion_free(&t->mo);
     for (int k = 0; k < 3; k++) { free(t->lum[k]); t->lum[k] = NULL; t->lum_ok[k] = 0; }
-    free(t->lum_job); free(t->lum_cur); free(t->warped);
-    t->lum_job = t->lum_cur = NULL; t->warped = NULL; t->lum_job_ok = 0;
+    free(t->lum_job); free(t->lum_cur); free(t->warped); free(t->shown);
+    t->lum_job = t->lum_cur = t->shown = NULL; t->warped = NULL; t->lum_job_ok = 0; t->shown_frame = -1;
     const size_t n = (size_t)t->si.lr_h * t->si.lr_w;
     hr_status st = hr__motion_init(&t->mo, t->si.lr_h, t->si.lr_w, t->si.H, t->si.W);
     if (st == HR_OK) {
       for (int k = 0; k < 3; k++) t->lum[k] = malloc(n);
-      t->lum_job = malloc(n); t->lum_cur = malloc(n); t->warped = malloc(2 * n * sizeof(float));
-      if (!t->lum[0] || !t->lum[1] || !t->lum[2] || !t->lum_job || !t->lum_cur || !t->warped) st = HR_ENOMEM;
+      t->lum_job = malloc(n); t->lum_cur = malloc(n); t->warped = malloc(2 * n * sizeof(float)); t->shown = malloc(n);
+      if (!t->lum[0] || !t->lum[1] || !t->lum[2] || !t->lum_job || !t->lum_cur || !t->warped || !t->shown) st = HR_ENOMEM;
     }
     if (st == HR_ENOMEM) { t->ok = 0; t->pub = t->reading = -1; return st; }
     if (st) hr__motion_free(&t->mo);   /* a grid too small to estimate on: no warp */
@@ -231,6 +231,7 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
 hr_status hr__tail_start(hr__tailrun *t, int nice, char *err, size_t err_len) {
   memset(t, 0, sizeof *t);
   t->pub = t->reading = -1;
+  t->shown_frame = -1;
   t->nice = nice;
   t->warp = hr__tail_warp_on();
   const char *tp = getenv("HR_TAIL_POOL");   /* 0: the tail on the caller's thread alone (measurements) */
@@ -296,15 +297,49 @@ void hr__tail_destroy(hr__tailrun *t) {
   if (t->s && t->s->gate == &t->gate) t->s->gate = NULL;
   for (int k = 0; k < 3; k++) { free(t->coef[k]); free(t->lum[k]); }
   free(t->alpha);
-  free(t->lum_job); free(t->lum_cur); free(t->warped);
+  free(t->lum_job); free(t->lum_cur); free(t->warped); free(t->shown);
   hr__motion_free(&t->mo);
   hr__fgf_free(&t->fgf[0]);
   hr__fgf_free(&t->fgf[1]);
   memset(t, 0, sizeof *t);
 }
 
+/* The guide the tail's matte multiplies A by, (R + G + B) / 3 in [0, 1], from the motion's luma
+ * (motion.h: the Y plane for NV12 and I420, (R + 2 G + B) / 4 for packed RGB): g = lum * gs + go.
+ * Luma weighs the channels otherwise than the mean does; the lag meter compares two mattes made
+ * from one guide, so what that changes is second order. */
+static void guide_of(hr_pixfmt fmt, float *gs, float *go) {
+  if (fmt == HR_PIX_NV12_VIDEO || fmt == HR_PIX_I420_VIDEO) { *gs = 1.f / 219.f; *go = -16.f / 219.f; }
+  else { *gs = 1.f / 255.f; *go = 0.f; }
+}
+
+/* The alpha A g + b on the grid, in 8 bits as the tail's u8 matte rounds it. */
+static void grid_matte(const float *A, const float *B, const uint8_t *lum, size_t n, float gs, float go, uint8_t *out) {
+  for (size_t i = 0; i < n; i++) {
+    float a = (A[i] * ((float)lum[i] * gs + go) + B[i]) * 255.f + 0.5f;
+    a = a > 0.f ? a : 0.f;
+    out[i] = (uint8_t)(a < 255.f ? a : 255.f);
+  }
+}
+
+/* The lag meter: the new run's own matte on its frame against the one shown there (t->shown). */
+static void lag_measure(const float *A, const float *B, const uint8_t *lum, const uint8_t *shown, size_t n, float gs, float go,
+                        double *off, double *band) {
+  size_t o = 0, b = 0;
+  for (size_t i = 0; i < n; i++) {
+    float a = (A[i] * ((float)lum[i] * gs + go) + B[i]) * 255.f + 0.5f;
+    a = a > 0.f ? a : 0.f;
+    const int own = (int)(a < 255.f ? a : 255.f), d = own - (int)shown[i];
+    o += d > 25 || d < -25;
+    b += own > 25 && own < 230;
+  }
+  *off = (double)o / (double)n;
+  *band = (double)b / (double)n;
+}
+
 hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, int may_post, double wait_ms, hr__tail_out *o) {
   memset(o, 0, sizeof *o);
+  o->lag_off = o->lag_band = -1;
   if (!t->ok || f->width != t->si.W || f->height != t->si.H) return HR_EMISUSE;
   double t0 = now_ms();
   /* a network run on this frame when the worker is free: only this thread starts runs, so an idle
@@ -357,6 +392,13 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, int ma
   const hr__fgf *g = tables_for(t, h, w);   /* kept by prepare for the coefficients it kept */
   unsigned csr = hr__ftz_begin();   /* as the in-session tail runs */
   const float *A = t->coef[slot], *B = t->coef[slot] + n;
+  float gs, go;
+  guide_of(f->fmt, &gs, &go);
+  /* the lag meter, before this push's own shown matte (below) replaces the one it reads */
+  if (o->new_coef && o->coef_frame == t->shown_frame && lum_ok && t->mo.mem && t->mo.h == h && t->mo.w == w) {
+    lag_measure(A, B, t->lum[slot], t->shown, n, gs, go, &o->lag_off, &o->lag_band);
+    t->shown_frame = -1;
+  }
   if (lum_ok && o->coef_frame != frame && t->mo.mem && t->mo.h == h && t->mo.w == w && hr__motion_format_ok(f->fmt)) {
     /* move the older frame's coefficients to where the content is now; the slot's luma stays
      * still while the tail reads the slot (the worker writes neither the slot read nor the newest) */
@@ -368,6 +410,14 @@ hr_status hr__tail_push(hr__tailrun *t, const hr_frame *f, int64_t frame, int ma
     hr__motion_warp(&t->mo, src, dst, 2);
     A = t->warped; B = t->warped + n;
     o->warped = 1;
+  }
+  /* the matte shown on a posted job's frame, on its grid, for the meter when the job's run is published */
+  if (posted) {
+    t->shown_frame = -1;
+    if (t->lum_job_ok && t->shown && t->mo.h == h && t->mo.w == w && h == t->si.lr_h && w == t->si.lr_w) {
+      grid_matte(A, B, t->lum_job, n, gs, go, t->shown);
+      t->shown_frame = frame;
+    }
   }
   /* the pool for the tail alone: holding it also through the motion above (its luma over the
    * pool, the estimate and the warp on this thread) made the network's runs slower, not faster

@@ -69,6 +69,10 @@ typedef struct hr__tailrun {
   uint8_t *lum_cur;            /* the current frame's, when no job was posted on it */
   float *warped;               /* A then B, warped */
   double warp_px;              /* the last warp's mean motion (grid pixels) */
+  /* the lag's own error, measured: the matte shown on a job's frame (its older coefficients, warped)
+   * against that job's own, on the coefficients' grid, when the job's run is published */
+  uint8_t *shown;              /* the matte shown on the posted job's frame, on mo's grid (8 bits) */
+  int64_t shown_frame;         /* that frame (-1: none to compare) */
   /* the pool for the tail (hr__op_gate): the network's run stops between two ops while the caller's
    * tail runs over the session's pool, instead of the two sharing the CPUs */
   hr__op_gate gate;            /* the session's s->gate from attach to destroy (with take_pool) */
@@ -94,6 +98,11 @@ typedef struct hr__tail_out {
   int new_coef;                /* the coefficients are newer than the previous frame's: a run
                                   finished since (each run is seen so once) */
   int warped;                  /* the coefficients were moved along the motion since their frame */
+  double lag_off, lag_band;    /* with new coefficients whose frame was shown with older ones: the
+                                  share of the grid's pixels whose matte then was off by > 0.1 from
+                                  the new one (the lag's error), and the share in the new matte's
+                                  soft band (0.1 < alpha < 0.9: the edges, what the lag moves);
+                                  -1 when this push has no such measure */
 } hr__tail_out;
 
 /* Start the worker, at nice value `nice` on Linux (0: as the caller). err gets one line. Reads

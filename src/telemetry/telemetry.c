@@ -34,6 +34,7 @@ void hr_telemetry_record_init(hr_telemetry_record *r) {
   r->ratio = r->confidence = r->depth_dt_ms = r->net_ms = r->device_ms = NAN;
   r->coef_age = r->threads = HR_TELEMETRY_NONE;
   r->coef_warped = -1;
+  r->lag_off = r->lag_band = NAN;
 }
 
 /* A bounded appender: keeps counting the length needed after the buffer is full. */
@@ -196,6 +197,8 @@ size_t hr_telemetry_format(const hr_telemetry_record *r, char *buf, size_t n) {
   out_key(&o, "coef_warped", false);
   if (r->coef_warped < 0) out_str(&o, "null"); else out_bool(&o, r->coef_warped != 0);
   out_key(&o, "threads", false);        out_i64n(&o, r->threads);
+  out_key(&o, "lag_off", false);        out_fixed(&o, r->lag_off, 4);
+  out_key(&o, "lag_band", false);       out_fixed(&o, r->lag_band, 4);
   out_mem(&o, "}\n", 2);
   if (n) buf[o.len < n ? o.len : n - 1] = 0;
   return o.len;

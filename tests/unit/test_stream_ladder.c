@@ -28,6 +28,18 @@ static int frame(hr__ladder *l, double ms) {
   return 1;
 }
 
+/* One tail-every-frame network run: its time through the controller against the lag bound, its
+ * lag meter (err < 0: no measure) against tau; the change applied. Returns 1 when the rung changed. */
+static int run(hr__ladder *l, double run_ms, double err, double tau) {
+  hr__ladder_observe(l, run_ms, 66.8);
+  hr__ladder_lag(l, err, run_ms, BUDGET, tau);
+  int want = hr__ladder_want(l);
+  if (want == l->cur) return 0;
+  l->cur = want;
+  hr__ladder_changed(l);
+  return 1;
+}
+
 int main(void) {
   hr__ladder l;
   /* (1) 7 ms frames with one of 40 ms (more than twice the budget) among them: no change */
@@ -158,5 +170,50 @@ int main(void) {
   changes = 0;
   for (int i = 0; i < 300; i++) changes += frame(&l, 12.5);
   CHECK_EQ_INT(changes, 0);
+
+  /* (9) tail-every-frame's lag meter (hr__ladder_lag): each network run's time against the lag
+   * bound (66.8 ms), then its normalised lag error. Figures of a 2-vCPU VM at 1920x1440 (bedroom,
+   * fast motion): runs of 55 / 38 / 27 / 14.5 ms, errors 1.50 / 1.37 / 1.18 / 0.91 on rungs 0-3.
+   * The run times fit the bound on every rung; the meter takes the loop down to rung 3, one rung
+   * at a time, and it stays there (rung 2 is predicted at 0.91 x (27 / 14.5)^0.3 = 1.09, over 0.95) */
+  static const double run_fast[4] = {55, 38, 27, 14.5}, err_fast[4] = {1.50, 1.37, 1.18, 0.91};
+  ladder_init(&l);
+  changes = 0;
+  int max_step = 0;
+  for (int i = 0; i < 400; i++) {
+    const int was = l.cur;
+    changes += run(&l, run_fast[l.cur], err_fast[l.cur], 1.0);
+    if (l.cur - was > max_step) max_step = l.cur - was;
+  }
+  CHECK_EQ_INT(l.cur, 3);
+  CHECK_EQ_INT(changes, 3);
+  CHECK_EQ_INT(max_step, 1);
+  /* ... with the meter off (tau 0), the run-time bound alone keeps rung 0 */
+  ladder_init(&l);
+  changes = 0;
+  for (int i = 0; i < 400; i++) changes += run(&l, run_fast[l.cur], err_fast[l.cur], 0.0);
+  CHECK_EQ_INT(changes, 0);
+  /* (10) slow motion (vtest 0-199's figures: 0.97 on rung 0, 0.87 on rung 1): under 1.1 tau, no
+   * change; started on rung 1 (the time rule's choice after a stall, say), the meter does not hold
+   * it there */
+  static const double err_slow[4] = {0.97, 0.87, 0.67, 0.6};
+  ladder_init(&l);
+  changes = 0;
+  for (int i = 0; i < 400; i++) changes += run(&l, run_fast[l.cur], err_slow[l.cur], 1.0);
+  CHECK_EQ_INT(changes, 0);
+  CHECK_EQ_INT(l.cur, 0);
+  /* (11) no step below a rung whose runs fit the frame (under 0.8 x 16.7 ms: the push waits for its
+   * own run there, no lag to gain): errors over tau everywhere, rung 2 runs 12 ms */
+  static const double run_fit[4] = {40, 25, 12, 8};
+  ladder_init(&l);
+  for (int i = 0; i < 400; i++) run(&l, run_fit[l.cur], 2.0, 1.0);
+  CHECK_EQ_INT(l.cur, 2);
+  /* (12) nobody in the frame (runs without a measure): the cap the meter set lifts one rung per
+   * 24 such runs, back to what the time rule allows */
+  ladder_init(&l);
+  for (int i = 0; i < 200; i++) run(&l, run_fast[l.cur], err_fast[l.cur], 1.0);
+  CHECK_EQ_INT(l.cur, 3);
+  for (int i = 0; i < 200; i++) run(&l, run_fast[l.cur], -1, 1.0);
+  CHECK_EQ_INT(l.cur, 0);
   return hr_test_finish("test_stream_ladder");
 }

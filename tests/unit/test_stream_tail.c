@@ -74,7 +74,7 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp, int th
   uint8_t *lprev = malloc(lr), *lcur = malloc(lr);
   hr__motion mo;
   CHECK_EQ_INT(hr__motion_init(&mo, si.lr_h, si.lr_w, si.H, si.W), HR_OK);
-  int differ = 0, ages_ok = 0, unlike_plain = 0;
+  int differ = 0, ages_ok = 0, unlike_plain = 0, meters = 0, meters_ok = 0;
   for (int i = 0; i < NF; i++) {
     if (i > 0) {
       /* the tail on frame i with what the plain session made of frame i-1 (still in its arena:
@@ -116,6 +116,12 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp, int th
     if (memcmp(r.alpha, want, n * 4)) differ++;
     /* and the telemetry says when the coefficients were moved: an older frame's, with the warp on */
     ages_ok += r.record.coef_age == (i == 0 ? 0 : 1) && r.record.net_ms > 0 && r.record.coef_warped == (warp && i > 0);
+    /* the lag meter: from frame 2 on, frame i-1's run (now read) against the matte frame i-1 was
+     * shown with (frame i-2's coefficients, warped); none without the warp (no luma on the grid) */
+    if (!isnan(r.record.lag_off)) {
+      meters++;
+      meters_ok += i >= 2 && r.record.lag_off >= 0 && r.record.lag_off <= 1 && r.record.lag_band > 0 && r.record.lag_band <= 1;
+    }
     hr_stream_session(st);   /* waits for the network run on frame i */
   }
   /* the state after NF network runs */
@@ -146,6 +152,9 @@ static void split_equals_whole(hr_model *m, const hr_frame *fr, int warp, int th
   }
   CHECK_EQ_INT(differ, 0);
   CHECK_EQ_INT(ages_ok, NF);
+  printf("lag meter: %d of %d frames measured, %d in range\n", meters, NF, meters_ok);
+  CHECK_EQ_INT(meters, warp ? NF - 2 : 0);
+  CHECK_EQ_INT(meters_ok, meters);
   CHECK(ns >= 4);
   CHECK_EQ_INT(state_differ, 0);
   CHECK(ss.tail_every_frame);

@@ -87,7 +87,7 @@ static void fill(hr_telemetry_record *r, int64_t i) {
 static const char *KEYS[] = {"frame", "t_ms", "latency_ms", "ingest_ms", "infer_ms", "post_ms",
   "output_ms", "rss_bytes", "headroom_bytes", "ceiling_safe_bytes", "ceiling_kill_bytes",
   "governor_action", "state_reset", "proc_w", "proc_h", "ratio", "health", "health_reason",
-  "confidence", "depth_dt_ms", "depth_fused", "dropped", "bytes_copied", "net_ms", "coef_age", "device_ms", "coef_warped", "threads"};
+  "confidence", "depth_dt_ms", "depth_fused", "dropped", "bytes_copied", "net_ms", "coef_age", "device_ms", "coef_warped", "threads", "lag_off", "lag_band"};
 
 static void test_nulls(void) {
   hr_telemetry_record r;
@@ -107,7 +107,7 @@ static void test_nulls(void) {
   CHECK_EQ_INT((int64_t)num(j, "frame"), 7);
   const char *nulls[] = {"t_ms", "latency_ms", "ingest_ms", "infer_ms", "post_ms", "output_ms",
     "rss_bytes", "headroom_bytes", "ceiling_safe_bytes", "ceiling_kill_bytes", "governor_action",
-    "proc_w", "proc_h", "ratio", "health", "health_reason", "confidence", "depth_dt_ms", "net_ms", "coef_age", "device_ms", "coef_warped", "threads"};
+    "proc_w", "proc_h", "ratio", "health", "health_reason", "confidence", "depth_dt_ms", "net_ms", "coef_age", "device_ms", "coef_warped", "threads", "lag_off", "lag_band"};
   for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
     CHECKF(is_null(j, nulls[i]), "%s should be null", nulls[i]);
   CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "state_reset")));
@@ -158,6 +158,10 @@ static void test_values(void) {
   CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "depth_fused")));
   CHECK_EQ_INT((int64_t)num(j, "dropped"), 14);
   cJSON_Delete(j);
+  /* the lag meter's shares, 4 decimals */
+  r.lag_off = 0.031249; r.lag_band = 0.0229;
+  hr_telemetry_format(&r, buf, sizeof buf);
+  CHECK(strstr(buf, "\"lag_off\":0.0312,\"lag_band\":0.0229}") != NULL);
   /* Rounding and signs of the fixed-point formatter. */
   struct { double v; const char *s; } cases[] = {
     {0.0, "0.000"}, {-0.0004, "0.000"}, {0.0005, "0.001"}, {-1.25, "-1.250"}, {999.9996, "1000.000"},
