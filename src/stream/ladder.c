@@ -135,12 +135,13 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
  * by one (the time rule then decides whether the rung fits). Prediction: the normalised error grows
  * with the run's time to the power LAG_EXP (measured on 2 vCPUs, 1920x1440 NV12 @60, rungs 0.267
  * -> 0.133 at coefficients 5.5 -> 1.1 frames old: bedroom 1.50 / 1.37 / 1.18 / 0.91, vtest 0-199
- * 0.99 / 0.87 / 0.67 (-): about age^0.3). The rule never steps below a rung whose runs fit the
+ * 0.99 / 0.87 / 0.67 (0.267 -> 0.171): about age^0.3). The rule never steps below a rung whose runs fit the
  * frame (0.8 x its budget): there the push waits for its own run and the lag is gone. */
 #define LAG_EXP 0.3
 /* hysteresis: down over LAG_DOWN x tau, up where the rung above is predicted under LAG_UP x tau (a
- * change costs the matte ~10 frames of age while the new plan is built: vtest's 0.97 at 0.267 on
- * tau alone went 0.267 -> 0.213 -> 0.267 -> 0.213 in 200 frames, 1.45% off against 1.08) */
+ * change costs the matte its age while the new plan is built and run, up to ~10 frames at 60 fps:
+ * vtest's 0.97 at 0.267 on tau alone went 0.267 -> 0.213 -> 0.267 -> 0.213 in 200 frames, 1.45%
+ * off against 1.08, the kept coefficients then unwarped) */
 #define LAG_DOWN 1.1
 #define LAG_UP 0.95
 #define LAG_MIN_RUNS 12   /* runs measured on a rung before the rule moves (~0.3-1 s) */

@@ -178,6 +178,41 @@ int64_t hr__tail_bytes(int H, int W, int h, int w, int warp, int u8) {
   return b;
 }
 
+/* Grid coordinates for a resample from n_in to n_out points, half-pixel centres (as the tail's
+ * tables read the grid, hr__fgf_init): point o reads between i0 and i1 at fraction f. */
+static void half_pixel(int o, int n_in, int n_out, int *i0, int *i1, float *f) {
+  float x = ((float)o + 0.5f) * (float)n_in / (float)n_out - 0.5f;
+  x = x < 0.f ? 0.f : x > (float)(n_in - 1) ? (float)(n_in - 1) : x;
+  *i0 = (int)x; *i1 = *i0 + 1 < n_in ? *i0 + 1 : n_in - 1; *f = x - (float)*i0;
+}
+/* A plane of ih x iw resampled bilinearly onto oh x ow */
+static void resample_f(const float *in, int ih, int iw, float *out, int oh, int ow) {
+  for (int i = 0; i < oh; i++) {
+    int y0, y1; float fy;
+    half_pixel(i, ih, oh, &y0, &y1, &fy);
+    const float *r0 = in + (size_t)y0 * iw, *r1 = in + (size_t)y1 * iw;
+    for (int j = 0; j < ow; j++) {
+      int x0, x1; float fx;
+      half_pixel(j, iw, ow, &x0, &x1, &fx);
+      const float a = r0[x0] + (r0[x1] - r0[x0]) * fx, b = r1[x0] + (r1[x1] - r1[x0]) * fx;
+      out[(size_t)i * ow + j] = a + (b - a) * fy;
+    }
+  }
+}
+static void resample_u8(const uint8_t *in, int ih, int iw, uint8_t *out, int oh, int ow) {
+  for (int i = 0; i < oh; i++) {
+    int y0, y1; float fy;
+    half_pixel(i, ih, oh, &y0, &y1, &fy);
+    const uint8_t *r0 = in + (size_t)y0 * iw, *r1 = in + (size_t)y1 * iw;
+    for (int j = 0; j < ow; j++) {
+      int x0, x1; float fx;
+      half_pixel(j, iw, ow, &x0, &x1, &fx);
+      const float a = r0[x0] + ((float)r0[x1] - (float)r0[x0]) * fx, b = r1[x0] + ((float)r1[x1] - (float)r1[x0]) * fx;
+      out[(size_t)i * ow + j] = (uint8_t)(a + (b - a) * fy + 0.5f);
+    }
+  }
+}
+
 hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
   hr__tail_drain(t);
   t->net_st = HR_OK;
@@ -201,8 +236,16 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
     if (!t->alpha) { t->ok = 0; t->alpha_cap = 0; return HR_ENOMEM; }
     t->alpha_cap = px;
   }
-  /* the motion's buffers for the new grid (coefficients kept from another grid go unwarped) */
+  /* the motion's buffers for the new grid; the coefficients kept on show (keep) and their frame's
+   * luma are resampled onto it, so that they go on being warped to each frame until the new plan's
+   * first run publishes (unwarped, their lag showed whole: 10-25 frames old at 60 fps while a
+   * change was built and run) */
   if (t->warp && (!t->mo.mem || t->mo.h != t->si.lr_h || t->mo.w != t->si.lr_w || t->mo.H != t->si.H || t->mo.W != t->si.W)) {
+    const int kp = t->pub >= 0 && t->lum_ok[t->pub] && t->lum[t->pub] && t->mo.mem && t->mo.H == t->si.H && t->mo.W == t->si.W &&
+                   t->coef_h[t->pub] == t->mo.h && t->coef_w[t->pub] == t->mo.w ? t->pub : -1;
+    const int oh = t->mo.h, ow = t->mo.w;
+    uint8_t *old_lum = NULL;
+    if (kp >= 0) { old_lum = t->lum[kp]; t->lum[kp] = NULL; }   /* kept past the frees below */
     hr__motion_free(&t->mo);
     for (int k = 0; k < 3; k++) { free(t->lum[k]); t->lum[k] = NULL; t->lum_ok[k] = 0; }
     free(t->lum_job); free(t->lum_cur); free(t->warped); free(t->shown);
@@ -214,8 +257,19 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
       t->lum_job = malloc(n); t->lum_cur = malloc(n); t->warped = malloc(2 * n * sizeof(float)); t->shown = malloc(n);
       if (!t->lum[0] || !t->lum[1] || !t->lum[2] || !t->lum_job || !t->lum_cur || !t->warped || !t->shown) st = HR_ENOMEM;
     }
-    if (st == HR_ENOMEM) { t->ok = 0; t->pub = t->reading = -1; return st; }
+    if (st == HR_ENOMEM) { free(old_lum); t->ok = 0; t->pub = t->reading = -1; return st; }
     if (st) hr__motion_free(&t->mo);   /* a grid too small to estimate on: no warp */
+    if (st == HR_OK && kp >= 0) {
+      const int h = t->si.lr_h, w = t->si.lr_w;
+      const size_t on = (size_t)oh * ow;
+      const float *src[2] = {t->coef[kp], t->coef[kp] + on};
+      float *dst[2] = {t->warped, t->warped + n};   /* then back into the slot (sized for the new grid: need <= coef_cap) */
+      for (int c = 0; c < 2; c++) resample_f(src[c], oh, ow, dst[c], h, w);
+      memcpy(t->coef[kp], t->warped, 2 * n * sizeof(float));
+      resample_u8(old_lum, oh, ow, t->lum[kp], h, w);
+      t->coef_h[kp] = h; t->coef_w[kp] = w; t->lum_ok[kp] = 1;
+    }
+    free(old_lum);
   }
   /* the tables for the new plan, beside those of the coefficients still shown (if kept) */
   if (!tables_for(t, t->si.lr_h, t->si.lr_w)) {

@@ -6,6 +6,8 @@
  * (2) free-running with the network's budget too small for any rung: the rung changes while
  *     mattes are produced (30 more after it), every result is read whole after its push (ASan sees a freed one), all
  *     in [0, 1], coef_age never negative, the network ran fewer times than frames were pushed;
+ *     every matte made from older coefficients had them warped, also across the change (the kept
+ *     ones resampled onto the new grid);
  *     the replan is built on the worker: no push spends on the change (hr_stream_result.change_ms)
  *     a quarter of what that replan costs a plain session (timed here, side by side);
  * (3) steady-state pushes allocate nothing, on either thread (positive control counts 1);
@@ -177,7 +179,7 @@ static void free_running(hr_model *m, const hr_frame *fr) {
   char err[512];
   CHECK_EQ_INT(hr_stream_create(m, &p, &st, err, sizeof err), HR_OK);
   if (!st) { printf("create: %s\n", err); return; }
-  int changes = 0, bad = 0, pushes = 0, after = 0;
+  int changes = 0, bad = 0, pushes = 0, after = 0, older = 0, unwarped = 0, unwarped_after = 0;
   int64_t max_age = 0;
   double max_change = 0;
   for (int i = 0; i < 400 && after < 30; i++, pushes++) {
@@ -191,6 +193,9 @@ static void free_running(hr_model *m, const hr_frame *fr) {
     for (size_t k = 0; k < n; k++) bad += !(r.alpha[k] >= 0.f && r.alpha[k] <= 1.f);
     if (r.record.coef_age < 0) bad++;
     if (r.record.coef_age > max_age) max_age = r.record.coef_age;
+    /* older coefficients are warped to the frame, also those kept over the change (resampled onto
+     * the new plan's grid by hr__tail_prepare; before, they were shown unwarped until its first run) */
+    if (i > 0 && r.record.coef_age > 0) { older++; unwarped += !r.record.coef_warped; unwarped_after += changes > 0 && !r.record.coef_warped; }
     struct timespec ts = {0, 3000000};   /* 3 ms between frames, so that runs overlap frames */
     nanosleep(&ts, NULL);
   }
@@ -203,6 +208,9 @@ static void free_running(hr_model *m, const hr_frame *fr) {
   CHECK_EQ_INT(bad, 0);
   CHECK(ss.net_runs >= 2 && ss.net_runs < pushes);
   CHECK(max_age >= 1);
+  printf("mattes from older coefficients: %d, of which unwarped %d (%d after the first change)\n", older, unwarped, unwarped_after);
+  CHECK(older > 0);
+  CHECK_EQ_INT(unwarped, 0);
   /* what the first change costs a session replanned on this thread: the median of 3 */
   hr_session *ref = NULL;
   CHECK_EQ_INT(hr_session_create(m, &p.session, &ref), HR_OK);
