@@ -185,30 +185,20 @@ static void half_pixel(int o, int n_in, int n_out, int *i0, int *i1, float *f) {
   x = x < 0.f ? 0.f : x > (float)(n_in - 1) ? (float)(n_in - 1) : x;
   *i0 = (int)x; *i1 = *i0 + 1 < n_in ? *i0 + 1 : n_in - 1; *f = x - (float)*i0;
 }
-/* A plane of ih x iw resampled bilinearly onto oh x ow */
-static void resample_f(const float *in, int ih, int iw, float *out, int oh, int ow) {
+/* A plane of ih x iw resampled bilinearly onto oh x ow: floats (in8 NULL) or bytes (inf NULL, the
+ * result rounded) */
+static void resample(const float *inf, const uint8_t *in8, int ih, int iw, float *outf, uint8_t *out8, int oh, int ow) {
   for (int i = 0; i < oh; i++) {
     int y0, y1; float fy;
     half_pixel(i, ih, oh, &y0, &y1, &fy);
-    const float *r0 = in + (size_t)y0 * iw, *r1 = in + (size_t)y1 * iw;
     for (int j = 0; j < ow; j++) {
       int x0, x1; float fx;
       half_pixel(j, iw, ow, &x0, &x1, &fx);
-      const float a = r0[x0] + (r0[x1] - r0[x0]) * fx, b = r1[x0] + (r1[x1] - r1[x0]) * fx;
-      out[(size_t)i * ow + j] = a + (b - a) * fy;
-    }
-  }
-}
-static void resample_u8(const uint8_t *in, int ih, int iw, uint8_t *out, int oh, int ow) {
-  for (int i = 0; i < oh; i++) {
-    int y0, y1; float fy;
-    half_pixel(i, ih, oh, &y0, &y1, &fy);
-    const uint8_t *r0 = in + (size_t)y0 * iw, *r1 = in + (size_t)y1 * iw;
-    for (int j = 0; j < ow; j++) {
-      int x0, x1; float fx;
-      half_pixel(j, iw, ow, &x0, &x1, &fx);
-      const float a = r0[x0] + ((float)r0[x1] - (float)r0[x0]) * fx, b = r1[x0] + ((float)r1[x1] - (float)r1[x0]) * fx;
-      out[(size_t)i * ow + j] = (uint8_t)(a + (b - a) * fy + 0.5f);
+      const size_t k00 = (size_t)y0 * iw + x0, k01 = (size_t)y0 * iw + x1, k10 = (size_t)y1 * iw + x0, k11 = (size_t)y1 * iw + x1;
+      const float v00 = in8 ? in8[k00] : inf[k00], v01 = in8 ? in8[k01] : inf[k01], v10 = in8 ? in8[k10] : inf[k10], v11 = in8 ? in8[k11] : inf[k11];
+      const float a = v00 + (v01 - v00) * fx, b = v10 + (v11 - v10) * fx, v = a + (b - a) * fy;
+      if (out8) out8[(size_t)i * ow + j] = (uint8_t)(v + 0.5f);
+      else outf[(size_t)i * ow + j] = v;
     }
   }
 }
@@ -264,9 +254,9 @@ hr_status hr__tail_prepare(hr__tailrun *t, int keep) {
       const size_t on = (size_t)oh * ow;
       const float *src[2] = {t->coef[kp], t->coef[kp] + on};
       float *dst[2] = {t->warped, t->warped + n};   /* then back into the slot (sized for the new grid: need <= coef_cap) */
-      for (int c = 0; c < 2; c++) resample_f(src[c], oh, ow, dst[c], h, w);
+      for (int c = 0; c < 2; c++) resample(src[c], NULL, oh, ow, dst[c], NULL, h, w);
       memcpy(t->coef[kp], t->warped, 2 * n * sizeof(float));
-      resample_u8(old_lum, oh, ow, t->lum[kp], h, w);
+      resample(NULL, old_lum, oh, ow, NULL, t->lum[kp], h, w);
       t->coef_h[kp] = h; t->coef_w[kp] = w; t->lum_ok[kp] = 1;
     }
     free(old_lum);
