@@ -135,8 +135,12 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
  * by one (the time rule then decides whether the rung fits). Prediction: the normalised error grows
  * with the run's time to the power LAG_EXP (measured on 2 vCPUs, 1920x1440 NV12 @60, rungs 0.267
  * -> 0.133 at coefficients 5.5 -> 1.1 frames old: bedroom 1.50 / 1.37 / 1.18 / 0.91, vtest 0-199
- * 0.99 / 0.87 / 0.67 (0.267 -> 0.171): about age^0.3). The rule never steps below a rung whose runs fit the
- * frame (0.8 x its budget): there the push waits for its own run and the lag is gone. */
+ * 0.99 / 0.87 / 0.67 (0.267 -> 0.171): about age^0.3). The rule never steps into a rung whose runs are
+ * predicted to fit the frame (0.8 x its budget): there the push waits for its own run. */
+/* LAG_UP 1.0 instead was tried (vtest 0-199 and 400-599 had been seen held at 0.213 after a step
+ * down: 0.87 there, predicted 0.97 at 0.267, where they are best): bedroom then went 0.133 <-> 0.171
+ * within a pass (3.07-3.08% over every frame, settled 1-15 frames) and vtest 0-199 still stayed at
+ * 0.213 (1.35%). Kept at 0.95: a rare stay one rung low costs vtest ~0.15 points. */
 #define LAG_EXP 0.3
 /* hysteresis: down over LAG_DOWN x tau, up where the rung above is predicted under LAG_UP x tau (a
  * change costs the matte its age while the new plan is built and run, up to ~10 frames at 60 fps:
@@ -156,8 +160,13 @@ void hr__ladder_lag(hr__ladder *l, double e, double run_ms, double frame_ms, dou
   l->lag_mean += (e - l->lag_mean) / (l->lag_n < 16 ? l->lag_n : 16);   /* the mean, then a running one over ~16 runs */
   if (l->lag_n < LAG_MIN_RUNS) return;
   const int cur = l->cur;
-  if (l->lag_mean > LAG_DOWN * tau && cur + 1 < l->n && run_ms > 0.8 * frame_ms) {
-    if (l->lag_rung < cur + 1) l->lag_rung = cur + 1;
+  if (l->lag_mean > LAG_DOWN * tau && cur + 1 < l->n) {
+    /* not into a rung whose runs fit the frame: the push waits for its own run there, so the lag's
+     * gain comes as the caller's latency (bedroom at 0.107 on 2 vCPUs, runs of ~10 ms: latency p50
+     * 15.1 / p99 21.8 ms against 5-6 / 10-18 at 0.133, and no fewer pixels off) */
+    double down = (l->ratio[cur + 1] * l->ratio[cur + 1]) / (l->ratio[cur] * l->ratio[cur]);
+    if (l->med[cur + 1] > 0 && run_ms > 0) down = l->med[cur + 1] / run_ms;
+    if (run_ms * down > 0.8 * frame_ms && l->lag_rung < cur + 1) l->lag_rung = cur + 1;
     return;
   }
   if (cur > 0 && l->lag_rung >= cur && l->lag_n >= 2 * LAG_MIN_RUNS) {

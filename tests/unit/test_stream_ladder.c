@@ -202,12 +202,17 @@ int main(void) {
   for (int i = 0; i < 400; i++) changes += run(&l, run_fast[l.cur], err_slow[l.cur], 1.0);
   CHECK_EQ_INT(changes, 0);
   CHECK_EQ_INT(l.cur, 0);
-  /* (11) no step below a rung whose runs fit the frame (under 0.8 x 16.7 ms: the push waits for its
-   * own run there, no lag to gain): errors over tau everywhere, rung 2 runs 12 ms */
-  static const double run_fit[4] = {40, 25, 12, 8};
+  /* (11) no step into a rung whose runs are predicted to fit the frame (under 0.8 x 16.7 ms: the push
+   * waits for its own run there, trading the lag for latency): errors over tau everywhere; runs of
+   * 40 / 25 / 12 / 8 ms stop on rung 2 (rung 3 predicted at 12 x (0.125 / 0.16)^2 = 7.3 ms), runs
+   * of 40 / 20 / 12 / 8 on rung 1 (rung 2 predicted at 20 x 0.64 = 12.8 ms) */
+  static const double run_fit[4] = {40, 25, 12, 8}, run_fit1[4] = {40, 20, 12, 8};
   ladder_init(&l);
   for (int i = 0; i < 400; i++) run(&l, run_fit[l.cur], 2.0, 1.0);
   CHECK_EQ_INT(l.cur, 2);
+  ladder_init(&l);
+  for (int i = 0; i < 400; i++) run(&l, run_fit1[l.cur], 2.0, 1.0);
+  CHECK_EQ_INT(l.cur, 1);
   /* (12) nobody in the frame (runs without a measure): the cap the meter set lifts one rung per
    * 24 such runs, back to what the time rule allows */
   ladder_init(&l);
