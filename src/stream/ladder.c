@@ -149,6 +149,13 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
 #define LAG_DOWN 1.1
 #define LAG_UP 0.95
 #define LAG_MIN_RUNS 12   /* runs measured on a rung before the rule moves (~0.3-1 s) */
+/* Rung k's run time over the current rung's (run_ms): measured, k's median over its last stay
+ * against run_ms, else by the pixels (ratio^2) */
+static double rung_cost(const hr__ladder *l, int k, double run_ms) {
+  if (l->med[k] > 0 && run_ms > 0) return l->med[k] / run_ms;
+  return (l->ratio[k] * l->ratio[k]) / (l->ratio[l->cur] * l->ratio[l->cur]);
+}
+
 void hr__ladder_lag(hr__ladder *l, double e, double run_ms, double frame_ms, double tau) {
   if (!(tau > 0)) return;
   if (!(e >= 0)) {   /* no edges to measure on: the lag costs nothing there, the cap lifts slowly */
@@ -164,15 +171,13 @@ void hr__ladder_lag(hr__ladder *l, double e, double run_ms, double frame_ms, dou
     /* not into a rung whose runs fit the frame: the push waits for its own run there, so the lag's
      * gain comes as the caller's latency (bedroom at 0.107 on 2 vCPUs, runs of ~10 ms: latency p50
      * 15.1 / p99 21.8 ms against 5-6 / 10-18 at 0.133, and no fewer pixels off) */
-    double down = (l->ratio[cur + 1] * l->ratio[cur + 1]) / (l->ratio[cur] * l->ratio[cur]);
-    if (l->med[cur + 1] > 0 && run_ms > 0) down = l->med[cur + 1] / run_ms;
-    if (run_ms * down > 0.8 * frame_ms && l->lag_rung < cur + 1) l->lag_rung = cur + 1;
+    if (run_ms * rung_cost(l, cur + 1, run_ms) > 0.8 * frame_ms && l->lag_rung < cur + 1) l->lag_rung = cur + 1;
     return;
   }
   if (cur > 0 && l->lag_rung >= cur && l->lag_n >= 2 * LAG_MIN_RUNS) {
-    /* the rung above's run time: measured over its last stay, else the pixels' growth */
-    double up = (l->ratio[cur - 1] * l->ratio[cur - 1]) / (l->ratio[cur] * l->ratio[cur]);
-    if (l->med[cur - 1] > 0 && run_ms > 0) up = l->med[cur - 1] / run_ms > 1 ? l->med[cur - 1] / run_ms : 1;
+    /* the rung above's run time (measured, never taken as faster than this one's) */
+    double up = rung_cost(l, cur - 1, run_ms);
+    if (up < 1) up = 1;
     if (l->lag_mean * pow(up, LAG_EXP) <= LAG_UP * tau) { l->lag_rung = cur - 1; l->lag_n = 0; }
   }
 }

@@ -357,13 +357,16 @@ static void guide_of(hr_pixfmt fmt, float *gs, float *go) {
   else { *gs = 1.f / 255.f; *go = 0.f; }
 }
 
-/* The alpha A g + b on the grid, in 8 bits as the tail's u8 matte rounds it. */
+/* The alpha A g + b at grid pixel i, in 8 bits as the tail's u8 matte rounds it. */
+static inline int grid_alpha8(const float *A, const float *B, const uint8_t *lum, size_t i, float gs, float go) {
+  float a = (A[i] * ((float)lum[i] * gs + go) + B[i]) * 255.f + 0.5f;
+  a = a > 0.f ? a : 0.f;
+  return (int)(a < 255.f ? a : 255.f);
+}
+
+/* The matte on the grid (grid_alpha8 at every pixel). */
 static void grid_matte(const float *A, const float *B, const uint8_t *lum, size_t n, float gs, float go, uint8_t *out) {
-  for (size_t i = 0; i < n; i++) {
-    float a = (A[i] * ((float)lum[i] * gs + go) + B[i]) * 255.f + 0.5f;
-    a = a > 0.f ? a : 0.f;
-    out[i] = (uint8_t)(a < 255.f ? a : 255.f);
-  }
+  for (size_t i = 0; i < n; i++) out[i] = (uint8_t)grid_alpha8(A, B, lum, i, gs, go);
 }
 
 /* The lag meter: the new run's own matte on its frame against the one shown there (t->shown). */
@@ -371,9 +374,7 @@ static void lag_measure(const float *A, const float *B, const uint8_t *lum, cons
                         double *off, double *band) {
   size_t o = 0, b = 0;
   for (size_t i = 0; i < n; i++) {
-    float a = (A[i] * ((float)lum[i] * gs + go) + B[i]) * 255.f + 0.5f;
-    a = a > 0.f ? a : 0.f;
-    const int own = (int)(a < 255.f ? a : 255.f), d = own - (int)shown[i];
+    const int own = grid_alpha8(A, B, lum, i, gs, go), d = own - (int)shown[i];
     o += d > 25 || d < -25;
     b += own > 25 && own < 230;
   }
