@@ -62,7 +62,7 @@ static void one(int M, int K, int N, int cold) {
     fprintf(stderr, "XNNPACK: cannot make the convolution\n");
     exit(1);
   }
-  const hr__pwg g = {x, w, b, y, M, K, N, 0, -INFINITY, INFINITY, NULL};
+  const hr__pwg g = {x, w, b, y, M, K, N, 0, -INFINITY, INFINITY};
   double tx[REPS], tm[REPS];
   for (int r = 0; r < REPS; r++) {
     if (cold) memset(junk, r, sizeof junk);

@@ -106,9 +106,6 @@ typedef struct kern {
   int mv_on;
   hr__pwg pg;               /* K_PWG: a pointwise convolution on our kernel (use_pwg; x, y set per run) */
   int pg_out;               /* K_PWG: where it writes (the HardSwish's output when one is fused after) */
-  int pg_sx, pg_sv;         /* K_PWG with the Mul before it fused (fuse_se_pwg): that Mul's inputs x and
-                               per-channel v (pg.x per run; v copied into pg_scv, pg.sc); pg_sv < 0: none */
-  float *pg_scv;
   hr__dw_epi dwe;           /* K_DWCONV: the ops after it done in its epilogue (fuse_dw_epi; v1, v2 set per run) */
   int dw_out, dw_v1, dw_v2; /* K_DWCONV with an epilogue: where it writes, the per-channel operands (-1: none) */
   int sc_x, sc_cat, sc_nout, sc_ncin; /* K_SPLIT_CAT: the split's input and the concat's output, their counts */
@@ -1227,7 +1224,13 @@ static int conv_hswish(hr_session *s, int i) {
  * place. The same bits as XNNPACK's convolution and HardSwish operator (test_exec_fuse). XNNPACK's
  * operator stays made (its bands too): a plan's memory does not depend on this choice. AVX-512 only.
  * One-pixel ones stay on the matrix-vector path (matvec_fits), the ones with a resize-concat
- * or a pointwise convolution fused into their bands on XNNPACK's. HR_PWG=0: off (A/B). */
+ * or a pointwise convolution fused into their bands on XNNPACK's. HR_PWG=0: off (A/B).
+ * Tried and not kept (57ed76f, reverted): the squeeze-excitation's per-channel Mul before 6 of the
+ * projections read scaled by them (x[m][k] * sc[k] per tile as read: the same bits). Each block of 32
+ * outputs scales its tiles again: 0.83-0.88x of the Mul's pass then ours on 960/672 -> 160/112
+ * (bench/pwg_probe.c, one thread, 690 pixels); the 12 ops' sum in `bench --ops-all`, one thread, 3
+ * rounds: 8.8-10.5 ms against 7.8-8.2. Only in the rows order (K N < 64K, scaled once a tile) it was
+ * 1.07-1.12x, 0.03 ms a frame over its 2 ops: not worth the code. */
 static void use_pwg(hr_session *s, hr__exec *ex, int i) {
   const hr__plan *p = s->plan;
   kern *k = &ex->k[i];
@@ -1256,38 +1259,9 @@ static void use_pwg(hr_session *s, hr__exec *ex, int i) {
   }
   if (!apart(s, out, r->in[0])) return;   /* other tiles still read the input */
   if (fuse_next) ex->k[i + 1].kind = K_FUSED;
-  k->pg = (hr__pwg){NULL, d->w, d->b, NULL, px, (int)d->gic, (int)d->goc, hs, d->lo, d->hi, NULL};
+  k->pg = (hr__pwg){NULL, d->w, d->b, NULL, px, (int)d->gic, (int)d->goc, hs, d->lo, d->hi};
   k->pg_out = out;
-  k->pg_sv = -1;
   k->kind = K_PWG;
-}
-
-/* A per-channel Mul (K_BCAST, one op, nothing fused after it) whose result only the pointwise
- * convolution right after it (K_PWG) reads: RVM's squeeze-excitation scale before each inverted
- * residual's projection (23x30x960 at 1920x1440 r0.25: 2.6 MB written and read again, 0.18 ms on
- * one thread and 0.4-0.5 on two of the 2-vCPU VM). The convolution reads the Mul's input and scales
- * it as it reads (hr__pwg.sc): the same products, so the same bits (test_exec_fuse). The Mul's
- * inputs stay intact up to the convolution (no op between); its output must not meet the full
- * one, and the scale is copied (pg_scv, K floats) before it runs: the plan may put the convolution's
- * output over it (3 of RVM's 8). HR_SE_PWG=0: off (A/B). */
-static void fuse_se_pwg(hr_session *s, hr__exec *ex, int i) {
-  const hr__plan *p = s->plan;
-  kern *a = &ex->k[i], *c = &ex->k[i + 1];
-  if (a->kind != K_BCAST || a->bc_v2 >= 0 || a->bc_out >= 0 || a->bc.op != HR_OP_MUL || c->kind != K_PWG || c->pg_sv >= 0) return;
-  const hr__rop *ra = &p->rops[i], *rc = &p->rops[i + 1];
-  const hr__val *t = &p->vals[p->vals[ra->out[0]].root];
-  if (p->vals[rc->in[0]].root != p->vals[ra->out[0]].root || t->n_readers != 1 || t->last != i + 1) return;
-  const int K = c->pg.K;
-  if (K > HR__PWG_SC_KMAX || hr__numel(&p->vals[a->bc_v1].t) != K || p->vals[a->bc_v1].t.dt != HR_DT_FLOAT ||
-      !dense_float(s, a->bc_x, c->pg.M * (int64_t)K))
-    return;
-  hr__split_info si;
-  if (hr__split_plan_query(p, &si) && (si.src_end == i + 1 || si.tail == i + 1)) return;   /* the two in different ranges */
-  if (!apart(s, c->pg_out, a->bc_x)) return;
-  if (!(c->pg_scv = malloc(sizeof(float) * (size_t)K))) return;   /* an optimisation: without it the two ops run as they are */
-  c->pg_sx = a->bc_x;
-  c->pg_sv = a->bc_v1;
-  a->kind = K_FUSED;
 }
 typedef struct pwg_job { const hr__pwg *g; int64_t tiles; size_t chunks; } pwg_job;
 /* chunk mc's pixels [*m0, *m1): whole 8-pixel tiles, the last chunk to the end */
@@ -1944,8 +1918,6 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
     for (int i = 0; i + 1 < ex->n && !st; i++) fuse_resize_wino(s, ex, i);
   if (fuse && !switch_off("HR_PWG"))   /* last: the fusions above take some pointwise ones first */
     for (int i = 0; i < ex->n && !st; i++) use_pwg(s, ex, i);
-  if (fuse && !switch_off("HR_SE_PWG"))
-    for (int i = 0; i + 1 < ex->n && !st; i++) fuse_se_pwg(s, ex, i);
 
   /* the Winograd ops' one scratch */
   int64_t wino_floats = 0;
@@ -1966,7 +1938,6 @@ hr_status hr__exec_create(hr_session *s, hr__exec **out) {
   for (int i = 0; i < ex->n; i++)
     s->kernel_bytes += (int64_t)ex->k[i].lr.mem_bytes + (ex->k[i].bvec ? (int64_t)(sizeof(float) * 2 * (size_t)ex->k[i].bc.L) : 0) +
                        (ex->k[i].gpart ? (int64_t)sizeof(float) * ex->k[i].gpart_n : 0) +
-                       (ex->k[i].pg_scv ? (int64_t)sizeof(float) * ex->k[i].pg.K : 0) +
                        (int64_t)(sizeof(xband) * (size_t)ex->k[i].n_band) + (ex->k[i].rc ? (int64_t)sizeof(rc_fuse) : 0) +
                        (int64_t)(ex->k[i].fgf.mem_bytes + ex->k[i].ing.mem_bytes) +
                        (ex->k[i].ing_mem ? (int64_t)(sizeof(float) * 6 * (size_t)ex->k[i].ing.out_w_pad * (size_t)ex->k[i].ing_parts + 64) : 0) + (ex->k[i].rs.x0 ? ex->k[i].rs.ow * 12 : 0) +
@@ -2003,7 +1974,6 @@ void hr__exec_destroy(hr__exec *ex) {
     free(ex->k[i].wexp);
     free(ex->k[i].bvec);
     free(ex->k[i].gpart);
-    free(ex->k[i].pg_scv);
     hr__fgf_lr_free(&ex->k[i].lr);
   }
   free(ex->k);
@@ -2087,11 +2057,7 @@ static hr_status run_ops(hr_session *s, hr__exec *ex, int i0, int i1, int alone)
       case K_NOP: case K_FUSED: break;
       case K_PWG: {
         hr__pwg g = k->pg;
-        g.x = view(s, k->pg_sv >= 0 ? k->pg_sx : r->in[0]).data;
-        if (k->pg_sv >= 0) {   /* before the convolution writes: its output may lie over the scale */
-          memcpy(k->pg_scv, view(s, k->pg_sv).data, sizeof(float) * (size_t)g.K);
-          g.sc = k->pg_scv;
-        }
+        g.x = view(s, r->in[0]).data;
         g.y = view(s, k->pg_out).data;
         run_pwg(kp, &g);
         break;
@@ -2261,7 +2227,7 @@ const char *hr_session_op_detail(const hr_session *s, int i) {
                       : k->kind == K_DWCONV && k->dw_out >= 0 ? "dwepi"
                       : k->kind == K_RESIZE_CAT && k->crop_h  ? "resizecrop"
                       : k->kind == K_XNN && k->rc             ? (k->rc->cat.rk->crop_h ? "xnnrccrop" : "xnnrc")
-                      : k->kind == K_PWG                      ? (k->pg.hs ? "pwghswish" : k->pg_sv >= 0 ? "pwgse" : "pwg")
+                      : k->kind == K_PWG                      ? (k->pg.hs ? "pwghswish" : "pwg")
                       : k->kind == K_XNN && k->hs_on          ? "xnnhswish"
                       : k->kind == K_XNN && k->pw             ? "xnnpw"
                       : k->kind == K_XNN && k->mv_on          ? "xnnmatvec"

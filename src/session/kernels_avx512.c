@@ -449,18 +449,17 @@ void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, i
  * every lane of the blocks on (plain loads and stores: masked ones with every lane on ran the
  * 49152 x 16 -> 64 shape at ~0.6x, the stores the most). The tile loop inside: a call per tile of 8
  * rows cost a fifth of the time where K is 16. */
-HR__AVX512 static inline __attribute__((always_inline)) void pwg_rows_x(const hr__pwg *g, const float *xm, int64_t m, int64_t m1, const int R,
-                                                                        int n0, const int NV, const int full, __mmask16 k0, __mmask16 k1) {
+HR__AVX512 static inline __attribute__((always_inline)) void pwg_rows(const hr__pwg *g, int64_t m, int64_t m1, const int R, int n0,
+                                                                      const int NV, const int full, __mmask16 k0, __mmask16 k1) {
   const int K = g->K, N = g->N, hs = g->hs;
   const __m512 b0 = g->b ? _mm512_maskz_loadu_ps(k0, g->b + n0) : _mm512_setzero_ps();
   const __m512 b1 = NV > 1 && g->b ? _mm512_maskz_loadu_ps(k1, g->b + n0 + 16) : _mm512_setzero_ps();
   const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
-  const int64_t m0 = m;
   for (; m < m1; m += R) {
     __m512 a0[HR__PWG_MR], a1[HR__PWG_MR];
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) { a0[r] = b0; a1[r] = b1; }
-    const float *x = xm + (m - m0) * K, *w = g->w + n0;
+    const float *x = g->x + m * K, *w = g->w + n0;
     for (int k = 0; k < K; k++, w += N) {
       const __m512 w0 = full ? _mm512_loadu_ps(w) : _mm512_maskz_loadu_ps(k0, w);
       const __m512 w1 = NV < 2 ? w0 : full ? _mm512_loadu_ps(w + 16) : _mm512_maskz_loadu_ps(k1, w + 16);
@@ -486,45 +485,26 @@ HR__AVX512 static inline __attribute__((always_inline)) void pwg_rows_x(const hr
     }
   }
 }
-/* Rows [m, m1) from xm (row m's inputs; the rows after it K floats apart) */
-HR__AVX512 static void pwg_8x2f(const hr__pwg *g, const float *xm, int64_t m, int64_t m1, int n0) { pwg_rows_x(g, xm, m, m1, 8, n0, 2, 1, 0xffff, 0xffff); }
-HR__AVX512 static void pwg_8x2(const hr__pwg *g, const float *xm, int64_t m, int64_t m1, int n0, __mmask16 k0, __mmask16 k1) { pwg_rows_x(g, xm, m, m1, 8, n0, 2, 0, k0, k1); }
-HR__AVX512 static void pwg_1x2(const hr__pwg *g, const float *xm, int64_t m, int64_t m1, int n0, __mmask16 k0, __mmask16 k1) { pwg_rows_x(g, xm, m, m1, 1, n0, 2, 0, k0, k1); }
-HR__AVX512 static void pwg_8x1(const hr__pwg *g, const float *xm, int64_t m, int64_t m1, int n0, __mmask16 k0) { pwg_rows_x(g, xm, m, m1, 8, n0, 1, 0, k0, 0); }
-HR__AVX512 static void pwg_1x1(const hr__pwg *g, const float *xm, int64_t m, int64_t m1, int n0, __mmask16 k0) { pwg_rows_x(g, xm, m, m1, 1, n0, 1, 0, k0, 0); }
+HR__AVX512 static void pwg_8x2f(const hr__pwg *g, int64_t m, int64_t m1, int n0) { pwg_rows(g, m, m1, 8, n0, 2, 1, 0xffff, 0xffff); }
+HR__AVX512 static void pwg_8x2(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0, __mmask16 k1) { pwg_rows(g, m, m1, 8, n0, 2, 0, k0, k1); }
+HR__AVX512 static void pwg_1x2(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0, __mmask16 k1) { pwg_rows(g, m, m1, 1, n0, 2, 0, k0, k1); }
+HR__AVX512 static void pwg_8x1(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0) { pwg_rows(g, m, m1, 8, n0, 1, 0, k0, 0); }
+HR__AVX512 static void pwg_1x1(const hr__pwg *g, int64_t m, int64_t m1, int n0, __mmask16 k0) { pwg_rows(g, m, m1, 1, n0, 1, 0, k0, 0); }
 int hr__k_pwg_ok(void) { return hr__cpu_avx512f(); }
-/* The inputs of rows [m, m + R): where they lie, or (sc: the per-channel Mul before the convolution,
- * fused) x[m + r][k] * sc[k] made into buf, the product the Mul's kernel makes, so the same bits. */
-HR__AVX512 static const float *pwg_x(const hr__pwg *g, int64_t m, int R, float *buf) {
-  const int K = g->K;
-  const float *x = g->x + m * K;
-  if (!g->sc) return x;
-  for (int r = 0; r < R; r++)
-    for (int k = 0; k < K; k += 16) {
-      const __mmask16 mk = K - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (K - k)) - 1);
-      const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + (size_t)r * K + k), _mm512_maskz_loadu_ps(mk, g->sc + k));
-      _mm512_mask_storeu_ps(buf + (size_t)r * K + k, mk, v);
-    }
-  return buf;
-}
-/* Rows of all the outputs, 8 at a time across every block of 32 */
 HR__AVX512 static void pwg_rows_all(const hr__pwg *g, int64_t m0, int64_t m1) {
   const int N = g->N, nf = N / 32 * 32, rem = N - nf;
   const __mmask16 k0 = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
   const __mmask16 k1 = rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1) : 0;
   const int64_t mt = m0 + (m1 - m0) / HR__PWG_MR * HR__PWG_MR;
-  float buf[HR__PWG_MR * HR__PWG_SC_KMAX] __attribute__((aligned(64)));   /* sc's rows */
   for (int64_t m = m0; m < mt; m += HR__PWG_MR) {
-    const float *xm = pwg_x(g, m, HR__PWG_MR, buf);
-    for (int n0 = 0; n0 < nf; n0 += 32) pwg_8x2f(g, xm, m, m + HR__PWG_MR, n0);
-    if (rem > 16) pwg_8x2(g, xm, m, m + HR__PWG_MR, nf, k0, k1);
-    else if (rem) pwg_8x1(g, xm, m, m + HR__PWG_MR, nf, k0);
+    for (int n0 = 0; n0 < nf; n0 += 32) pwg_rows(g, m, m + HR__PWG_MR, 8, n0, 2, 1, 0xffff, 0xffff);
+    if (rem > 16) pwg_rows(g, m, m + HR__PWG_MR, 8, nf, 2, 0, k0, k1);
+    else if (rem) pwg_rows(g, m, m + HR__PWG_MR, 8, nf, 1, 0, k0, 0);
   }
   for (int64_t m = mt; m < m1; m++) {
-    const float *xm = pwg_x(g, m, 1, buf);
-    for (int n0 = 0; n0 < nf; n0 += 32) pwg_1x2(g, xm, m, m + 1, n0, 0xffff, 0xffff);
-    if (rem > 16) pwg_1x2(g, xm, m, m + 1, nf, k0, k1);
-    else if (rem) pwg_1x1(g, xm, m, m + 1, nf, k0);
+    for (int n0 = 0; n0 < nf; n0 += 32) pwg_rows(g, m, m + 1, 1, n0, 2, 0, 0xffff, 0xffff);
+    if (rem > 16) pwg_rows(g, m, m + 1, 1, nf, 2, 0, k0, k1);
+    else if (rem) pwg_rows(g, m, m + 1, 1, nf, 1, 0, k0, 0);
   }
 }
 void hr__k_pwg_rows(const hr__pwg *g, int64_t m0, int64_t m1) { pwg_rows_all(g, m0, m1); }
@@ -533,20 +513,15 @@ void hr__k_pwg_block(const hr__pwg *g, int64_t m0, int64_t m1, int n0) {
   const __mmask16 k0 = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
   const __mmask16 k1 = rem >= 32 ? (__mmask16)0xffff : rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1) : 0;
   const int64_t mt = m0 + (m1 - m0) / HR__PWG_MR * HR__PWG_MR;   /* whole tiles of 8 rows, then one by one */
-  /* with sc a tile at a time (its scaled inputs in buf, in L1 across the tile's outputs); else every
-   * tile in one call (a call per tile cost a fifth of the time where K is 16) */
-  float buf[HR__PWG_MR * HR__PWG_SC_KMAX] __attribute__((aligned(64)));   /* sc's rows */
-  const int64_t step = g->sc ? HR__PWG_MR : mt - m0;
-  for (int64_t m = m0; m < mt; m += step) {
-    const float *xm = pwg_x(g, m, HR__PWG_MR, buf);
-    if (k1 == (__mmask16)0xffff) pwg_8x2f(g, xm, m, m + step, n0);
-    else if (k1) pwg_8x2(g, xm, m, m + step, n0, k0, k1);
-    else pwg_8x1(g, xm, m, m + step, n0, k0);
-  }
-  for (int64_t m = mt; m < m1; m++) {
-    const float *xm = pwg_x(g, m, 1, buf);
-    if (k1) pwg_1x2(g, xm, m, m + 1, n0, k0, k1);
-    else pwg_1x1(g, xm, m, m + 1, n0, k0);
+  if (k1 == (__mmask16)0xffff) {
+    pwg_8x2f(g, m0, mt, n0);
+    pwg_1x2(g, mt, m1, n0, k0, k1);
+  } else if (k1) {
+    pwg_8x2(g, m0, mt, n0, k0, k1);
+    pwg_1x2(g, mt, m1, n0, k0, k1);
+  } else {
+    pwg_8x1(g, m0, mt, n0, k0);
+    pwg_1x1(g, mt, m1, n0, k0);
   }
 }
 

@@ -14,11 +14,7 @@ void hr__k_matvec_block(const hr__matvec *m, const float *x, float *y, int n0, i
  * (M x N) = x (M x K) w (K x N, the graph's 1x1 HWIO, read in place) + b (N or NULL), clamped to
  * [lo, hi], then the HardSwish where hs. hr__k_pwg_block makes rows [m0, m1) of outputs [n0, n0 + 32)
  * (fewer at the end); hr__k_pwg_ok: the CPU runs it (AVX-512). */
-typedef struct hr__pwg { const float *x, *w, *b; float *y; int64_t M; int K, N, hs; float lo, hi; const float *sc; } hr__pwg;
-/* sc (NULL: none): a per-input-channel scale, the Mul before the convolution (RVM's
- * squeeze-excitation) done as the inputs are read, x[m][k] * sc[k] as that Mul's kernel makes it: the
- * same bits as the two ops. K <= HR__PWG_SC_KMAX then (a tile's scaled rows live on the stack). */
-#define HR__PWG_SC_KMAX 1024
+typedef struct hr__pwg { const float *x, *w, *b; float *y; int64_t M; int K, N, hs; float lo, hi; } hr__pwg;
 int hr__k_pwg_ok(void);
 void hr__k_pwg_block(const hr__pwg *g, int64_t m0, int64_t m1, int n0);
 /* Rows [m0, m1) of all the outputs, 8 rows at a time across every block of 32 (each row's outputs
