@@ -142,6 +142,14 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
  * within a pass (3.07-3.08% over every frame, settled 1-15 frames) and vtest 0-199 still stayed at
  * 0.213 (1.35%). Kept at 0.95: a rare stay one rung low costs vtest ~0.15 points. */
 #define LAG_EXP 0.3
+/* tau on rung k: tau x LAG_GROW^k. What a step down costs in resolution grows as the ratio falls
+ * (bedroom's error with the network on every frame, against the base: 1.45 / 1.90 / 2.56% at 0.213 /
+ * 0.171 / 0.133, steps of 0.45 then 0.66 points), so the lag that pays for a step must too. One tau
+ * for every rung took bedroom, on a slower day of the 2-vCPU VM (runs of ~18 ms at 0.133), from 0.133
+ * (meter 1.16, 3.45-3.49% off at a fixed 0.133) to 0.107 (3.94%); 0.171 there 3.47-3.49% at 1.37.
+ * (1 / 0.8)^0.5 a rung: down over 1.10 / 1.23 / 1.37 / 1.54 on rungs 0-3 (0.267 / 0.213 / 0.171 /
+ * 0.133 at 1920x1440). Chosen on bedroom and vtest 0-199 (vtest 400-599 and desk held out). */
+#define LAG_GROW 1.1180339887
 /* hysteresis: down over LAG_DOWN x tau, up where the rung above is predicted under LAG_UP x tau (a
  * change costs the matte its age while the new plan is built and run, up to ~10 frames at 60 fps:
  * vtest's 0.97 at 0.267 on tau alone went 0.267 -> 0.213 -> 0.267 -> 0.213 in 200 frames, 1.45%
@@ -149,6 +157,12 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
 #define LAG_DOWN 1.1
 #define LAG_UP 0.95
 #define LAG_MIN_RUNS 12   /* runs measured on a rung before the rule moves (~0.3-1 s) */
+/* A rung's measured error stands for it this many runs after it was left (the controller's frame
+ * count: one a run in tail mode; 10-30 s), over the prediction where higher. The prediction from
+ * the rung below ran low: on a slower day of the 2-vCPU VM (runs of ~18 ms at 0.133, ~14 at 0.107),
+ * bedroom went 0.133 -> 0.107 -> 0.133 six times in 200 frames (at 0.107 predicted 0.92 at 0.133,
+ * measured there 1.1-1.2 each time), 3.60% off over every frame (3.78 settled at 0.107). */
+#define LAG_SEEN 600
 /* Rung k's run time over the current rung's (run_ms): measured, k's median over its last stay
  * against run_ms, else by the pixels (ratio^2) */
 static double rung_cost(const hr__ladder *l, int k, double run_ms) {
@@ -163,11 +177,12 @@ void hr__ladder_lag(hr__ladder *l, double e, double run_ms, double frame_ms, dou
     return;
   }
   l->lag_miss = 0;
+  if (!l->lag_n) l->lag_on = l->cur;
   l->lag_n++;
   l->lag_mean += (e - l->lag_mean) / (l->lag_n < 16 ? l->lag_n : 16);   /* the mean, then a running one over ~16 runs */
   if (l->lag_n < LAG_MIN_RUNS) return;
   const int cur = l->cur;
-  if (l->lag_mean > LAG_DOWN * tau && cur + 1 < l->n) {
+  if (l->lag_mean > LAG_DOWN * tau * pow(LAG_GROW, cur) && cur + 1 < l->n) {
     /* not into a rung whose runs fit the frame: the push waits for its own run there, so the lag's
      * gain comes as the caller's latency (bedroom at 0.107 on 2 vCPUs, runs of ~10 ms: latency p50
      * 15.1 / p99 21.8 ms against 5-6 / 10-18 at 0.133, and no fewer pixels off) */
@@ -178,11 +193,19 @@ void hr__ladder_lag(hr__ladder *l, double e, double run_ms, double frame_ms, dou
     /* the rung above's run time (measured, never taken as faster than this one's) */
     double up = rung_cost(l, cur - 1, run_ms);
     if (up < 1) up = 1;
-    if (l->lag_mean * pow(up, LAG_EXP) <= LAG_UP * tau) { l->lag_rung = cur - 1; l->lag_n = 0; }
+    double pred = l->lag_mean * pow(up, LAG_EXP);
+    /* the rung above as measured on its last stay, where that is higher and recent: the prediction
+     * ran low there (see LAG_SEEN) */
+    if (l->lag_seen[cur - 1] > pred && l->frames - l->lag_seen_at[cur - 1] <= LAG_SEEN) pred = l->lag_seen[cur - 1];
+    if (pred <= LAG_UP * tau * pow(LAG_GROW, cur - 1)) {
+      l->lag_seen[cur] = l->lag_mean; l->lag_seen_at[cur] = l->frames;
+      l->lag_rung = cur - 1; l->lag_n = 0;
+    }
   }
 }
 
 void hr__ladder_changed(hr__ladder *l) {
+  if (l->lag_n >= LAG_MIN_RUNS && l->lag_on >= 0 && l->lag_on < l->n) { l->lag_seen[l->lag_on] = l->lag_mean; l->lag_seen_at[l->lag_on] = l->frames; }
   l->lag_n = 0; l->lag_mean = 0;
   /* the rung left: its median over the stay (the ring's last 64 frames) */
   const int n = l->n_recent < 64 ? l->n_recent : 64, k = l->ring_rung;

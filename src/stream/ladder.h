@@ -15,6 +15,11 @@ typedef struct hr__ladder {
   int lag_rung;
   double lag_mean;
   int lag_n, lag_miss;                 /* and runs in a row without a measure (no edges) */
+  int lag_on;                          /* the rung lag_mean is over */
+  /* each rung's normalised lag error over its last stay (>= LAG_MIN_RUNS runs; 0: none) and the
+   * frame count when it was left: the lag rule's up-step takes it over its prediction */
+  double lag_seen[HR_STREAM_MAX_RUNGS];
+  int64_t lag_seen_at[HR_STREAM_MAX_RUNGS];
   double recent[64];                   /* frame processing times since the last change (ring) */
   double once[64];                     /* the same, each run of frames over the budget counted once: a
                                           frame over it right after one over it is kept as the budget */

@@ -174,8 +174,10 @@ int main(void) {
   /* (9) tail-every-frame's lag meter (hr__ladder_lag): each network run's time against the lag
    * bound (66.8 ms), then its normalised lag error. Figures of a 2-vCPU VM at 1920x1440 (bedroom,
    * fast motion): runs of 55 / 38 / 27 / 14.5 ms, errors 1.50 / 1.37 / 1.18 / 0.91 on rungs 0-3.
-   * The run times fit the bound on every rung; the meter takes the loop down to rung 3, one rung
-   * at a time, and it stays there (rung 2 is predicted at 0.91 x (27 / 14.5)^0.3 = 1.09, over 0.95) */
+   * The run times fit the bound on every rung; the meter takes the loop down to rung 2, one rung
+   * at a time, and it stays there: tau grows by 1.118 a rung (ladder.c LAG_GROW), so rung 2 steps
+   * down over 1.1 x 1.25 = 1.375 (bedroom was as good there as on rung 3: 2.99-3.06% against
+   * 2.99-3.01), and rung 1 is predicted at 1.18 x (38 / 27)^0.3 = 1.31, over 0.95 x 1.118 */
   static const double run_fast[4] = {55, 38, 27, 14.5}, err_fast[4] = {1.50, 1.37, 1.18, 0.91};
   ladder_init(&l);
   changes = 0;
@@ -185,8 +187,8 @@ int main(void) {
     changes += run(&l, run_fast[l.cur], err_fast[l.cur], 1.0);
     if (l.cur - was > max_step) max_step = l.cur - was;
   }
-  CHECK_EQ_INT(l.cur, 3);
-  CHECK_EQ_INT(changes, 3);
+  CHECK_EQ_INT(l.cur, 2);
+  CHECK_EQ_INT(changes, 2);
   CHECK_EQ_INT(max_step, 1);
   /* ... with the meter off (tau 0), the run-time bound alone keeps rung 0 */
   ladder_init(&l);
@@ -217,8 +219,25 @@ int main(void) {
    * 24 such runs, back to what the time rule allows */
   ladder_init(&l);
   for (int i = 0; i < 200; i++) run(&l, run_fast[l.cur], err_fast[l.cur], 1.0);
-  CHECK_EQ_INT(l.cur, 3);
+  CHECK_EQ_INT(l.cur, 2);
   for (int i = 0; i < 200; i++) run(&l, run_fast[l.cur], -1, 1.0);
   CHECK_EQ_INT(l.cur, 0);
+  /* (13) the rung above measured worse than predicted (a slower host: runs of 24 / 16 ms on rungs
+   * 2 / 3, errors 1.45 / 1.0; from rung 3 the prediction for rung 2 is 1.0 x (24 / 16)^0.3 = 1.13,
+   * under 0.95 x 1.25, the measure 1.45 over 1.1 x 1.25): without the memory of its measure the loop
+   * goes back and forth between them (bedroom went 0.133 <-> 0.107 six times in 200 frames); with
+   * it, one retry per LAG_SEEN (600) runs */
+  static const double run_osc[4] = {40, 30, 24, 16}, err_osc[4] = {2, 2, 1.45, 1.0};
+  ladder_init(&l);
+  changes = 0;
+  ups = 0;
+  for (int i = 0; i < 1200; i++) {
+    const int was = l.cur;
+    changes += run(&l, run_osc[l.cur], err_osc[l.cur], 1.0);
+    ups += l.cur < was;
+  }
+  printf("(13) %d changes, %d up-steps in 1200 runs, ends on rung %d\n", changes, ups, l.cur);
+  CHECK(ups >= 1 && ups <= 2);
+  CHECK_EQ_INT(l.cur, 3);
   return hr_test_finish("test_stream_ladder");
 }
