@@ -12,6 +12,9 @@
 #                   frame's and each op's, over 10 frames moved the non-convolution share by
 #                   3-4 points from run to run on the 2-vCPU VM)
 #   --threads LIST  thread counts to compare at (default: all CPUs, then 1)
+#   --no-avx512     headroom as on an AVX2-only CPU (an estimate on an AVX-512 host: XNNPACK's
+#                   AVX2 kernels through bench/noavx512_preload.c, built here, and HR_NO_AVX512=1;
+#                   see that file for what it does not emulate); TF.js (wasm SIMD) is unchanged
 # env: HR_CLI (default build/headroom), HR_MODEL_DIR, HR_DATA_DIR, HR_REF_DIR as for the tests.
 #
 # Input: `headroom bench` times a synthetic image; TF.js gets that same image, written as raw
@@ -23,7 +26,7 @@ cli=${HR_CLI:-$src/build/headroom}
 models=${HR_MODEL_DIR:-$src/models}
 data=${HR_DATA_DIR:-$src/../shared/data}
 refdir=${HR_REF_DIR:-$src/ref}
-size=1920x1440 ratio=0.25 frames=5 rss_frames=20 do_rss=1 keep="" hr_frames=""
+size=1920x1440 ratio=0.25 frames=5 rss_frames=20 do_rss=1 keep="" hr_frames="" noavx512=0
 threads="$(nproc) 1"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
     --rss-frames) rss_frames=$2; shift 2;;
     --hr-frames) hr_frames=$2; shift 2;;
     --no-rss) do_rss=0; shift;;
+    --no-avx512) noavx512=1; shift;;
     --keep) keep=$2; shift 2;;
     -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
     *) echo "tfjs_compare: unknown option $1" >&2; exit 2;;
@@ -52,11 +56,18 @@ timed() { # OUTFILE TIMEFILE CMD...  (peak RSS in KiB and wall seconds of CMD go
   /usr/bin/time -o "$tf" -f '%M %e' "$@" > "$out"
 }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+hr_env=()   # what the headroom runs get (--no-avx512: the preload and the switch)
+if [ "$noavx512" = 1 ]; then
+  [ -f /usr/include/cpuinfo.h ] || { echo "tfjs_compare: --no-avx512 needs cpuinfo.h (apt-get install libcpuinfo-dev)" >&2; exit 1; }
+  cc -O2 -shared -fPIC -o "$tmp/noavx512.so" "$src/bench/noavx512_preload.c" -ldl -lcpuinfo
+  hr_env=(env LD_PRELOAD="$tmp/noavx512.so" HR_NO_AVX512=1)
+  echo "tfjs_compare: headroom as on an AVX2-only CPU (XNNPACK's AVX2 kernels, HR_NO_AVX512=1)" >&2
+fi
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //' || echo unknown)
 la0=$(loadavg)
-node -e 'const [w,h,r,f,c,cpu,la,t]=process.argv.slice(1); console.log(JSON.stringify({width:+w,height:+h,ratio:+r,frames:+f,
-  cpus:+c,cpu,loadavg_start:la.split(" ").map(Number),threads:t.trim().split(/\s+/).map(Number)}))' \
-  "$W" "$H" "$ratio" "$frames" "$(nproc)" "$cpu" "$la0" "$threads" > "$tmp/config.json"
+node -e 'const [w,h,r,f,c,cpu,la,t,na]=process.argv.slice(1); console.log(JSON.stringify({width:+w,height:+h,ratio:+r,frames:+f,
+  cpus:+c,cpu,loadavg_start:la.split(" ").map(Number),threads:t.trim().split(/\s+/).map(Number),no_avx512:+na}))' \
+  "$W" "$H" "$ratio" "$frames" "$(nproc)" "$cpu" "$la0" "$threads" "$noavx512" > "$tmp/config.json"
 [ -n "$hr_frames" ] || hr_frames=$((frames * 2 > 40 ? frames * 2 : 40))
 echo "tfjs_compare: rvm ${size} ratio ${ratio}, $frames frames (headroom $hr_frames), threads: $threads; load average $la0" >&2
 
@@ -66,7 +77,7 @@ node "$src/bench/tfjs_util.js" synth "$W" "$H" "$frames" "$tmp/synth"
 for t in $threads; do
   echo "tfjs_compare: headroom bench, $t thread(s) ..." >&2
   timed "$tmp/hr_bench_t$t.json" "$tmp/hr_bench_t$t.time" \
-    "$cli" bench --model "$models/rvm.json" --size "$size" --ratio "$ratio" --frames "$hr_frames" --threads "$t" --json
+    "${hr_env[@]}" "$cli" bench --model "$models/rvm.json" --size "$size" --ratio "$ratio" --frames "$hr_frames" --threads "$t" --json
   echo "tfjs_compare: TF.js wasm, $t thread(s) ..." >&2
   timed "$tmp/tf_t$t.json" "$tmp/tf_t$t.time" \
     node "$refdir/run_ref.js" --model "$models/rvm.json" --inputs "$tmp/synth" --out "$tmp/tf_out" --ratio "$ratio" \

@@ -63,10 +63,11 @@ const r3 = (x) => (x == null || Number.isNaN(x) ? null : Math.round(x * 1000) / 
 function summary(dir) {
   const cfg = readJson(dir, 'config.json');
   const out = {bench: 'tfjs_compare', model: 'rvm', width: cfg.width, height: cfg.height, ratio: cfg.ratio,
-    frames: cfg.frames, cpus: cfg.cpus, cpu: cfg.cpu, loadavg_start: cfg.loadavg_start,
+    frames: cfg.frames, cpus: cfg.cpus, cpu: cfg.cpu, no_avx512: !!cfg.no_avx512, loadavg_start: cfg.loadavg_start,
     loadavg_end: readText(dir, 'loadavg_end.txt').split(' ').slice(0, 3).map(Number), runs: []};
   const say = (s) => process.stderr.write(s + '\n');
-  say(`rvm ${cfg.width}x${cfg.height} ratio ${cfg.ratio}, ${cfg.cpus} CPUs (${cfg.cpu}), load average at start ` +
+  say(`rvm ${cfg.width}x${cfg.height} ratio ${cfg.ratio}, ${cfg.cpus} CPUs (${cfg.cpu}` +
+      `${cfg.no_avx512 ? '; headroom as on an AVX2-only CPU, --no-avx512' : ''}), load average at start ` +
       `${cfg.loadavg_start.join(' ')}, at end ${out.loadavg_end.join(' ')}`);
   for (const t of cfg.threads) {
     const hb = readJson(dir, `hr_bench_t${t}.json`), ht = readTime(dir, `hr_bench_t${t}.time`);

@@ -5,7 +5,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 pkgs=(build-essential clang cmake pkg-config ca-certificates
-      libxnnpack-dev libpthreadpool-dev libcjson-dev
+      libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libcjson-dev
       libspng-dev libpng-dev libturbojpeg0-dev libjpeg-dev
       libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
       opencv-doc chromium libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
