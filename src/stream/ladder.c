@@ -163,6 +163,10 @@ void hr__ladder_observe(hr__ladder *l, double ms, double budget) {
  * bedroom went 0.133 -> 0.107 -> 0.133 six times in 200 frames (at 0.107 predicted 0.92 at 0.133,
  * measured there 1.1-1.2 each time), 3.60% off over every frame (3.78 settled at 0.107). */
 #define LAG_SEEN 600
+/* The rung the lag mean is over: its measure kept (LAG_SEEN), where it has enough runs */
+static void lag_keep(hr__ladder *l) {
+  if (l->lag_n >= LAG_MIN_RUNS && l->lag_on >= 0 && l->lag_on < l->n) { l->lag_seen[l->lag_on] = l->lag_mean; l->lag_seen_at[l->lag_on] = l->frames; }
+}
 /* Rung k's run time over the current rung's (run_ms): measured, k's median over its last stay
  * against run_ms, else by the pixels (ratio^2) */
 static double rung_cost(const hr__ladder *l, int k, double run_ms) {
@@ -198,14 +202,14 @@ void hr__ladder_lag(hr__ladder *l, double e, double run_ms, double frame_ms, dou
      * ran low there (see LAG_SEEN) */
     if (l->lag_seen[cur - 1] > pred && l->frames - l->lag_seen_at[cur - 1] <= LAG_SEEN) pred = l->lag_seen[cur - 1];
     if (pred <= LAG_UP * tau * pow(LAG_GROW, cur - 1)) {
-      l->lag_seen[cur] = l->lag_mean; l->lag_seen_at[cur] = l->frames;
+      lag_keep(l);   /* before lag_n restarts: the change, if the time rule lets it happen, finds none */
       l->lag_rung = cur - 1; l->lag_n = 0;
     }
   }
 }
 
 void hr__ladder_changed(hr__ladder *l) {
-  if (l->lag_n >= LAG_MIN_RUNS && l->lag_on >= 0 && l->lag_on < l->n) { l->lag_seen[l->lag_on] = l->lag_mean; l->lag_seen_at[l->lag_on] = l->frames; }
+  lag_keep(l);
   l->lag_n = 0; l->lag_mean = 0;
   /* the rung left: its median over the stay (the ring's last 64 frames) */
   const int n = l->n_recent < 64 ? l->n_recent : 64, k = l->ring_rung;
